@@ -1,0 +1,14 @@
+// Each subcommand registers itself on the CLI11 app and returns the callback main runs.
+// A callback returns the process exit code; a UserError thrown from it becomes `error: ...`, exit 2.
+#pragma once
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace unif::app {
+
+using Command = std::function<int()>;
+
+Command add_tokenize(CLI::App& app);
+
+}  // namespace unif::app

@@ -1,0 +1,22 @@
+# `cmake --install build` installs the libraries, headers and the `unif` binary and exports
+# the CMake package `unif` (targets unif::models, unif::adversarial, unif::framework).
+include(CMakePackageConfigHelpers)
+
+set(UNIF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/unif)
+install(TARGETS unif_models unif_adversarial unif_framework unif_common unif_text unif_checkpoint unif_utf8proc
+        EXPORT unifTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS unif RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+foreach(dir models adversarial framework)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/unif/${dir}
+          FILES_MATCHING PATTERN "*.h")
+endforeach()
+install(EXPORT unifTargets NAMESPACE unif:: DESTINATION ${UNIF_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/unifConfig.cmake.in
+    ${PROJECT_BINARY_DIR}/unifConfig.cmake INSTALL_DESTINATION ${UNIF_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/unifConfigVersion.cmake
+    COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/unifConfig.cmake ${PROJECT_BINARY_DIR}/unifConfigVersion.cmake
+        DESTINATION ${UNIF_CMAKE_DIR})

@@ -1,0 +1,43 @@
+#include "framework/common/runtime.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ATen/Parallel.h>
+
+namespace unif {
+
+int available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+void init_runtime(int argc, char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("UNIF_NO_REEXEC") == nullptr) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    setenv("UNIF_NO_REEXEC", "1", 1);  // never loop, even if exec'ing fails to keep the variable
+    std::vector<char*> args(argv, argv + argc);
+    args.push_back(nullptr);
+    execv("/proc/self/exe", args.data());
+    // exec failed: carry on with the default (spinning) policy.
+  }
+  int threads = available_cores();
+  if (const char* env = std::getenv("UNIF_NUM_THREADS")) {
+    int v = std::atoi(env);
+    if (v > 0) threads = v;
+  }
+  at::set_num_threads(threads);
+}
+
+}  // namespace unif

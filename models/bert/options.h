@@ -1,0 +1,61 @@
+// BertOptions: the architecture of a BERT model. Field names are HF `config.json` (BertConfig) names,
+// so a config file maps onto this struct key by key (framework/checkpoint/hf_config.h does the IO).
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <torch/arg.h>
+
+namespace unif::models {
+
+/// Options of BertModel and its heads.
+/// Example:
+///   BertOptions opt; opt.vocab_size(21128).hidden_size(32).num_hidden_layers(2).num_attention_heads(4);
+struct BertOptions {
+  TORCH_ARG(int64_t, vocab_size) = 30522;
+  TORCH_ARG(int64_t, hidden_size) = 768;
+  TORCH_ARG(int64_t, num_hidden_layers) = 12;
+  TORCH_ARG(int64_t, num_attention_heads) = 12;
+  TORCH_ARG(int64_t, intermediate_size) = 3072;
+  TORCH_ARG(std::string, hidden_act) = "gelu";   // gelu | gelu_new | relu
+  TORCH_ARG(double, hidden_dropout_prob) = 0.1;
+  TORCH_ARG(double, attention_probs_dropout_prob) = 0.1;
+  TORCH_ARG(int64_t, max_position_embeddings) = 512;
+  TORCH_ARG(int64_t, type_vocab_size) = 2;
+  TORCH_ARG(double, initializer_range) = 0.02;
+  TORCH_ARG(double, layer_norm_eps) = 1e-12;
+  TORCH_ARG(int64_t, pad_token_id) = 0;
+  /// HF `classifier_dropout`; negative = null (use hidden_dropout_prob).
+  TORCH_ARG(double, classifier_dropout) = -1.0;
+  /// Not an HF field: word embeddings produce sparse (COO) gradients.
+  TORCH_ARG(bool, sparse_embeddings) = false;
+
+ public:
+  /// Throws std::invalid_argument naming the first inconsistent field.
+  void validate() const {
+    auto positive = [](int64_t v, const char* name) {
+      if (v <= 0) throw std::invalid_argument(std::string(name) + " must be > 0, got " + std::to_string(v));
+    };
+    positive(vocab_size(), "vocab_size");
+    positive(hidden_size(), "hidden_size");
+    positive(num_hidden_layers(), "num_hidden_layers");
+    positive(num_attention_heads(), "num_attention_heads");
+    positive(intermediate_size(), "intermediate_size");
+    positive(max_position_embeddings(), "max_position_embeddings");
+    positive(type_vocab_size(), "type_vocab_size");
+    if (hidden_size() % num_attention_heads() != 0)
+      throw std::invalid_argument("hidden_size (" + std::to_string(hidden_size()) +
+                                  ") must be a multiple of num_attention_heads (" +
+                                  std::to_string(num_attention_heads()) + ")");
+    if (hidden_act() != "gelu" && hidden_act() != "gelu_new" && hidden_act() != "relu")
+      throw std::invalid_argument("hidden_act must be gelu, gelu_new or relu, got '" + hidden_act() + "'");
+    auto prob = [](double p, const char* name) {
+      if (!(p >= 0.0 && p < 1.0)) throw std::invalid_argument(std::string(name) + " must be in [0, 1)");
+    };
+    prob(hidden_dropout_prob(), "hidden_dropout_prob");
+    prob(attention_probs_dropout_prob(), "attention_probs_dropout_prob");
+  }
+};
+
+}  // namespace unif::models
