@@ -1,0 +1,18 @@
+// torch_bin: reads `pytorch_model.bin` as written by torch.save (zip format, PyTorch >= 1.6):
+// `<top>/data.pkl` (a protocol-2 pickle of an OrderedDict of tensors) and `<top>/data/<key>`
+// storages. LibTorch 1.13's torch::pickle_load aborts on collections.OrderedDict, so this is an
+// own, bounds-checked reader: libzip for the archive, a small pickle-VM subset for data.pkl.
+// Not supported: the legacy (pre-1.6, non-zip) format, nested modules/objects other than tensors.
+#pragma once
+#include <filesystem>
+
+#include "framework/checkpoint/safetensors.h"
+
+namespace unif::framework {
+
+/// Reads every tensor of a torch.save'd state dict (CPU, contiguous copies; views keep their
+/// storage offset/stride semantics). Throws unif::UserError naming the file on a missing file,
+/// a non-zip / truncated archive, an unsupported pickle opcode or global, or out-of-range storage.
+TensorMap read_torch_bin(const std::filesystem::path& file);
+
+}  // namespace unif::framework
