@@ -1,0 +1,156 @@
+// Truncation and [CLS]/[SEP]/padding assembly (see encoding.h). The UNIF methods restate
+// geyingli/unif `truncate_segments`; `longest_first` restates HF 4.28 `truncate_sequences`.
+#include "framework/text/encoding.h"
+
+#include <algorithm>
+
+#include "framework/common/error.h"
+
+namespace unif::framework {
+namespace {
+
+constexpr std::string_view kCls = "[CLS]";
+constexpr std::string_view kSep = "[SEP]";
+constexpr std::string_view kPad = "[PAD]";
+
+void check_length(int max_seq_length, bool pair) {
+  const int need = pair ? 4 : 3;
+  if (max_seq_length < need)
+    throw UserError("max_seq_length " + std::to_string(max_seq_length) + " is too small" +
+                    (pair ? " for a sentence pair: [CLS] a [SEP] b [SEP] needs at least 4"
+                          : ": [CLS] text [SEP] needs at least 3"));
+}
+
+// Appends segment pieces [r.first, r.second) with token type `type`, then [SEP].
+void append_segment(const BertTokenizer& tok, const Tokenized& seg, std::pair<size_t, size_t> r,
+                    int64_t type, Encoding& e) {
+  for (size_t i = r.first; i < r.second; ++i) {
+    e.tokens.push_back(seg.tokens[i]);
+    e.offsets.push_back(seg.offsets[i]);
+    e.input_ids.push_back(tok.token_to_id(seg.tokens[i]));
+    e.token_type_ids.push_back(type);
+  }
+  e.tokens.emplace_back(kSep);
+  e.offsets.push_back({});
+  e.input_ids.push_back(tok.token_to_id(kSep));
+  e.token_type_ids.push_back(type);
+}
+
+void finish(const BertTokenizer& tok, int max_seq_length, bool pad_to_max, Encoding& e) {
+  e.attention_mask.assign(e.input_ids.size(), 1);
+  if (!pad_to_max) return;
+  const auto n = static_cast<size_t>(max_seq_length);
+  e.input_ids.resize(n, tok.token_to_id(kPad));
+  e.token_type_ids.resize(n, 0);
+  e.attention_mask.resize(n, 0);
+}
+
+}  // namespace
+
+TruncateMethod parse_truncate_method(std::string_view name) {
+  for (auto m : {TruncateMethod::LIFO, TruncateMethod::FIFO, TruncateMethod::LongerFO,
+                 TruncateMethod::LongestFirst})
+    if (name == to_string(m)) return m;
+  throw UserError("unknown truncate method \"" + std::string(name) +
+                  "\" (expected one of LIFO, FIFO, longer-FO, longest_first)");
+}
+
+std::string_view to_string(TruncateMethod method) {
+  switch (method) {
+    case TruncateMethod::LIFO: return "LIFO";
+    case TruncateMethod::FIFO: return "FIFO";
+    case TruncateMethod::LongerFO: return "longer-FO";
+    case TruncateMethod::LongestFirst: return "longest_first";
+  }
+  return "?";
+}
+
+std::vector<std::pair<size_t, size_t>> truncate_ranges(const std::vector<size_t>& lengths,
+                                                      size_t budget, TruncateMethod method) {
+  std::vector<std::pair<size_t, size_t>> kept;
+  size_t total = 0;
+  for (size_t n : lengths) {
+    kept.emplace_back(0, n);
+    total += n;
+  }
+  auto len = [&](size_t i) { return kept[i].second - kept[i].first; };
+  for (; total > budget; --total) {
+    size_t victim = 0;
+    switch (method) {
+      case TruncateMethod::FIFO:  // first non-empty segment, from its front
+        while (len(victim) == 0) ++victim;
+        ++kept[victim].first;
+        continue;
+      case TruncateMethod::LIFO:  // last non-empty segment, from its end
+        victim = kept.size() - 1;
+        while (len(victim) == 0) --victim;
+        break;
+      case TruncateMethod::LongerFO:  // longest; the first of equals
+        for (size_t i = 1; i < kept.size(); ++i)
+          if (len(i) > len(victim)) victim = i;
+        break;
+      case TruncateMethod::LongestFirst:  // longest; the last of equals
+        for (size_t i = 1; i < kept.size(); ++i)
+          if (len(i) >= len(victim)) victim = i;
+        break;
+    }
+    --kept[victim].second;
+  }
+  return kept;
+}
+
+Encoding encode_tokenized(const BertTokenizer& tokenizer, const Tokenized& a, const Tokenized* b,
+                          int max_seq_length, TruncateMethod method, bool pad_to_max) {
+  check_length(max_seq_length, b != nullptr);
+  std::vector<size_t> lengths{a.tokens.size()};
+  if (b) lengths.push_back(b->tokens.size());
+  const size_t budget = static_cast<size_t>(max_seq_length) - (b ? 3 : 2);
+  const auto kept = truncate_ranges(lengths, budget, method);
+
+  Encoding e;
+  e.truncated = a.tokens.size() + (b ? b->tokens.size() : 0) > budget;
+  e.tokens.emplace_back(kCls);
+  e.offsets.push_back({});
+  e.input_ids.push_back(tokenizer.token_to_id(kCls));
+  e.token_type_ids.push_back(0);
+  append_segment(tokenizer, a, kept[0], 0, e);
+  if (b) append_segment(tokenizer, *b, kept[1], 1, e);
+  finish(tokenizer, max_seq_length, pad_to_max, e);
+  return e;
+}
+
+Encoding encode(const BertTokenizer& tokenizer, std::string_view a,
+                std::optional<std::string_view> b, int max_seq_length, TruncateMethod method,
+                bool pad_to_max) {
+  check_length(max_seq_length, b.has_value());
+  const Tokenized ta = tokenizer.tokenize_with_offsets(a);
+  if (!b) return encode_tokenized(tokenizer, ta, nullptr, max_seq_length, method, pad_to_max);
+  const Tokenized tb = tokenizer.tokenize_with_offsets(*b);
+  return encode_tokenized(tokenizer, ta, &tb, max_seq_length, method, pad_to_max);
+}
+
+WordEncoding encode_words(const BertTokenizer& tokenizer, const std::vector<std::string>& words,
+                          int max_seq_length, TruncateMethod method, bool pad_to_max) {
+  check_length(max_seq_length, false);
+  Tokenized all;
+  std::vector<int64_t> starts;  // per piece: word index if it is the word's first piece, else -1
+  for (size_t w = 0; w < words.size(); ++w) {
+    Tokenized t = tokenizer.tokenize_with_offsets(words[w]);
+    for (size_t i = 0; i < t.tokens.size(); ++i) {
+      all.tokens.push_back(std::move(t.tokens[i]));
+      all.offsets.push_back(t.offsets[i]);
+      starts.push_back(i == 0 ? static_cast<int64_t>(w) : -1);
+    }
+  }
+  WordEncoding e;
+  static_cast<Encoding&>(e) =
+      encode_tokenized(tokenizer, all, nullptr, max_seq_length, method, pad_to_max);
+  const size_t budget = static_cast<size_t>(max_seq_length) - 2;
+  const auto kept = truncate_ranges({all.tokens.size()}, budget, method)[0];
+  e.word_start.assign(e.input_ids.size(), -1);
+  for (size_t i = kept.first; i < kept.second; ++i)
+    e.word_start[1 + i - kept.first] = starts[i];
+  return e;
+}
+
+}  // namespace unif::framework
