@@ -1,0 +1,24 @@
+// MetricSet (metric name -> value, the shape written to metrics.jsonl and printed by `unif eval`)
+// and the "main" metric of each task, the one that picks the best checkpoint (SPEC §4).
+// Pure C++: no Torch. Every metric here is higher-is-better except "mse".
+#pragma once
+#include <map>
+#include <string>
+
+namespace unif::framework {
+
+/// Metric name -> value. Always finite (no NaN), so `nlohmann::json j = metrics;` is valid JSON.
+using MetricSet = std::map<std::string, double>;
+
+/// Which family of metrics a task reports.
+enum class MetricKind { classification, multilabel, regression, token, span };
+
+/// The key of the metric that chooses `best/` (higher is better):
+/// classification "accuracy", multilabel "micro_f1", regression "pearson", token "f1", span "f1".
+std::string main_metric(MetricKind kind);
+
+/// Maps the config's `task` (SPEC §3: classification | multilabel | regression |
+/// token_classification | span_extraction) to its MetricKind. UserError for any other name.
+MetricKind metric_kind_for_task(const std::string& task);
+
+}  // namespace unif::framework
