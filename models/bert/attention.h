@@ -1,0 +1,61 @@
+// Multi-head self-attention of BERT as HF: BertSelfAttention (query/key/value), BertSelfOutput
+// (dense, dropout, residual LayerNorm) and BertAttention (self + output). Absolute positions only;
+// no cross-attention, no key/value cache.
+#pragma once
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include "models/bert/options.h"
+
+namespace unif::models {
+
+class BertSelfAttentionImpl : public torch::nn::Cloneable<BertSelfAttentionImpl> {
+ public:
+  explicit BertSelfAttentionImpl(BertOptions options);
+  void reset() override;
+
+  /// hidden (B, L, H); additive_mask (B, 1, 1, L): 0 for real tokens, finfo(float).min for padding
+  /// (undefined = none). Returns the context (B, L, H).
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {});
+
+  BertOptions options;
+  torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};  // (H, H) each
+  torch::nn::Dropout dropout{nullptr};                             // attention_probs_dropout_prob
+
+ private:
+  torch::Tensor split_heads(const torch::Tensor& x) const;  // (B, L, H) -> (B, heads, L, d)
+};
+TORCH_MODULE(BertSelfAttention);
+
+class BertSelfOutputImpl : public torch::nn::Cloneable<BertSelfOutputImpl> {
+ public:
+  explicit BertSelfOutputImpl(BertOptions options);
+  void reset() override;
+  /// LayerNorm(dropout(dense(hidden)) + input). All (B, L, H).
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& input);
+
+  BertOptions options;
+  torch::nn::Linear dense{nullptr};
+  torch::nn::LayerNorm layer_norm{nullptr};  // registered as "LayerNorm"
+  torch::nn::Dropout dropout{nullptr};
+};
+TORCH_MODULE(BertSelfOutput);
+
+class BertAttentionImpl : public torch::nn::Cloneable<BertAttentionImpl> {
+ public:
+  explicit BertAttentionImpl(BertOptions options);
+  void reset() override;
+  /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H).
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {});
+
+  BertOptions options;
+  BertSelfAttention self{nullptr};  // registered as "self"
+  BertSelfOutput output{nullptr};
+};
+TORCH_MODULE(BertAttention);
+
+}  // namespace unif::models

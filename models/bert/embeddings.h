@@ -1,0 +1,35 @@
+// BertEmbeddings: word + token-type + absolute position embeddings, then LayerNorm and dropout, as HF
+// `BertEmbeddings`. Registered names are HF's checkpoint keys. `position_ids` is NOT a buffer here
+// (HF 4.28 saved it, newer HF does not): positions are always 0..L-1.
+#pragma once
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include "models/bert/options.h"
+
+namespace unif::models {
+
+class BertEmbeddingsImpl : public torch::nn::Cloneable<BertEmbeddingsImpl> {
+ public:
+  explicit BertEmbeddingsImpl(BertOptions options);
+  void reset() override;
+
+  /// input_ids (B, L) int64, or inputs_embeds (B, L, H) replacing word_embeddings(input_ids);
+  /// token_type_ids (B, L) int64 (undefined = zeros). Returns (B, L, H).
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids = {},
+                        const torch::Tensor& inputs_embeds = {});
+
+  BertOptions options;
+  torch::nn::Embedding word_embeddings{nullptr};        // (V, H), padding_idx = pad_token_id
+  torch::nn::Embedding position_embeddings{nullptr};    // (P, H)
+  torch::nn::Embedding token_type_embeddings{nullptr};  // (T, H)
+  torch::nn::LayerNorm layer_norm{nullptr};             // registered as "LayerNorm"
+  torch::nn::Dropout dropout{nullptr};
+};
+TORCH_MODULE(BertEmbeddings);
+
+}  // namespace unif::models

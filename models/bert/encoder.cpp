@@ -1,0 +1,21 @@
+// BertEncoder: see encoder.h.
+#include "models/bert/encoder.h"
+
+namespace unif::models {
+
+BertEncoderImpl::BertEncoderImpl(BertOptions options_) : options(std::move(options_)) {
+  options.validate();
+  reset();
+}
+
+void BertEncoderImpl::reset() {
+  layer = register_module("layer", torch::nn::ModuleList());
+  for (int64_t i = 0; i < options.num_hidden_layers(); ++i) layer->push_back(BertLayer(options));
+}
+
+torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor& additive_mask) {
+  for (const auto& block : *layer) hidden = block->as<BertLayerImpl>()->forward(hidden, additive_mask);
+  return hidden;
+}
+
+}  // namespace unif::models

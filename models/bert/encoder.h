@@ -1,0 +1,26 @@
+// BertEncoder: the stack of BertLayer, registered as the ModuleList "layer" so that parameters are
+// named `layer.N.…` as in HF checkpoints.
+#pragma once
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include "models/bert/layer.h"
+#include "models/bert/options.h"
+
+namespace unif::models {
+
+class BertEncoderImpl : public torch::nn::Cloneable<BertEncoderImpl> {
+ public:
+  explicit BertEncoderImpl(BertOptions options);
+  void reset() override;
+  /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H).
+  torch::Tensor forward(torch::Tensor hidden, const torch::Tensor& additive_mask = {});
+
+  BertOptions options;
+  torch::nn::ModuleList layer{nullptr};  // num_hidden_layers x BertLayer
+};
+TORCH_MODULE(BertEncoder);
+
+}  // namespace unif::models

@@ -1,0 +1,53 @@
+// One BERT transformer block: see layer.h.
+#include "models/bert/layer.h"
+
+#include "models/bert/activations.h"
+
+namespace unif::models {
+
+BertIntermediateImpl::BertIntermediateImpl(BertOptions options_) : options(std::move(options_)) {
+  options.validate();
+  reset();
+}
+
+void BertIntermediateImpl::reset() {
+  dense = register_module("dense", torch::nn::Linear(options.hidden_size(), options.intermediate_size()));
+  act = activation(options.hidden_act());
+}
+
+torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& hidden) { return act(dense(hidden)); }
+
+BertOutputImpl::BertOutputImpl(BertOptions options_) : options(std::move(options_)) {
+  options.validate();
+  reset();
+}
+
+void BertOutputImpl::reset() {
+  dense = register_module("dense", torch::nn::Linear(options.intermediate_size(), options.hidden_size()));
+  layer_norm = register_module(
+      "LayerNorm",
+      torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.hidden_size()}).eps(options.layer_norm_eps())));
+  dropout = register_module("dropout", torch::nn::Dropout(options.hidden_dropout_prob()));
+}
+
+torch::Tensor BertOutputImpl::forward(const torch::Tensor& hidden, const torch::Tensor& input) {
+  return layer_norm(dropout(dense(hidden)) + input);
+}
+
+BertLayerImpl::BertLayerImpl(BertOptions options_) : options(std::move(options_)) {
+  options.validate();
+  reset();
+}
+
+void BertLayerImpl::reset() {
+  attention = register_module("attention", BertAttention(options));
+  intermediate = register_module("intermediate", BertIntermediate(options));
+  output = register_module("output", BertOutput(options));
+}
+
+torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
+  torch::Tensor attended = attention(hidden, additive_mask);  // (B, L, H)
+  return output(intermediate(attended), attended);
+}
+
+}  // namespace unif::models

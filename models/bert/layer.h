@@ -1,0 +1,58 @@
+// One transformer block of BERT as HF: BertIntermediate (dense + hidden_act), BertOutput (dense,
+// dropout, residual LayerNorm) and BertLayer (attention, intermediate, output).
+#pragma once
+#include <functional>
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include "models/bert/attention.h"
+#include "models/bert/options.h"
+
+namespace unif::models {
+
+class BertIntermediateImpl : public torch::nn::Cloneable<BertIntermediateImpl> {
+ public:
+  explicit BertIntermediateImpl(BertOptions options);
+  void reset() override;
+  /// (B, L, H) -> (B, L, I)
+  torch::Tensor forward(const torch::Tensor& hidden);
+
+  BertOptions options;
+  torch::nn::Linear dense{nullptr};  // (I, H)
+  std::function<torch::Tensor(const torch::Tensor&)> act;
+};
+TORCH_MODULE(BertIntermediate);
+
+class BertOutputImpl : public torch::nn::Cloneable<BertOutputImpl> {
+ public:
+  explicit BertOutputImpl(BertOptions options);
+  void reset() override;
+  /// LayerNorm(dropout(dense(hidden)) + input): hidden (B, L, I), input (B, L, H) -> (B, L, H).
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& input);
+
+  BertOptions options;
+  torch::nn::Linear dense{nullptr};          // (H, I)
+  torch::nn::LayerNorm layer_norm{nullptr};  // registered as "LayerNorm"
+  torch::nn::Dropout dropout{nullptr};
+};
+TORCH_MODULE(BertOutput);
+
+class BertLayerImpl : public torch::nn::Cloneable<BertLayerImpl> {
+ public:
+  explicit BertLayerImpl(BertOptions options);
+  void reset() override;
+  /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H).
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {});
+
+  BertOptions options;
+  BertAttention attention{nullptr};
+  BertIntermediate intermediate{nullptr};
+  BertOutput output{nullptr};
+};
+TORCH_MODULE(BertLayer);
+
+}  // namespace unif::models

@@ -1,0 +1,63 @@
+// BertForSequenceClassification: see sequence_classification.h.
+#include "models/heads/sequence_classification.h"
+
+#include <stdexcept>
+#include <string>
+#include <torch/nn/functional/loss.h>
+
+#include "models/bert/init.h"
+
+namespace unif::models {
+
+namespace F = torch::nn::functional;
+
+BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertOptions& options, int64_t num_labels,
+                                                                     TaskKind kind)
+    : BertTaskModel(options, /*add_pooling_layer=*/true), num_labels_(num_labels), kind_(kind) {
+  if (kind != TaskKind::Classification && kind != TaskKind::Multilabel && kind != TaskKind::Regression)
+    throw std::invalid_argument("BertForSequenceClassification: task must be classification, multilabel or regression");
+  const int64_t min_labels = kind == TaskKind::Classification ? 2 : 1;
+  if (num_labels < min_labels)
+    throw std::invalid_argument(task_name(kind) + " needs num_labels >= " + std::to_string(min_labels) + ", got " +
+                                std::to_string(num_labels));
+  dropout = register_module("dropout", torch::nn::Dropout(head_dropout(options)));
+  classifier = register_module("classifier", torch::nn::Linear(options.hidden_size(), num_labels));
+  init_bert_weights(*classifier, options.initializer_range());
+}
+
+ModelOutput BertForSequenceClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
+  BertModelOutput encoded = encode(batch, word_embedding_delta);
+  ModelOutput out;
+  out.logits = classifier(dropout(encoded.pooler_output));  // (B, C)
+  if (!batch.labels.defined()) return out;
+
+  torch::Tensor losses;  // (B)
+  switch (kind_) {
+    case TaskKind::Classification:
+      losses = F::cross_entropy(out.logits, batch.labels.to(torch::kLong),
+                                F::CrossEntropyFuncOptions().reduction(torch::kNone));
+      break;
+    case TaskKind::Multilabel:
+      losses = F::binary_cross_entropy_with_logits(
+                   out.logits, batch.labels.to(out.logits.scalar_type()),
+                   F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kNone))
+                   .mean(-1);
+      break;
+    default: {  // Regression
+      torch::Tensor target = batch.labels.to(out.logits.scalar_type()).reshape(out.logits.sizes());
+      losses = (out.logits - target).pow(2).mean(-1);
+      break;
+    }
+  }
+  out.example_losses = weighted(losses, batch);
+  out.loss_count = batch.size();
+  return out;
+}
+
+std::shared_ptr<TaskModel> BertForSequenceClassificationImpl::clone_model() const {
+  auto copy = std::make_shared<BertForSequenceClassificationImpl>(options(), num_labels_, kind_);
+  copy_module_state(*this, *copy);
+  return copy;
+}
+
+}  // namespace unif::models

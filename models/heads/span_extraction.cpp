@@ -1,0 +1,43 @@
+// BertForQuestionAnswering: see span_extraction.h.
+#include "models/heads/span_extraction.h"
+
+#include <stdexcept>
+#include <torch/nn/functional/loss.h>
+
+#include "models/bert/init.h"
+
+namespace unif::models {
+
+namespace F = torch::nn::functional;
+
+BertForQuestionAnsweringImpl::BertForQuestionAnsweringImpl(const BertOptions& options)
+    : BertTaskModel(options, /*add_pooling_layer=*/false) {
+  qa_outputs = register_module("qa_outputs", torch::nn::Linear(options.hidden_size(), 2));
+  init_bert_weights(*qa_outputs, options.initializer_range());
+}
+
+ModelOutput BertForQuestionAnsweringImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
+  BertModelOutput encoded = encode(batch, word_embedding_delta);
+  ModelOutput out;
+  out.logits = qa_outputs(encoded.last_hidden_state);  // (B, L, 2)
+  if (!batch.labels.defined()) return out;
+
+  const int64_t length = out.logits.size(1);
+  torch::Tensor labels = batch.labels.to(torch::kLong);
+  if (labels.dim() != 2 || labels.size(1) != 2) throw std::invalid_argument("span labels must be (B, 2) start/end");
+  torch::Tensor positions = labels.clamp(0, length);  // (B, 2); L = ignored, as HF
+  auto options = F::CrossEntropyFuncOptions().reduction(torch::kNone).ignore_index(length);
+  torch::Tensor start_loss = F::cross_entropy(out.logits.select(2, 0), positions.select(1, 0), options);  // (B)
+  torch::Tensor end_loss = F::cross_entropy(out.logits.select(2, 1), positions.select(1, 1), options);    // (B)
+  out.example_losses = weighted((start_loss + end_loss) / 2, batch);
+  out.loss_count = batch.size();
+  return out;
+}
+
+std::shared_ptr<TaskModel> BertForQuestionAnsweringImpl::clone_model() const {
+  auto copy = std::make_shared<BertForQuestionAnsweringImpl>(options());
+  copy_module_state(*this, *copy);
+  return copy;
+}
+
+}  // namespace unif::models

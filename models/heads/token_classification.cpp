@@ -1,0 +1,45 @@
+// BertForTokenClassification: see token_classification.h.
+#include "models/heads/token_classification.h"
+
+#include <stdexcept>
+#include <string>
+#include <torch/nn/functional/loss.h>
+
+#include "models/bert/init.h"
+
+namespace unif::models {
+
+namespace F = torch::nn::functional;
+
+BertForTokenClassificationImpl::BertForTokenClassificationImpl(const BertOptions& options, int64_t num_labels)
+    : BertTaskModel(options, /*add_pooling_layer=*/false), num_labels_(num_labels) {
+  if (num_labels < 1)
+    throw std::invalid_argument("token_classification needs num_labels >= 1, got " + std::to_string(num_labels));
+  dropout = register_module("dropout", torch::nn::Dropout(head_dropout(options)));
+  classifier = register_module("classifier", torch::nn::Linear(options.hidden_size(), num_labels));
+  init_bert_weights(*classifier, options.initializer_range());
+}
+
+ModelOutput BertForTokenClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
+  BertModelOutput encoded = encode(batch, word_embedding_delta);
+  ModelOutput out;
+  out.logits = classifier(dropout(encoded.last_hidden_state));  // (B, L, C)
+  if (!batch.labels.defined()) return out;
+
+  const int64_t b = out.logits.size(0), l = out.logits.size(1);
+  torch::Tensor labels = batch.labels.to(torch::kLong);  // (B, L)
+  torch::Tensor token_losses =
+      F::cross_entropy(out.logits.reshape({b * l, num_labels_}), labels.reshape({b * l}),
+                       F::CrossEntropyFuncOptions().reduction(torch::kNone).ignore_index(kIgnoreIndex));  // 0 where ignored
+  out.example_losses = weighted(token_losses.view({b, l}).sum(1), batch);  // (B)
+  out.loss_count = labels.ne(kIgnoreIndex).sum().item<int64_t>();
+  return out;
+}
+
+std::shared_ptr<TaskModel> BertForTokenClassificationImpl::clone_model() const {
+  auto copy = std::make_shared<BertForTokenClassificationImpl>(options(), num_labels_);
+  copy_module_state(*this, *copy);
+  return copy;
+}
+
+}  // namespace unif::models

@@ -1,0 +1,34 @@
+// BertForTokenClassification as HF: bert WITHOUT pooler + dropout + `classifier` Linear(H, C) on every
+// position. l_b = sum over b's tokens whose label != -100 of the cross-entropy; loss_count = number of
+// such tokens (SPEC §5: Z counts labeled tokens).
+#pragma once
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include "models/heads/bert_task_model.h"
+
+namespace unif::models {
+
+class BertForTokenClassificationImpl : public BertTaskModel {
+ public:
+  /// Throws std::invalid_argument when num_labels < 1.
+  BertForTokenClassificationImpl(const BertOptions& options, int64_t num_labels);
+
+  /// logits (B, L, C); labels (B, L) int64 with -100 = ignored.
+  ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
+  std::shared_ptr<TaskModel> clone_model() const override;
+  TaskKind kind() const override { return TaskKind::TokenClassification; }
+  int64_t num_labels() const override { return num_labels_; }
+
+  static constexpr int64_t kIgnoreIndex = -100;
+
+  torch::nn::Dropout dropout{nullptr};
+  torch::nn::Linear classifier{nullptr};  // (C, H)
+
+ private:
+  int64_t num_labels_;
+};
+TORCH_MODULE(BertForTokenClassification);
+
+}  // namespace unif::models
