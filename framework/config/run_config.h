@@ -1,0 +1,170 @@
+// RunConfig: the run configuration (SPEC §3) as typed structs, and the one place where YAML becomes
+// those structs. load_config/parse_config read the YAML, apply `--set a.b=v` overrides, fill the
+// defaults and validate everything at once: a ConfigError lists every problem, one per line, each
+// naming the file and the key path. Nothing outside framework/config/ touches YAML; the rest of the
+// code takes a const sub-struct (TrainingConfig, AdversarialConfig, ...).
+//
+// Relative paths (model.pretrained, model.vocab, data.*, output_dir, training.resume) are kept as
+// written and resolve against the current working directory, as with HF Trainer and torchrun, not
+// against the YAML file's folder.
+//
+// Example:
+//   auto cfg = unif::framework::load_config("configs/demo.yaml", {"training.batch_size=8"},
+//                                           unif::framework::Purpose::Train);
+//   std::cout << unif::framework::to_yaml(cfg);   // every key, defaults filled
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "framework/common/error.h"
+
+namespace unif::framework {
+
+/// Bad configuration: what() holds every problem found, one per line, each starting with
+/// "<file>: <key.path>: ".
+struct ConfigError : UserError {
+  explicit ConfigError(std::vector<std::string> lines);
+  std::vector<std::string> problems;  // one line each, in the order the keys appear in SPEC §3
+};
+
+enum class Task { Classification, Multilabel, Regression, TokenClassification, SpanExtraction };
+
+/// "classification" | "multilabel" | "regression" | "token_classification" | "span_extraction"
+std::string to_string(Task task);
+/// Inverse of to_string; throws UserError naming the allowed values.
+Task parse_task(const std::string& name);
+
+/// `model.bert`: HF BertConfig fields that override the pretrained dir's config.json (or the
+/// BertConfig defaults when there is no pretrained dir). Unset = not overridden.
+struct BertOverrides {
+  std::optional<int64_t> vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
+      intermediate_size;
+  std::optional<std::string> hidden_act;  // gelu | gelu_new | relu
+  std::optional<double> hidden_dropout_prob, attention_probs_dropout_prob;
+  std::optional<int64_t> max_position_embeddings, type_vocab_size;
+  std::optional<double> initializer_range, layer_norm_eps;
+  std::optional<int64_t> pad_token_id;
+  std::optional<double> classifier_dropout;  // YAML null = HF null (use hidden_dropout_prob)
+
+  bool empty() const;
+};
+
+struct ModelConfig {
+  std::string pretrained;            // HF-format dir; "" = none (YAML null)
+  BertOverrides bert;
+  std::string vocab;                 // "" = <pretrained>/vocab.txt
+  bool do_lower_case = true;
+  int64_t max_seq_length = 128;      // >= 3 ([CLS] x [SEP]); the model checks max_position_embeddings
+  std::string truncate_method = "LIFO";  // LIFO | FIFO | longer-FO | longest_first
+  bool sparse_embeddings = true;
+};
+
+/// text_fields/label_field defaults depend on the task when the YAML leaves them out:
+/// classification, multilabel, regression: [text] / label; token_classification: [tokens] / tags
+/// (one token-list field); span_extraction: [question, context] / answers (the question field, then
+/// the context field; answers are SQuAD-style {text, answer_start} lists).
+struct DataConfig {
+  std::string train, dev, test;      // "" = not given
+  std::vector<std::string> text_fields{"text"};
+  std::string label_field = "label";
+  std::vector<std::string> labels;   // explicit label set, in id order
+  bool labels_given = false;         // false: YAML null, collect the labels from train (sorted)
+};
+
+struct OptimizerConfig {
+  std::string name = "adamw";        // adamw | sgd | lamb
+  double lr = 5e-5, weight_decay = 0.01;
+  double beta1 = 0.9, beta2 = 0.999;  // YAML: betas: [beta1, beta2]
+  double eps = 1e-6;
+  double momentum = 0.0;             // sgd only
+};
+
+struct ScheduleConfig {
+  std::string name = "linear";       // linear | constant | cosine
+  double warmup_ratio = 0.1;         // of the total steps
+  int64_t warmup_steps = 0;          // wins over warmup_ratio when > 0
+};
+
+struct TrainingConfig {
+  int64_t batch_size = 32;           // global: split over every replica and process
+  int64_t epochs = 3;
+  int64_t max_steps = 0;             // wins over epochs when > 0
+  int64_t grad_accum_steps = 1;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  double max_grad_norm = 1.0;        // 0 disables clipping
+  double layerwise_lr_decay = 1.0;   // UNIF's layerwise_lr_decay_ratio, in (0, 1]
+  bool shuffle = true;
+  int64_t log_every = 10;            // steps, >= 1
+  int64_t eval_every = 0;            // steps; 0 = end of each epoch
+  int64_t save_every = 0;            // steps; 0 = end of each epoch
+  int64_t keep_checkpoints = 2;
+  std::string resume = "auto";       // auto | never | a checkpoint path (checked when training starts)
+};
+
+struct ParallelConfig {
+  std::vector<std::string> devices{"cpu"};  // "cpu" | "cuda:N" entries, or the single entry "auto"
+  int64_t threads_per_replica = 0;          // 0 = cores / replicas
+};
+
+struct AdversarialConfig {
+  std::string method = "none";       // none | fgm | pgd | freelb | freeat | smart
+  double epsilon = 0.3;              // projection radius (0 = unbounded, FreeLB only)
+  double alpha = 0.1;                // step size (FreeLB adv_lr, PGD alpha)
+  int64_t steps = 3;                 // K
+  double init_mag = 0.0;             // FreeLB initial noise magnitude
+  double smart_lambda = 1.0;         // SMART's regularizer weight λ
+  double smart_momentum = 0.99;      // SMART's teacher (Bregman proximal point) momentum
+};
+
+struct RunConfig {
+  Task task = Task::Classification;
+  std::string output_dir = "runs/demo";
+  int64_t seed = 42;
+  ModelConfig model;
+  DataConfig data;
+  TrainingConfig training;
+  ParallelConfig parallel;
+  AdversarialConfig adversarial;
+  std::filesystem::path source;      // the file (or source name) read; not part of the value
+};
+
+/// What the config is for: Train also requires data.train and a vocabulary (model.pretrained or
+/// model.vocab); Eval requires data.dev; Any checks only what every use needs.
+enum class Purpose { Any, Train, Eval };
+
+/// Reads `file`, applies `overrides` ("a.b=v", v in YAML syntax, e.g. "parallel.devices=[cpu,cpu]",
+/// later ones win), validates. Throws ConfigError listing every problem (an unreadable file, a YAML
+/// syntax error with its line and column, unknown keys with "did you mean", wrong types,
+/// out-of-range values, bad overrides).
+RunConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
+                      Purpose purpose = Purpose::Any);
+
+/// As load_config, on YAML text; `source_name` prefixes every message and becomes RunConfig::source.
+RunConfig parse_config(const std::string& yaml_text, const std::string& source_name,
+                       const std::vector<std::string>& overrides = {}, Purpose purpose = Purpose::Any);
+
+/// The purpose-specific checks alone, on an already-parsed config (messages name cfg.source).
+void validate_for(const RunConfig& cfg, Purpose purpose);
+
+/// The fully resolved config as YAML: every key in SPEC §3 order, defaults filled.
+/// parse_config(to_yaml(c), name) == c.
+std::string to_yaml(const RunConfig& cfg);
+
+// Value equality; RunConfig's `source` is ignored.
+bool operator==(const BertOverrides& a, const BertOverrides& b);
+bool operator==(const ModelConfig& a, const ModelConfig& b);
+bool operator==(const DataConfig& a, const DataConfig& b);
+bool operator==(const OptimizerConfig& a, const OptimizerConfig& b);
+bool operator==(const ScheduleConfig& a, const ScheduleConfig& b);
+bool operator==(const TrainingConfig& a, const TrainingConfig& b);
+bool operator==(const ParallelConfig& a, const ParallelConfig& b);
+bool operator==(const AdversarialConfig& a, const AdversarialConfig& b);
+bool operator==(const RunConfig& a, const RunConfig& b);
+inline bool operator!=(const RunConfig& a, const RunConfig& b) { return !(a == b); }
+
+}  // namespace unif::framework
