@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-pthread libgloo-dev
-  libyaml-cpp-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libutf8proc-dev libcli11-dev
+  libyaml-cpp-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libutf8proc-dev libcli11-dev libzip-dev
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

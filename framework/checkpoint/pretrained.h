@@ -1,0 +1,58 @@
+// pretrained: build a BERT task model from a HF model directory (config.json + model.safetensors or
+// pytorch_model.bin) and save one back in the same format. The head comes from the config's
+// `architectures` (+ `problem_type`) unless the caller overrides it; weights are matched by HF names.
+//
+// Example:
+//   auto loaded = load_pretrained("tests/fixtures/tiny-bert-zh");
+//   loaded.model->eval();
+//   ModelOutput out = loaded.model->forward(batch);
+//   save_pretrained("runs/x/final", *loaded.model, loaded.config);
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "framework/checkpoint/hf_config.h"
+#include "framework/checkpoint/state_dict.h"
+#include "models/heads/bert_task_model.h"
+#include "models/heads/task_kind.h"
+
+namespace unif::framework {
+
+struct PretrainedOptions {
+  std::optional<models::TaskKind> task;  // default: from architectures / problem_type
+  std::optional<int64_t> num_labels;     // default: config.json's num_labels (or id2label size)
+  /// Strict: a missing encoder/embedding key is a UserError. A missing head (classifier, qa_outputs,
+  /// pooler) is always only reported and left freshly initialised.
+  bool strict = true;
+  bool sparse_embeddings = false;  // BertOptions::sparse_embeddings of the built model
+};
+
+struct PretrainedModel {
+  std::shared_ptr<models::BertTaskModel> model;
+  HfConfig config;     // as read from config.json, task fields updated to the built head
+  LoadReport report;   // missing: freshly initialised; unexpected: ignored
+  models::TaskKind task = models::TaskKind::Classification;
+};
+
+/// The head a config asks for: BertForTokenClassification -> TokenClassification,
+/// BertForQuestionAnswering -> SpanExtraction, BertForSequenceClassification with problem_type
+/// multi_label_classification / regression (or num_labels 1 without problem_type, as HF) ->
+/// Multilabel / Regression; anything else (BertModel, BertForPreTraining, none) -> Classification.
+models::TaskKind task_from_config(const HfConfig& config);
+
+/// Loads `dir` (reads dir/config.json). Throws unif::UserError on a missing directory or config.json,
+/// a non-BERT model_type, a bad config, a shape mismatch, or (strict) missing encoder weights.
+PretrainedModel load_pretrained(const std::filesystem::path& dir, const PretrainedOptions& options = {});
+/// Same with the brief's positional overrides.
+PretrainedModel load_pretrained(const std::filesystem::path& dir, std::optional<models::TaskKind> task,
+                                std::optional<int64_t> num_labels = std::nullopt);
+/// Same with a config the caller has already read (and possibly edited, e.g. dropout overrides).
+PretrainedModel load_pretrained(const std::filesystem::path& dir, HfConfig config, const PretrainedOptions& options);
+
+/// Writes dir/model.safetensors (HF names, no position_ids) and dir/config.json (config with
+/// architectures / problem_type / num_labels set from the model's head), each through a temporary
+/// file renamed into place. Creates `dir`. Throws unif::UserError on IO failure.
+void save_pretrained(const std::filesystem::path& dir, const models::BertTaskModel& model, HfConfig config);
+
+}  // namespace unif::framework
