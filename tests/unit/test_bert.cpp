@@ -1,0 +1,277 @@
+// Unit tests of unif::models: HF parameter names and shapes of every head, options validation,
+// activations against hand-computed values, and the loss contract of the heads (per-example sums,
+// -100 ignored, sample weights, span clamping), the delta hook and clone_model.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include <torch/nn/functional/loss.h>
+#include <torch/types.h>
+
+#include "framework/checkpoint/safetensors.h"
+#include "models/bert/activations.h"
+#include "models/bert/bert_model.h"
+#include "models/heads/factory.h"
+#include "models/heads/sequence_classification.h"
+#include "models/heads/span_extraction.h"
+#include "models/heads/token_classification.h"
+
+using namespace unif::models;
+namespace F = torch::nn::functional;
+
+namespace {
+
+BertOptions tiny_options() {
+  BertOptions opt;
+  opt.vocab_size(50).hidden_size(8).num_hidden_layers(2).num_attention_heads(2).intermediate_size(16);
+  opt.max_position_embeddings(16).hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
+  return opt;
+}
+
+// The fixture's options (tests/fixtures/tiny-bert-zh/config.json).
+BertOptions fixture_options() {
+  BertOptions opt;
+  opt.vocab_size(21128).hidden_size(32).num_hidden_layers(2).num_attention_heads(4).intermediate_size(64);
+  opt.max_position_embeddings(64);
+  return opt;
+}
+
+Batch tiny_batch() {
+  Batch b;
+  b.input_ids = torch::tensor({3, 7, 9, 2, 0, 3, 11, 2, 0, 0}, torch::kLong).view({2, 5});  // padded
+  b.attention_mask = b.input_ids.ne(0).to(torch::kLong);
+  b.attention_mask[0][0] = 1;
+  b.token_type_ids = torch::zeros({2, 5}, torch::kLong);
+  return b;
+}
+
+std::map<std::string, std::vector<int64_t>> shapes(const torch::nn::Module& m) {
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const auto& p : m.named_parameters()) out[p.key()] = p.value().sizes().vec();
+  for (const auto& p : m.named_buffers()) out[p.key()] = p.value().sizes().vec();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("classification head has exactly the HF fixture's parameter names and shapes", "[unit][bert]") {
+  auto file = unif::framework::read_safetensors(std::string(UNIF_TEST_FIXTURES) + "/tiny-bert-zh/model.safetensors");
+  std::map<std::string, std::vector<int64_t>> expected;
+  for (const auto& [name, t] : file.tensors)
+    if (name != "bert.embeddings.position_ids") expected[name] = t.sizes().vec();
+  REQUIRE(expected.size() == 41);  // 5 embeddings + 2 x 16 per layer + pooler 2 + classifier 2
+
+  torch::manual_seed(0);
+  auto model = make_bert_task_model(TaskKind::Classification, fixture_options(), 2);
+  CHECK(shapes(*model) == expected);
+  CHECK(model->named_buffers().size() == 0);  // no position_ids buffer
+  int64_t count = 0;
+  for (const auto& p : model->parameters()) count += p.numel();
+  CHECK(count == 696482);  // tests/fixtures/tiny-bert-zh/README.md
+}
+
+TEST_CASE("token and QA heads: no pooler, classifier / qa_outputs shapes", "[unit][bert]") {
+  const BertOptions opt = tiny_options();
+  auto token = make_bert_task_model(TaskKind::TokenClassification, opt, 5);
+  auto qa = make_bert_task_model(TaskKind::SpanExtraction, opt, 0);
+  auto seq = make_bert_task_model(TaskKind::Classification, opt, 3);
+  auto token_shapes = shapes(*token), qa_shapes = shapes(*qa), seq_shapes = shapes(*seq);
+
+  CHECK(token_shapes.at("classifier.weight") == std::vector<int64_t>{5, 8});
+  CHECK(token_shapes.at("classifier.bias") == std::vector<int64_t>{5});
+  CHECK(qa_shapes.at("qa_outputs.weight") == std::vector<int64_t>{2, 8});
+  CHECK(qa_shapes.at("qa_outputs.bias") == std::vector<int64_t>{2});
+  CHECK(token_shapes.count("bert.pooler.dense.weight") == 0);
+  CHECK(qa_shapes.count("bert.pooler.dense.weight") == 0);
+  CHECK(seq_shapes.count("bert.pooler.dense.weight") == 1);
+  CHECK(token_shapes.at("bert.encoder.layer.1.intermediate.dense.weight") == std::vector<int64_t>{16, 8});
+  CHECK(token_shapes.at("bert.encoder.layer.1.output.dense.weight") == std::vector<int64_t>{8, 16});
+  // bert.* keys are the sequence head's minus the pooler.
+  std::set<std::string> seq_bert, token_bert;
+  for (const auto& [k, v] : seq_shapes)
+    if (k.rfind("bert.", 0) == 0 && k.rfind("bert.pooler.", 0) != 0) seq_bert.insert(k);
+  for (const auto& [k, v] : token_shapes)
+    if (k.rfind("bert.", 0) == 0) token_bert.insert(k);
+  CHECK(seq_bert == token_bert);
+  CHECK(token_shapes.size() == token_bert.size() + 2);
+  CHECK(qa_shapes.size() == token_bert.size() + 2);
+}
+
+TEST_CASE("options validation names the inconsistent field", "[unit][bert]") {
+  BertOptions opt = tiny_options();
+  opt.hidden_size(10).num_attention_heads(4);
+  CHECK_THROWS_WITH(BertModel(opt), Catch::Contains("must be a multiple of num_attention_heads"));
+  opt = tiny_options();
+  opt.hidden_act("swish");
+  CHECK_THROWS_WITH(BertModel(opt), Catch::Contains("hidden_act must be gelu, gelu_new or relu, got 'swish'"));
+  CHECK_THROWS_WITH(activation("tanh"), Catch::Contains("got 'tanh'"));
+  CHECK_THROWS_WITH(make_bert_task_model(TaskKind::Classification, tiny_options(), 1),
+                    Catch::Contains("num_labels >= 2"));
+  BertModel model(tiny_options());
+  auto too_long = torch::ones({1, 17}, torch::kLong);
+  CHECK_THROWS_WITH(model->forward(too_long), Catch::Contains("exceeds max_position_embeddings (16)"));
+}
+
+TEST_CASE("gelu_new, gelu and relu against hand-computed values", "[unit][bert]") {
+  auto x = torch::tensor({-2.0, -0.5, 0.0, 1.0, 3.0}, torch::kDouble);
+  // 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) and 0.5x(1 + erf(x/sqrt(2))), evaluated in Python's math.
+  auto gelu_new = torch::tensor({-0.04540230591222494, -0.15428599017485606, 0.0, 0.8411919906082768, 2.996362607918227},
+                                torch::kDouble);
+  auto gelu = torch::tensor({-0.04550026389635842, -0.15426876936299344, 0.0, 0.8413447460685429, 2.99595030590511},
+                            torch::kDouble);
+  CHECK((activation("gelu_new")(x) - gelu_new).abs().max().item<double>() < 1e-12);
+  CHECK((activation("gelu")(x) - gelu).abs().max().item<double>() < 1e-12);
+  CHECK(torch::equal(activation("relu")(x), torch::tensor({0.0, 0.0, 0.0, 1.0, 3.0}, torch::kDouble)));
+}
+
+TEST_CASE("HF initialisation: N(0, range), LayerNorm 1/0, zero biases and padding row", "[unit][bert]") {
+  torch::manual_seed(1);
+  BertOptions opt = tiny_options();
+  opt.vocab_size(2000).hidden_size(64).num_attention_heads(4).initializer_range(0.05);
+  BertModel model(opt);
+  auto words = model->embeddings->word_embeddings->weight;
+  CHECK(words[0].abs().max().item<double>() == 0.0);  // pad_token_id 0
+  CHECK(std::abs(words.slice(0, 1).std().item<double>() - 0.05) < 0.002);
+  CHECK(std::abs(model->encoder->layer[0]->as<BertLayerImpl>()->intermediate->dense->weight.std().item<double>() - 0.05) < 0.005);
+  CHECK(torch::equal(model->embeddings->layer_norm->weight, torch::ones({64})));
+  CHECK(model->embeddings->layer_norm->bias.abs().max().item<double>() == 0.0);
+  CHECK(model->pooler->dense->bias.abs().max().item<double>() == 0.0);
+}
+
+TEST_CASE("BertModel: inputs_embeds equals word_embeddings(input_ids), default mask is all ones", "[unit][bert]") {
+  torch::manual_seed(2);
+  BertModel model(tiny_options());
+  model->eval();
+  Batch b = tiny_batch();
+  auto by_ids = model->forward(b.input_ids, b.token_type_ids, torch::ones_like(b.input_ids));
+  auto by_embeds = model->forward({}, {}, {}, model->embeddings->word_embeddings(b.input_ids));
+  CHECK(torch::allclose(by_ids.last_hidden_state, by_embeds.last_hidden_state, 0.0, 1e-6));
+  CHECK(by_ids.pooler_output.sizes() == std::vector<int64_t>{2, 8});
+  CHECK(by_ids.embedding_output.sizes() == std::vector<int64_t>{2, 5, 8});
+  // Padding changes the real positions' outputs only through the mask: masked-out keys are ignored.
+  auto masked = model->forward(b.input_ids, b.token_type_ids, b.attention_mask);
+  auto short_out = model->forward(b.input_ids.slice(1, 0, 4).slice(0, 0, 1), {}, b.attention_mask.slice(1, 0, 4).slice(0, 0, 1));
+  CHECK(torch::allclose(masked.last_hidden_state[0].slice(0, 0, 4), short_out.last_hidden_state[0], 0.0, 1e-5));
+}
+
+TEST_CASE("a zero delta gives the same logits as no delta; a non-zero one changes them", "[unit][bert]") {
+  torch::manual_seed(3);
+  auto model = make_bert_task_model(TaskKind::Classification, tiny_options(), 3);
+  model->eval();
+  Batch b = tiny_batch();
+  auto plain = model->forward(b).logits;
+  CHECK(torch::equal(plain, model->forward(b, torch::zeros({2, 5, 8})).logits));
+  // (A constant delta would vanish in the embeddings LayerNorm: use a random one.)
+  CHECK(!torch::allclose(plain, model->forward(b, torch::randn({2, 5, 8})).logits));
+  CHECK_THROWS_WITH(model->forward(b, torch::zeros({2, 5, 7})), Catch::Contains("(B, L, H)"));
+}
+
+TEST_CASE("sequence losses are per-example sums; sample weights scale them", "[unit][bert]") {
+  torch::manual_seed(4);
+  Batch b = tiny_batch();
+  SECTION("single label: cross-entropy") {
+    auto model = make_bert_task_model(TaskKind::Classification, tiny_options(), 3);
+    b.labels = torch::tensor({2, 0}, torch::kLong);
+    auto out = model->forward(b);
+    auto expected = F::cross_entropy(out.logits, b.labels, F::CrossEntropyFuncOptions().reduction(torch::kNone));
+    CHECK(out.loss_count == 2);
+    CHECK(torch::allclose(out.example_losses, expected));
+    CHECK(torch::allclose(out.example_losses.sum() / 2, F::cross_entropy(out.logits, b.labels)));
+    b.sample_weights = torch::tensor({2.0f, 0.5f});
+    auto weighted = model->forward(b);
+    CHECK(torch::allclose(weighted.example_losses, expected * b.sample_weights));
+  }
+  SECTION("multi label: mean BCE over classes") {
+    auto model = make_bert_task_model(TaskKind::Multilabel, tiny_options(), 3);
+    b.labels = torch::tensor({1.0f, 0.0f, 1.0f, 0.0f, 0.0f, 1.0f}).view({2, 3});
+    auto out = model->forward(b);
+    CHECK(torch::allclose(out.example_losses.sum() / 2, F::binary_cross_entropy_with_logits(out.logits, b.labels)));
+    auto p = torch::sigmoid(out.logits[1]);
+    double by_hand = -(std::log(1 - p[0].item<double>()) + std::log(1 - p[1].item<double>()) + std::log(p[2].item<double>())) / 3;
+    CHECK(out.example_losses[1].item<double>() == Approx(by_hand).epsilon(1e-5));
+  }
+  SECTION("regression: squared error") {
+    auto model = make_bert_task_model(TaskKind::Regression, tiny_options(), 1);
+    b.labels = torch::tensor({0.5f, -1.5f});
+    auto out = model->forward(b);
+    REQUIRE(out.logits.sizes() == std::vector<int64_t>{2, 1});
+    auto expected = (out.logits.squeeze(1) - b.labels).pow(2);
+    CHECK(torch::allclose(out.example_losses, expected));
+    b.sample_weights = torch::tensor({0.0f, 3.0f});
+    CHECK(torch::allclose(model->forward(b).example_losses, expected * b.sample_weights));
+  }
+  SECTION("no labels: logits only") {
+    auto out = make_bert_task_model(TaskKind::Classification, tiny_options(), 3)->forward(b);
+    CHECK(!out.example_losses.defined());
+    CHECK(out.loss_count == 0);
+  }
+}
+
+TEST_CASE("token loss sums labeled tokens and ignores -100", "[unit][bert]") {
+  torch::manual_seed(5);
+  auto model = make_bert_task_model(TaskKind::TokenClassification, tiny_options(), 4);
+  Batch b = tiny_batch();
+  b.labels = torch::tensor({-100, 1, 3, -100, -100, -100, 2, -100, -100, -100}, torch::kLong).view({2, 5});
+  auto out = model->forward(b);
+  REQUIRE(out.logits.sizes() == std::vector<int64_t>{2, 5, 4});
+  CHECK(out.loss_count == 3);
+  auto lsm = torch::log_softmax(out.logits, -1);
+  double l0 = -(lsm[0][1][1].item<double>() + lsm[0][2][3].item<double>());
+  double l1 = -lsm[1][1][2].item<double>();
+  CHECK(out.example_losses[0].item<double>() == Approx(l0).epsilon(1e-5));
+  CHECK(out.example_losses[1].item<double>() == Approx(l1).epsilon(1e-5));
+  // sum / count is HF's CrossEntropyLoss(ignore_index=-100) mean.
+  CHECK(torch::allclose(out.example_losses.sum() / out.loss_count,
+                        F::cross_entropy(out.logits.view({10, 4}), b.labels.view({10}))));
+}
+
+TEST_CASE("span loss: (CE_start + CE_end) / 2, positions clamped to L and then ignored", "[unit][bert]") {
+  torch::manual_seed(6);
+  auto model = make_bert_task_model(TaskKind::SpanExtraction, tiny_options(), 0);
+  Batch b = tiny_batch();
+  b.labels = torch::tensor({1, 2, 3, 99}, torch::kLong).view({2, 2});  // 99 -> clamped to L = 5 -> ignored
+  auto out = model->forward(b);
+  REQUIRE(out.logits.sizes() == std::vector<int64_t>{2, 5, 2});
+  auto lsm = torch::log_softmax(out.logits, 1);  // over positions
+  double l0 = -(lsm[0][1][0].item<double>() + lsm[0][2][1].item<double>()) / 2;
+  double l1 = -(lsm[1][3][0].item<double>()) / 2;
+  CHECK(out.loss_count == 2);
+  CHECK(out.example_losses[0].item<double>() == Approx(l0).epsilon(1e-5));
+  CHECK(out.example_losses[1].item<double>() == Approx(l1).epsilon(1e-5));
+}
+
+TEST_CASE("clone_model is a deep copy with equal outputs", "[unit][bert]") {
+  torch::manual_seed(7);
+  auto model = make_bert_task_model(TaskKind::TokenClassification, tiny_options(), 3);
+  model->eval();
+  auto copy = std::dynamic_pointer_cast<BertTaskModel>(model->clone_model());
+  REQUIRE(copy != nullptr);
+  CHECK(!copy->is_training());
+  Batch b = tiny_batch();
+  CHECK(torch::equal(model->forward(b).logits, copy->forward(b).logits));
+  {
+    torch::NoGradGuard no_grad;
+    copy->word_embeddings()->weight.add_(1.0);
+  }
+  CHECK(!torch::equal(model->forward(b).logits, copy->forward(b).logits));
+  CHECK(copy->word_embeddings()->weight.data_ptr() != model->word_embeddings()->weight.data_ptr());
+}
+
+TEST_CASE("sparse_embeddings gives a sparse word-embedding gradient equal to the dense one", "[unit][bert]") {
+  BertOptions opt = tiny_options();
+  torch::manual_seed(8);
+  auto dense = make_bert_task_model(TaskKind::Classification, opt, 2);
+  auto sparse = make_bert_task_model(TaskKind::Classification, opt.sparse_embeddings(true), 2);
+  unif::models::copy_module_state(*dense, *sparse);
+  Batch b = tiny_batch();
+  b.labels = torch::tensor({1, 0}, torch::kLong);
+  dense->forward(b).example_losses.sum().backward();
+  sparse->forward(b).example_losses.sum().backward();
+  auto g = sparse->word_embeddings()->weight.grad();
+  REQUIRE(g.is_sparse());
+  CHECK(torch::allclose(g.to_dense(), dense->word_embeddings()->weight.grad(), 0.0, 1e-7));
+  CHECK(dense->word_embeddings()->weight.grad()[0].abs().max().item<double>() == 0.0);  // padding_idx row
+}
