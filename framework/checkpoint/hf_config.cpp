@@ -173,7 +173,6 @@ void write_hf_config(const std::filesystem::path& file, const HfConfig& cfg) {
     // HF derives default labels LABEL_0.. from num_labels.
     j.erase("id2label");
     j.erase("label2id");
-    j["num_labels"] = cfg.num_labels;
   } else {
     json id2label = json::object(), label2id = json::object();
     for (size_t k = 0; k < cfg.id2label.size(); ++k) {
@@ -182,8 +181,8 @@ void write_hf_config(const std::filesystem::path& file, const HfConfig& cfg) {
     }
     j["id2label"] = id2label;
     j["label2id"] = label2id;
-    j.erase("num_labels");  // HF does not write it when id2label is present
   }
+  j["num_labels"] = cfg.id2label.empty() ? cfg.num_labels : static_cast<int64_t>(cfg.id2label.size());
   std::string text;
   try {
     text = j.dump(2) + "\n";

@@ -26,8 +26,8 @@ struct HfConfig {
 /// key of the wrong type / value (the message names the file and the key).
 HfConfig read_hf_config(const std::filesystem::path& file);
 
-/// Writes `raw` overlaid with the typed fields (BertConfig keys, id2label/label2id, num_labels when
-/// there are no labels, model_type "bert"), keys sorted and indented like HF, through a temporary
+/// Writes `raw` overlaid with the typed fields (BertConfig keys, id2label/label2id, num_labels,
+/// model_type "bert"), keys sorted and indented like HF, through a temporary
 /// file renamed into place. Throws unif::UserError on an IO failure.
 void write_hf_config(const std::filesystem::path& file, const HfConfig& cfg);
 
