@@ -460,15 +460,15 @@ class Unpickler {
                                   __builtin_add_overflow(last, span, &last);
     }
     if (overflow) fail("tensor size/stride overflow");
-    Value* t = make(Value::Kind::Tensor);
-    t->tensor = torch::empty(size, torch::TensorOptions().dtype(storage.scalar_type()));
-    if (numel > 0) {
+    if (numel > 0) {  // checked before allocating: sizes come from the file
       if (last >= storage.numel())
         fail("tensor view (offset " + std::to_string(offset) + ", last element " + std::to_string(last) +
              ") is beyond its storage of " + std::to_string(storage.numel()) + " elements");
       if (numel > storage.numel()) fail("tensor with more elements than its storage (broadcast view) is not supported");
-      t->tensor.copy_(storage.as_strided(size, stride, offset));
     }
+    Value* t = make(Value::Kind::Tensor);
+    t->tensor = torch::empty(size, torch::TensorOptions().dtype(storage.scalar_type()));
+    if (numel > 0) t->tensor.copy_(storage.as_strided(size, stride, offset));
     return t;
   }
 
@@ -518,8 +518,8 @@ TensorMap read(const std::filesystem::path& file) {
     }
     const std::string entry = "data/" + key;
     const uint64_t bytes = zip.size(entry);
-    const uint64_t expected = static_cast<uint64_t>(numel) * c10::elementSize(dtype);
-    if (bytes != expected)
+    uint64_t expected = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(numel), c10::elementSize(dtype), &expected) || bytes != expected)
       throw BinError("storage '" + key + "' has " + std::to_string(bytes) + " bytes, expected " +
                      std::to_string(expected) + " (" + std::to_string(numel) + " x " + c10::toString(dtype) + ")");
     auto storage = torch::empty({numel}, torch::TensorOptions().dtype(dtype));

@@ -220,6 +220,10 @@ TEST_CASE("read_torch_bin: damaged files are UserErrors naming the file", "[unit
     const auto pkl = state_dict_pickle({{"w", "FloatStorage", "0", 6, 5, {2}, {1}}});
     CHECK_THAT(bin_error(bin_with(dir, "archive/data.pkl", pkl)), name && Contains("beyond its storage of 6 elements"));
   }
+  SECTION("huge broadcast view is refused before allocating") {
+    const auto pkl = state_dict_pickle({{"w", "FloatStorage", "0", 6, 0, {1 << 30, 1 << 30}, {0, 0}}});
+    CHECK_THAT(bin_error(bin_with(dir, "archive/data.pkl", pkl)), name && Contains("more elements than its storage"));
+  }
   SECTION("unknown storage type") {
     const auto pkl = state_dict_pickle({{"w", "ComplexFloatStorage", "0", 6, 0, {2}, {1}}});
     CHECK_THAT(bin_error(bin_with(dir, "archive/data.pkl", pkl)), Contains("unsupported global 'torch.ComplexFloatStorage'"));
