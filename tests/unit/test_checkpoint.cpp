@@ -328,7 +328,7 @@ std::string config_error(const TempDir& dir, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("read_hf_config maps BertConfig keys; write -> read round trip", "[unit][checkpoint]") {
+TEST_CASE("read_hf_config maps BertConfig keys, and write -> read round trip", "[unit][checkpoint]") {
   TempDir dir;
   spit(dir / "config.json", kConfig);
   auto c = read_hf_config(dir / "config.json");
