@@ -30,8 +30,9 @@ TensorMap state_dict(const torch::nn::Module& m);
 /// mismatch (naming the key and both shapes) or a float/non-float dtype clash.
 LoadReport load_state_dict(torch::nn::Module& m, const TensorMap& w);
 
-/// One human line, e.g. "all 42 keys matched" or
-/// "missing keys (not in checkpoint): [a, b]; unexpected keys (ignored): [c]".
+/// One human line: "all checkpoint weights matched the model", or e.g.
+/// "2 model weights not in the checkpoint (newly initialized): [a, b]; 1 checkpoint weights not
+/// used by the model: [c]".
 std::string describe(const LoadReport& report);
 
 }  // namespace unif::framework

@@ -10,8 +10,8 @@
 
 namespace unif::framework {
 
-/// Reads every tensor of a torch.save'd state dict (CPU, contiguous copies; views keep their
-/// storage offset/stride semantics). Throws unif::UserError naming the file on a missing file,
+/// Reads every tensor of a torch.save'd state dict as a CPU, contiguous copy (a view over a shared
+/// storage is materialized with its offset and strides). Throws unif::UserError naming the file on a missing file,
 /// a non-zip / truncated archive, an unsupported pickle opcode or global, or out-of-range storage.
 TensorMap read_torch_bin(const std::filesystem::path& file);
 
