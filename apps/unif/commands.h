@@ -10,5 +10,8 @@ namespace unif::app {
 using Command = std::function<int()>;
 
 Command add_tokenize(CLI::App& app);
+Command add_train(CLI::App& app);
+Command add_eval(CLI::App& app);
+Command add_predict(CLI::App& app);
 
 }  // namespace unif::app

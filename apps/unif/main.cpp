@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
     commands[after.back()] = cmd;
     (void)before;
   };
+  add(unif::app::add_train);
+  add(unif::app::add_eval);
+  add(unif::app::add_predict);
   add(unif::app::add_tokenize);
   app.add_subcommand("help", "Show this help")->callback([&] { throw CLI::CallForHelp(); });
 

@@ -92,6 +92,16 @@ PretrainedModel load_pretrained(const fs::path& dir, HfConfig config, const Pret
   }
 
   TensorMap weights = normalise_keys(read_weights(dir));
+  if (options.fresh_mismatched_head) {
+    // A new label set: head weights of another shape are left out (reported as missing, so freshly
+    // initialised), as HF's ignore_mismatched_sizes does.
+    auto params = result.model->named_parameters();
+    for (auto it = weights.begin(); it != weights.end();) {
+      const auto* p = params.find(it->first);
+      if (is_head_key(it->first) && p != nullptr && !p->sizes().equals(it->second.sizes())) it = weights.erase(it);
+      else ++it;
+    }
+  }
   result.report = load_state_dict(*result.model, weights);
   if (options.strict) {
     std::vector<std::string> encoder_missing;

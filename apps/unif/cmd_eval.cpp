@@ -1,0 +1,41 @@
+// `unif eval CONFIG.yaml --model DIR [--set a.b=v ...]` (SPEC §2): metrics of a model directory on
+// the config's dev data, printed as one JSON object on stdout.
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/unif/commands.h"
+#include "framework/common/error.h"
+#include "framework/config/run_config.h"
+#include "framework/train/build.h"
+#include "framework/train/model_dir.h"
+
+namespace unif::app {
+
+Command add_eval(CLI::App& app) {
+  auto* cmd = app.add_subcommand("eval", "Evaluate a model directory on the config's dev data");
+  auto config = std::make_shared<std::string>();
+  auto model = std::make_shared<std::string>();
+  auto sets = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("config", *config, "YAML run configuration")->required();
+  cmd->add_option("--model", *model, "Model directory (ours or a plain HF one)")->required();
+  cmd->add_option("--set", *sets, "Override a config key: a.b=value (YAML syntax), repeatable");
+  return [config, model, sets] {
+    auto cfg = framework::load_config(*config, *sets, framework::Purpose::Eval);
+    if (cfg.data.dev.empty()) throw UserError(*config + ": data.dev: required by `unif eval`");
+    auto lm = framework::load_model_dir(*model);
+    if (lm.meta.task != cfg.task)
+      throw UserError(*model + ": the model was trained for task " + framework::to_string(lm.meta.task) +
+                      " but the config says " + framework::to_string(cfg.task));
+    auto labels = framework::LabelSet::from_names(lm.meta.labels);
+    auto data = framework::load_task_data(cfg.task, cfg.data, labels, cfg.data.dev, *lm.tokenizer,
+                                          lm.meta.max_seq_length, lm.meta.truncate_method, true);
+    auto ev = framework::evaluate(*lm.model, cfg.task, data, labels, cfg.training.batch_size);
+    nlohmann::json j(ev.metrics);
+    j["examples"] = data.examples.size();
+    std::cout << j.dump() << std::endl;
+    return 0;
+  };
+}
+
+}  // namespace unif::app

@@ -1,0 +1,81 @@
+#include "framework/config/model_meta.h"
+
+#include <fstream>
+#include <unistd.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include "framework/common/error.h"
+
+namespace unif::framework {
+
+ModelMeta model_meta(const RunConfig& cfg, std::vector<std::string> labels) {
+  ModelMeta m;
+  m.task = cfg.task;
+  m.labels = std::move(labels);
+  m.text_fields = cfg.data.text_fields;
+  m.label_field = cfg.data.label_field;
+  m.max_seq_length = cfg.model.max_seq_length;
+  m.do_lower_case = cfg.model.do_lower_case;
+  m.truncate_method = cfg.model.truncate_method;
+  return m;
+}
+
+void write_model_meta(const std::filesystem::path& file, const ModelMeta& meta) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "task" << YAML::Value << to_string(meta.task);
+  out << YAML::Key << "labels" << YAML::Value << YAML::Flow << meta.labels;
+  out << YAML::Key << "text_fields" << YAML::Value << YAML::Flow << meta.text_fields;
+  out << YAML::Key << "label_field" << YAML::Value << meta.label_field;
+  out << YAML::Key << "max_seq_length" << YAML::Value << meta.max_seq_length;
+  out << YAML::Key << "do_lower_case" << YAML::Value << meta.do_lower_case;
+  out << YAML::Key << "truncate_method" << YAML::Value << meta.truncate_method;
+  out << YAML::EndMap;
+  auto tmp = file;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << "# unif model metadata (SPEC §4)\n" << out.c_str() << "\n";
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw UserError(file.string() + ": cannot write");
+    }
+  }
+  std::filesystem::rename(tmp, file);
+}
+
+ModelMeta read_model_meta(const std::filesystem::path& file) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::BadFile&) {
+    throw UserError(file.string() + ": cannot read model metadata");
+  } catch (const YAML::Exception& e) {
+    throw UserError(file.string() + ": invalid YAML: " + e.what());
+  }
+  if (!root.IsMap()) throw UserError(file.string() + ": expected a mapping");
+  ModelMeta m;
+  auto get = [&](const char* key, auto& into) {
+    if (!root[key]) return;
+    try {
+      into = root[key].as<std::decay_t<decltype(into)>>();
+    } catch (const YAML::Exception&) {
+      throw UserError(file.string() + ": " + key + ": has the wrong type");
+    }
+  };
+  std::string task = to_string(m.task);
+  get("task", task);
+  m.task = parse_task(task);
+  get("labels", m.labels);
+  get("text_fields", m.text_fields);
+  get("label_field", m.label_field);
+  get("max_seq_length", m.max_seq_length);
+  get("do_lower_case", m.do_lower_case);
+  get("truncate_method", m.truncate_method);
+  return m;
+}
+
+}  // namespace unif::framework

@@ -1,0 +1,30 @@
+// ModelMeta: what a model directory needs beyond HF's files to be used by `unif eval/predict`
+// (SPEC §4 `unif.yaml`: task, labels, input fields, max_seq_length, lower-casing, truncation).
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "framework/config/run_config.h"
+
+namespace unif::framework {
+
+struct ModelMeta {
+  Task task = Task::Classification;
+  std::vector<std::string> labels;        // id order (empty for regression and span extraction)
+  std::vector<std::string> text_fields{"text"};
+  std::string label_field = "label";
+  int64_t max_seq_length = 128;
+  bool do_lower_case = true;
+  std::string truncate_method = "LIFO";
+};
+
+/// The meta of a run's model, from its resolved config and label set.
+ModelMeta model_meta(const RunConfig& cfg, std::vector<std::string> labels);
+
+/// Writes unif.yaml (atomically: temporary name, then rename).
+void write_model_meta(const std::filesystem::path& file, const ModelMeta& meta);
+/// Reads unif.yaml; UserError naming the file and key on anything missing or mistyped.
+ModelMeta read_model_meta(const std::filesystem::path& file);
+
+}  // namespace unif::framework

@@ -1,0 +1,95 @@
+#include "framework/data/batching.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace unif::framework {
+
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch, bool shuffle) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  if (!shuffle) return order;
+  uint64_t state = seed * 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(epoch) + 0x632BE59BD9B4E019ULL);
+  for (int64_t i = n - 1; i > 0; --i) {
+    // Unbiased bounded draw (Lemire's rejection would be overkill for n < 2^32: use modulo on 64 bits).
+    const auto j = static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(i + 1));
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
+  }
+  return order;
+}
+
+models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
+                      const std::vector<Example>& examples, const std::vector<int64_t>& indices,
+                      int64_t num_labels) {
+  const auto B = static_cast<int64_t>(indices.size());
+  int64_t L = 0;
+  for (auto i : indices) L = std::max<int64_t>(L, static_cast<int64_t>(encoded[static_cast<size_t>(i)].input_ids.size()));
+  auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  auto ids = torch::zeros({B, L}, i64), types = torch::zeros({B, L}, i64), mask = torch::zeros({B, L}, i64);
+  auto ids_a = ids.accessor<int64_t, 2>(), types_a = types.accessor<int64_t, 2>(), mask_a = mask.accessor<int64_t, 2>();
+  bool labeled = true, weighted = false;
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& e = encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])];
+    for (size_t l = 0; l < e.input_ids.size(); ++l) {
+      ids_a[b][static_cast<int64_t>(l)] = e.input_ids[l];
+      types_a[b][static_cast<int64_t>(l)] = e.token_type_ids[l];
+      mask_a[b][static_cast<int64_t>(l)] = 1;
+    }
+    const auto& ex = examples[static_cast<size_t>(e.example)];
+    labeled = labeled && ex.has_label;
+    weighted = weighted || ex.weight != 1.0;
+  }
+  models::Batch batch{ids, types, mask, {}, {}};
+  if (weighted) {
+    batch.sample_weights = torch::empty({B}, torch::kFloat32);
+    for (int64_t b = 0; b < B; ++b)
+      batch.sample_weights[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].weight;
+  }
+  if (!labeled) return batch;
+  switch (task) {
+    case Task::Classification: {
+      batch.labels = torch::empty({B}, i64);
+      auto a = batch.labels.accessor<int64_t, 1>();
+      for (int64_t b = 0; b < B; ++b)
+        a[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].labels.at(0);
+      break;
+    }
+    case Task::Multilabel: {
+      batch.labels = torch::zeros({B, num_labels}, torch::kFloat32);
+      auto a = batch.labels.accessor<float, 2>();
+      for (int64_t b = 0; b < B; ++b)
+        for (auto l : examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].labels) a[b][l] = 1.0f;
+      break;
+    }
+    case Task::Regression: {
+      batch.labels = torch::empty({B}, torch::kFloat32);
+      for (int64_t b = 0; b < B; ++b)
+        batch.labels[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].value;
+      break;
+    }
+    case Task::TokenClassification: {
+      batch.labels = torch::full({B, L}, -100, i64);
+      auto a = batch.labels.accessor<int64_t, 2>();
+      for (int64_t b = 0; b < B; ++b) {
+        const auto& e = encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])];
+        for (size_t l = 0; l < e.token_labels.size(); ++l) a[b][static_cast<int64_t>(l)] = e.token_labels[l];
+      }
+      break;
+    }
+    case Task::SpanExtraction: break;
+  }
+  return batch;
+}
+
+}  // namespace unif::framework

@@ -1,0 +1,25 @@
+// Batching: the deterministic example order of each epoch (from the seed, not from a global RNG,
+// so an interrupted run resumes on the same order) and collation with dynamic padding (to the
+// longest sequence of the batch, not to max_seq_length).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "framework/data/dataset.h"
+#include "models/io.h"
+
+namespace unif::framework {
+
+/// Example indices of epoch `epoch`: 0..n-1, Fisher-Yates shuffled with a SplitMix64 stream seeded
+/// from (seed, epoch) when `shuffle`. The same on every platform and standard library.
+std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch, bool shuffle);
+
+/// The examples at `indices` as one padded batch (CPU tensors), labels per task:
+/// classification (B) int64, multilabel (B, C) float multi-hot, regression (B) float,
+/// token_classification (B, L) int64 with -100 at ignored positions. sample_weights only when some
+/// weight differs from 1. Labels are left undefined when any example lacks them.
+models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
+                      const std::vector<Example>& examples, const std::vector<int64_t>& indices,
+                      int64_t num_labels);
+
+}  // namespace unif::framework

@@ -1,0 +1,190 @@
+#include "framework/data/dataset.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "framework/common/error.h"
+
+namespace unif::framework {
+
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> split_spaces(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+std::string scalar_label(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  throw std::invalid_argument("a label must be a string or an integer");
+}
+
+// A list field: a JSON array of scalars, or (TSV) a space-separated string.
+std::vector<std::string> list_field(const json& v) {
+  if (v.is_string()) return split_spaces(v.get<std::string>());
+  if (!v.is_array()) throw std::invalid_argument("expected a list");
+  std::vector<std::string> out;
+  for (const auto& x : v) out.push_back(scalar_label(x));
+  return out;
+}
+
+const json& field(const std::filesystem::path& file, const Record& r, const std::string& name) {
+  auto it = r.fields.find(name);
+  if (it == r.fields.end() || it->is_null())
+    throw UserError(where(file, r) + "missing field '" + name + "'");
+  return *it;
+}
+
+}  // namespace
+
+LabelSet LabelSet::from_names(std::vector<std::string> names) {
+  LabelSet s;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!s.index.emplace(names[i], static_cast<int64_t>(i)).second)
+      throw UserError("data.labels: label '" + names[i] + "' is listed twice");
+  s.names = std::move(names);
+  return s;
+}
+
+LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem::path& file,
+                        const std::vector<Record>& records) {
+  if (task == Task::Regression || task == Task::SpanExtraction) return {};
+  if (cfg.labels_given) {
+    if (cfg.labels.empty()) throw UserError("data.labels: the label list is empty");
+    return LabelSet::from_names(cfg.labels);
+  }
+  std::set<std::string> seen;
+  for (const auto& r : records) {
+    const auto& v = field(file, r, cfg.label_field);
+    try {
+      if (task == Task::Classification) seen.insert(scalar_label(v));
+      else for (auto& l : list_field(v)) seen.insert(l);
+    } catch (const std::invalid_argument& e) {
+      throw UserError(where(file, r) + "field '" + cfg.label_field + "': " + e.what());
+    }
+  }
+  if (seen.size() < 2 && task == Task::Classification)
+    throw UserError(file.string() + ": field '" + cfg.label_field +
+                    "' has fewer than 2 distinct labels; a classifier needs at least 2");
+  return LabelSet::from_names({seen.begin(), seen.end()});
+}
+
+std::vector<Example> make_examples(Task task, const DataConfig& cfg, const LabelSet& labels,
+                                   const std::filesystem::path& file, const std::vector<Record>& records,
+                                   bool require_labels) {
+  if (task == Task::SpanExtraction)
+    throw UserError("task span_extraction: use the span-extraction data reader");
+  std::vector<Example> out;
+  out.reserve(records.size());
+  auto label_id = [&](const Record& r, const std::string& name) {
+    auto it = labels.index.find(name);
+    if (it == labels.index.end()) {
+      std::string known;
+      for (size_t i = 0; i < labels.names.size() && i < 10; ++i) known += (i ? ", " : "") + labels.names[i];
+      if (labels.names.size() > 10) known += ", ...";
+      throw UserError(where(file, r) + "label '" + name + "' is not in the label set [" + known + "]");
+    }
+    return it->second;
+  };
+  for (const auto& r : records) {
+    Example ex;
+    ex.record = r.fields;
+    try {
+      for (const auto& f : cfg.text_fields) {
+        const auto& v = field(file, r, f);
+        if (task == Task::TokenClassification) {
+          ex.texts = list_field(v);
+          if (ex.texts.empty()) throw UserError(where(file, r) + "field '" + f + "' has no tokens");
+        } else {
+          if (!v.is_string()) throw UserError(where(file, r) + "field '" + f + "' must be a string");
+          ex.texts.push_back(v.get<std::string>());
+        }
+      }
+      if (auto w = r.fields.find("weight"); w != r.fields.end() && !w->is_null()) {
+        if (!w->is_number() || !(w->get<double>() >= 0.0))
+          throw UserError(where(file, r) + "field 'weight' must be a non-negative number");
+        ex.weight = w->get<double>();
+      }
+      auto lv = r.fields.find(cfg.label_field);
+      if (lv == r.fields.end() || lv->is_null()) {
+        if (require_labels) throw UserError(where(file, r) + "missing field '" + cfg.label_field + "'");
+        out.push_back(std::move(ex));
+        continue;
+      }
+      ex.has_label = true;
+      switch (task) {
+        case Task::Classification:
+          ex.labels = {label_id(r, scalar_label(*lv))};
+          break;
+        case Task::Multilabel:
+          for (const auto& l : list_field(*lv)) ex.labels.push_back(label_id(r, l));
+          break;
+        case Task::Regression: {
+          double v = 0;
+          if (lv->is_number()) v = lv->get<double>();
+          else if (lv->is_string()) {
+            size_t used = 0;
+            const auto s = lv->get<std::string>();
+            try { v = std::stod(s, &used); } catch (const std::exception&) { used = 0; }
+            if (used == 0 || used != s.size()) throw std::invalid_argument("expected a number, got '" + s + "'");
+          } else throw std::invalid_argument("expected a number");
+          if (!std::isfinite(v)) throw std::invalid_argument("the target must be finite");
+          ex.value = v;
+          break;
+        }
+        case Task::TokenClassification: {
+          auto tags = list_field(*lv);
+          if (tags.size() != ex.texts.size())
+            throw UserError(where(file, r) + "field '" + cfg.label_field + "' has " + std::to_string(tags.size()) +
+                            " tags for " + std::to_string(ex.texts.size()) + " tokens");
+          for (const auto& t : tags) ex.labels.push_back(label_id(r, t));
+          break;
+        }
+        case Task::SpanExtraction: break;
+      }
+    } catch (const std::invalid_argument& e) {
+      throw UserError(where(file, r) + "field '" + cfg.label_field + "': " + e.what());
+    }
+    out.push_back(std::move(ex));
+  }
+  return out;
+}
+
+std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples,
+                                            const BertTokenizer& tokenizer, int max_seq_length,
+                                            TruncateMethod method) {
+  std::vector<EncodedExample> out(examples.size());
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const auto& ex = examples[i];
+    auto& e = out[i];
+    e.example = static_cast<int64_t>(i);
+    if (task == Task::TokenClassification) {
+      auto enc = encode_words(tokenizer, ex.texts, max_seq_length, method, false);
+      e.input_ids = std::move(enc.input_ids);
+      e.token_type_ids = std::move(enc.token_type_ids);
+      e.word_start = std::move(enc.word_start);
+      e.token_labels.assign(e.input_ids.size(), -100);
+      if (ex.has_label)
+        for (size_t p = 0; p < e.word_start.size(); ++p)
+          if (e.word_start[p] >= 0) e.token_labels[p] = ex.labels[static_cast<size_t>(e.word_start[p])];
+    } else {
+      std::optional<std::string_view> b;
+      if (ex.texts.size() > 1) b = ex.texts[1];
+      auto enc = encode(tokenizer, ex.texts[0], b, max_seq_length, method, false);
+      e.input_ids = std::move(enc.input_ids);
+      e.token_type_ids = std::move(enc.token_type_ids);
+    }
+  }
+  return out;
+}
+
+}  // namespace unif::framework

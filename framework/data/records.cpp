@@ -1,0 +1,73 @@
+#include "framework/data/records.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "framework/common/error.h"
+
+namespace unif::framework {
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep)) out.push_back(cur);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
+}  // namespace
+
+std::string where(const std::filesystem::path& file, const Record& r) {
+  return file.string() + ":" + std::to_string(r.line) + ": ";
+}
+
+std::vector<Record> read_records(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw UserError(file.string() + ": data file not found");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UserError(file.string() + ": cannot open data file");
+  const bool tsv = file.extension() == ".tsv";
+  std::vector<Record> out;
+  std::vector<std::string> header;
+  std::string line;
+  int64_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 BOM
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (tsv) {
+      auto cells = split(line, '\t');
+      if (header.empty()) {
+        header = cells;
+        continue;
+      }
+      if (cells.size() != header.size())
+        throw UserError(file.string() + ":" + std::to_string(n) + ": expected " +
+                        std::to_string(header.size()) + " tab-separated cells (as the header), got " +
+                        std::to_string(cells.size()));
+      Record r{nlohmann::json::object(), n};
+      for (size_t i = 0; i < cells.size(); ++i) r.fields[header[i]] = cells[i];
+      out.push_back(std::move(r));
+    } else {
+      Record r{{}, n};
+      try {
+        r.fields = nlohmann::json::parse(line);
+      } catch (const nlohmann::json::exception& e) {
+        throw UserError(file.string() + ":" + std::to_string(n) + ": invalid JSON (" + e.what() + ")");
+      }
+      if (!r.fields.is_object())
+        throw UserError(file.string() + ":" + std::to_string(n) + ": expected a JSON object per line");
+      out.push_back(std::move(r));
+    }
+  }
+  if (in.bad()) throw UserError(file.string() + ": read error");
+  if (out.empty()) throw UserError(file.string() + ": no examples in data file");
+  return out;
+}
+
+}  // namespace unif::framework

@@ -1,0 +1,133 @@
+#include "framework/train/build.h"
+
+#include "framework/checkpoint/hf_config.h"
+#include "framework/checkpoint/pretrained.h"
+#include "framework/checkpoint/state_dict.h"
+#include "framework/common/error.h"
+#include "framework/data/records.h"
+#include "framework/train/model_dir.h"
+#include "models/heads/factory.h"
+
+namespace unif::framework {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void apply_overrides(models::BertOptions& o, const BertOverrides& b) {
+  if (b.vocab_size) o.vocab_size(*b.vocab_size);
+  if (b.hidden_size) o.hidden_size(*b.hidden_size);
+  if (b.num_hidden_layers) o.num_hidden_layers(*b.num_hidden_layers);
+  if (b.num_attention_heads) o.num_attention_heads(*b.num_attention_heads);
+  if (b.intermediate_size) o.intermediate_size(*b.intermediate_size);
+  if (b.hidden_act) o.hidden_act(*b.hidden_act);
+  if (b.hidden_dropout_prob) o.hidden_dropout_prob(*b.hidden_dropout_prob);
+  if (b.attention_probs_dropout_prob) o.attention_probs_dropout_prob(*b.attention_probs_dropout_prob);
+  if (b.max_position_embeddings) o.max_position_embeddings(*b.max_position_embeddings);
+  if (b.type_vocab_size) o.type_vocab_size(*b.type_vocab_size);
+  if (b.initializer_range) o.initializer_range(*b.initializer_range);
+  if (b.layer_norm_eps) o.layer_norm_eps(*b.layer_norm_eps);
+  if (b.pad_token_id) o.pad_token_id(*b.pad_token_id);
+  if (b.classifier_dropout) o.classifier_dropout(*b.classifier_dropout);
+}
+
+}  // namespace
+
+std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cfg) {
+  if (cfg.method == "none") return std::make_unique<adversarial::NoAdversary>();
+  throw UserError("adversarial.method: '" + cfg.method +
+                  "' is not implemented in this build yet (available: none)");
+}
+
+TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
+                        const BertTokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
+                        bool require_labels) {
+  TaskData d;
+  d.file = file;
+  auto records = read_records(file);
+  d.examples = make_examples(task, data, labels, file, records, require_labels);
+  d.encoded = encode_examples(task, d.examples, tokenizer, static_cast<int>(max_seq_length),
+                              parse_truncate_method(truncate_method));
+  return d;
+}
+
+TrainerParts build_trainer_parts(const RunConfig& cfg) {
+  if (cfg.task == Task::SpanExtraction)
+    throw UserError("task: span_extraction training is not available in this build yet");
+  if (cfg.data.train.empty()) throw UserError("data.train: a training file is required");
+  const fs::path pretrained = cfg.model.pretrained;
+  fs::path vocab_file = cfg.model.vocab;
+  if (vocab_file.empty()) {
+    if (pretrained.empty()) throw UserError("model.vocab: required when model.pretrained is null");
+    vocab_file = pretrained / "vocab.txt";
+  }
+  auto vocab = std::make_shared<const Vocab>(Vocab::load(vocab_file.string()));
+  auto tokenizer = std::make_shared<BertTokenizer>(vocab, cfg.model.do_lower_case);
+
+  // Data first: the label set sizes the head.
+  auto train_records = read_records(cfg.data.train);
+  TrainerParts parts;
+  parts.labels = collect_labels(cfg.task, cfg.data, cfg.data.train, train_records);
+  parts.train.file = cfg.data.train;
+  parts.train.examples = make_examples(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, true);
+  const auto method = parse_truncate_method(cfg.model.truncate_method);
+  parts.train.encoded = encode_examples(cfg.task, parts.train.examples, *tokenizer,
+                                        static_cast<int>(cfg.model.max_seq_length), method);
+  if (!cfg.data.dev.empty())
+    parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
+                               cfg.model.truncate_method, true);
+
+  // Model: pretrained config (+ overrides) or BertConfig defaults (+ overrides).
+  HfConfig hf;
+  if (!pretrained.empty()) {
+    if (!fs::is_directory(pretrained)) throw UserError("model.pretrained: '" + pretrained.string() + "' is not a directory");
+    hf = read_hf_config(pretrained / "config.json");
+  } else {
+    hf.bert.vocab_size(vocab->size());
+  }
+  apply_overrides(hf.bert, cfg.model.bert);
+  hf.bert.sparse_embeddings(cfg.model.sparse_embeddings);
+  try {
+    hf.bert.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UserError(std::string("model.bert: ") + e.what());
+  }
+  if (vocab->size() > hf.bert.vocab_size())
+    throw UserError("model.vocab: '" + vocab_file.string() + "' has " + std::to_string(vocab->size()) +
+                    " tokens but the model's vocab_size is " + std::to_string(hf.bert.vocab_size()));
+  if (cfg.model.max_seq_length > hf.bert.max_position_embeddings())
+    throw UserError("model.max_seq_length: " + std::to_string(cfg.model.max_seq_length) +
+                    " exceeds the model's max_position_embeddings " + std::to_string(hf.bert.max_position_embeddings()));
+  const int64_t num_labels = cfg.task == Task::Regression ? 1 : std::max<int64_t>(1, parts.labels.size());
+  torch::manual_seed(static_cast<uint64_t>(cfg.seed));  // fresh weights (a new head) depend on the seed only
+  std::shared_ptr<models::BertTaskModel> model;
+  if (!pretrained.empty()) {
+    PretrainedOptions po;
+    po.task = to_task_kind(cfg.task);
+    po.num_labels = num_labels;
+    po.sparse_embeddings = cfg.model.sparse_embeddings;
+    po.fresh_mismatched_head = true;
+    auto loaded = load_pretrained(pretrained, hf, po);
+    if (!loaded.report.missing.empty() || !loaded.report.unexpected.empty())
+      std::fprintf(stderr, "[unif] loading %s: %s\n", pretrained.c_str(), describe(loaded.report).c_str());
+    model = loaded.model;
+  } else {
+    try {
+      model = models::make_bert_task_model(to_task_kind(cfg.task), hf.bert, num_labels);
+    } catch (const std::invalid_argument& e) {
+      throw UserError(std::string("model.bert: ") + e.what());
+    }
+  }
+  parts.model = model;
+  const auto meta = model_meta(cfg, parts.labels.names);
+  const auto hf_base = hf;
+  const auto labels = parts.labels.names;
+  parts.save_model = [model, hf_base, labels, vocab_file, meta](const fs::path& dir,
+                                                               const std::function<void(const fs::path&)>& extra) {
+    save_model_dir(dir, *model, describe_model(*model, labels, hf_base), vocab_file, meta, extra);
+  };
+  parts.load_model = [model](const fs::path& dir) { load_state_dict(*model, read_weights(dir)); };
+  return parts;
+}
+
+}  // namespace unif::framework

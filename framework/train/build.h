@@ -1,0 +1,24 @@
+// build: the one place where config strings become concrete classes — the tokenizer, the BERT
+// task model (pretrained or fresh), the encoded datasets, the gradient strategy.
+#pragma once
+#include <memory>
+
+#include "adversarial/strategy.h"
+#include "framework/config/run_config.h"
+#include "framework/train/trainer.h"
+
+namespace unif::framework {
+
+/// Tokenizer, labels, encoded train/dev data and the BERT model of `cfg` (SPEC §3), ready for
+/// Trainer. UserError on any bad input (files, labels, vocab/config mismatch).
+TrainerParts build_trainer_parts(const RunConfig& cfg);
+
+/// The gradient strategy named by adversarial.method.
+std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cfg);
+
+/// Encodes a data file for a model (eval / predict): records → examples → encodings.
+TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
+                        const BertTokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
+                        bool require_labels);
+
+}  // namespace unif::framework

@@ -1,0 +1,151 @@
+#include "framework/train/model_dir.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "framework/checkpoint/pretrained.h"
+#include "framework/common/error.h"
+#include "models/heads/factory.h"
+
+namespace unif::framework {
+
+namespace fs = std::filesystem;
+
+models::TaskKind to_task_kind(Task task) {
+  switch (task) {
+    case Task::Classification: return models::TaskKind::Classification;
+    case Task::Multilabel: return models::TaskKind::Multilabel;
+    case Task::Regression: return models::TaskKind::Regression;
+    case Task::TokenClassification: return models::TaskKind::TokenClassification;
+    case Task::SpanExtraction: return models::TaskKind::SpanExtraction;
+  }
+  return models::TaskKind::Classification;
+}
+
+bool is_complete(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "COMPLETE", ec);
+}
+
+HfConfig describe_model(const models::BertTaskModel& model, const std::vector<std::string>& labels,
+                        const HfConfig& base) {
+  HfConfig hf = base;
+  hf.bert = model.options();
+  hf.architectures = {models::hf_architecture(model.kind())};
+  hf.problem_type = models::hf_problem_type(model.kind());
+  hf.num_labels = model.num_labels();
+  hf.id2label = labels;
+  if (model.kind() == models::TaskKind::Regression || model.kind() == models::TaskKind::SpanExtraction)
+    hf.id2label.clear();
+  return hf;
+}
+
+void save_model_dir(const fs::path& dir, const models::BertTaskModel& model, const HfConfig& hf,
+                    const fs::path& vocab_file, const ModelMeta& meta,
+                    const std::function<void(const fs::path&)>& extra) {
+  fs::path tmp = dir;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directories(tmp, ec) && ec) throw UserError(tmp.string() + ": cannot create: " + ec.message());
+  try {
+    save_pretrained(tmp, model, hf);
+    fs::copy_file(vocab_file, tmp / "vocab.txt", fs::copy_options::overwrite_existing);
+    write_model_meta(tmp / "unif.yaml", meta);
+    {
+      std::ofstream tc(tmp / "tokenizer_config.json");
+      tc << "{\"do_lower_case\": " << (meta.do_lower_case ? "true" : "false")
+         << ", \"model_max_length\": " << meta.max_seq_length << ", \"tokenizer_class\": \"BertTokenizer\"}\n";
+    }
+    if (extra) extra(tmp);
+    std::ofstream(tmp / "COMPLETE") << "ok\n";
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(tmp, ec);
+    throw UserError(dir.string() + ": cannot write model directory: " + e.what());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  // Replace: move an old directory aside first so the new one is never half there.
+  fs::path old = dir;
+  old += ".old-" + std::to_string(::getpid());
+  if (fs::exists(dir, ec)) fs::rename(dir, old);
+  fs::rename(tmp, dir);
+  fs::remove_all(old, ec);
+}
+
+namespace {
+
+Task task_from_hf(const HfConfig& hf, const fs::path& file) {
+  const std::string arch = hf.architectures.empty() ? "BertForSequenceClassification" : hf.architectures.front();
+  if (arch == "BertForTokenClassification") return Task::TokenClassification;
+  if (arch == "BertForQuestionAnswering") return Task::SpanExtraction;
+  if (arch == "BertForSequenceClassification") {
+    if (hf.problem_type == "multi_label_classification") return Task::Multilabel;
+    if (hf.problem_type == "regression" || (hf.problem_type.empty() && hf.num_labels == 1)) return Task::Regression;
+    return Task::Classification;
+  }
+  throw UserError(file.string() + ": architectures: '" + arch +
+                  "' is not a task model unif can evaluate (BertForSequenceClassification, "
+                  "BertForTokenClassification, BertForQuestionAnswering)");
+}
+
+}  // namespace
+
+LoadedModel load_model_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw UserError("--model: '" + dir.string() + "' is not a directory");
+  LoadedModel lm;
+  lm.hf = read_hf_config(dir / "config.json");
+  if (fs::exists(dir / "unif.yaml", ec)) {
+    if (!is_complete(dir))
+      throw UserError(dir.string() + ": incomplete model directory (no COMPLETE marker): it was not fully written");
+    lm.meta = read_model_meta(dir / "unif.yaml");
+  } else {
+    lm.meta.task = task_from_hf(lm.hf, dir / "config.json");
+    lm.meta.labels = lm.hf.id2label;
+    lm.meta.max_seq_length = std::min<int64_t>(128, lm.hf.bert.max_position_embeddings());
+    lm.meta.text_fields = {"text"};
+    if (lm.meta.task == Task::TokenClassification) lm.meta.text_fields = {"tokens"}, lm.meta.label_field = "tags";
+    std::ifstream tc(dir / "tokenizer_config.json");
+    if (tc) {
+      try {
+        auto j = nlohmann::json::parse(tc);
+        if (j.contains("do_lower_case") && j["do_lower_case"].is_boolean()) lm.meta.do_lower_case = j["do_lower_case"];
+      } catch (const nlohmann::json::exception& e) {
+        throw UserError((dir / "tokenizer_config.json").string() + ": invalid JSON (" + e.what() + ")");
+      }
+    }
+  }
+  if (lm.meta.task != Task::Regression && lm.meta.task != Task::SpanExtraction) {
+    if (lm.meta.labels.empty())
+      for (int64_t i = 0; i < lm.hf.num_labels; ++i) lm.meta.labels.push_back("LABEL_" + std::to_string(i));
+    if (static_cast<int64_t>(lm.meta.labels.size()) != lm.hf.num_labels && !lm.hf.id2label.empty())
+      throw UserError(dir.string() + ": unif.yaml lists " + std::to_string(lm.meta.labels.size()) +
+                      " labels but config.json has " + std::to_string(lm.hf.num_labels));
+  }
+  lm.vocab_file = dir / "vocab.txt";
+  auto vocab = std::make_shared<const Vocab>(Vocab::load(lm.vocab_file.string()));
+  if (vocab->size() > lm.hf.bert.vocab_size())
+    throw UserError(lm.vocab_file.string() + ": " + std::to_string(vocab->size()) +
+                    " tokens but config.json vocab_size is " + std::to_string(lm.hf.bert.vocab_size()));
+  lm.tokenizer = std::make_shared<BertTokenizer>(vocab, lm.meta.do_lower_case);
+  const int64_t num_labels = lm.meta.task == Task::Regression ? 1 : static_cast<int64_t>(std::max<size_t>(1, lm.meta.labels.size()));
+  try {
+    lm.hf.bert.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UserError((dir / "config.json").string() + ": " + e.what());
+  }
+  PretrainedOptions po;
+  po.task = to_task_kind(lm.meta.task);
+  po.num_labels = num_labels;
+  auto loaded = load_pretrained(dir, lm.hf, po);
+  if (!loaded.report.missing.empty())
+    throw UserError(dir.string() + ": the checkpoint does not fit the model: " + describe(loaded.report));
+  lm.model = loaded.model;
+  lm.model->eval();
+  return lm;
+}
+
+}  // namespace unif::framework

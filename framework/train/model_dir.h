@@ -1,0 +1,45 @@
+// Model directories (SPEC §4): HF-compatible `config.json`, `vocab.txt`, `model.safetensors`, plus
+// `unif.yaml`; complete only when the `COMPLETE` marker exists. Saving writes a temporary sibling
+// directory and renames it into place. Loading also accepts a plain HF directory without unif.yaml
+// (task from `architectures` + `problem_type`, labels from `id2label`, lower-casing from
+// tokenizer_config.json, max_seq_length min(128, max_position_embeddings)).
+#pragma once
+#include <filesystem>
+#include <memory>
+
+#include "framework/checkpoint/hf_config.h"
+#include "framework/config/model_meta.h"
+#include "framework/text/bert_tokenizer.h"
+#include "models/heads/bert_task_model.h"
+
+namespace unif::framework {
+
+struct LoadedModel {
+  std::shared_ptr<models::BertTaskModel> model;
+  HfConfig hf;
+  ModelMeta meta;
+  std::shared_ptr<BertTokenizer> tokenizer;
+  std::filesystem::path vocab_file;
+};
+
+models::TaskKind to_task_kind(Task task);
+
+/// The HfConfig describing `model` (architecture, problem_type, labels, BertOptions), keeping the
+/// other fields of `base` (e.g. a pretrained config's extra keys).
+HfConfig describe_model(const models::BertTaskModel& model, const std::vector<std::string>& labels,
+                        const HfConfig& base);
+
+/// Writes the model files into `dir` (created); `extra` may add more files before COMPLETE is
+/// written. Everything goes to `<dir>.tmp-<pid>` first, then a rename replaces `dir`.
+void save_model_dir(const std::filesystem::path& dir, const models::BertTaskModel& model, const HfConfig& hf,
+                    const std::filesystem::path& vocab_file, const ModelMeta& meta,
+                    const std::function<void(const std::filesystem::path&)>& extra = {});
+
+/// Loads a model directory (ours or plain HF) for evaluation or prediction. UserError on a
+/// directory that is missing, incomplete (no COMPLETE marker while unif.yaml exists) or corrupt.
+LoadedModel load_model_dir(const std::filesystem::path& dir);
+
+/// Whether `dir` holds a COMPLETE marker.
+bool is_complete(const std::filesystem::path& dir);
+
+}  // namespace unif::framework

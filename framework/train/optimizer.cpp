@@ -1,0 +1,200 @@
+#include "framework/train/optimizer.h"
+
+#include <cmath>
+#include <regex>
+#include <stdexcept>
+
+#include <torch/nn/utils/clip_grad.h>
+
+namespace unif::framework {
+
+void Optimizer::zero_grad() {
+  for (auto& p : params_) {
+    auto& g = p.tensor.mutable_grad();
+    if (g.defined()) g = torch::Tensor();  // set_to_none: a sparse grad must not be zeroed in place
+  }
+}
+
+torch::Tensor Optimizer::dense_grad(const torch::Tensor& p) {
+  const auto& g = p.grad();
+  if (!g.defined()) return g;
+  return g.is_sparse() ? g.coalesce().to_dense() : g;
+}
+
+torch::Tensor& Optimizer::slot(size_t i, const std::string& name) {
+  if (slots_.size() < params_.size()) slots_.resize(params_.size());
+  auto& s = slots_[i][name];
+  if (!s.defined()) s = torch::zeros_like(params_[i].tensor, torch::MemoryFormat::Contiguous);
+  return s;
+}
+
+std::map<std::string, torch::Tensor> Optimizer::state() const {
+  std::map<std::string, torch::Tensor> out;
+  for (size_t i = 0; i < slots_.size(); ++i)
+    for (const auto& [k, v] : slots_[i]) out[params_[i].name + "." + k] = v.detach().clone();
+  out["__step__"] = torch::tensor({steps_}, torch::kInt64);
+  return out;
+}
+
+void Optimizer::load_state(const std::map<std::string, torch::Tensor>& state) {
+  slots_.assign(params_.size(), {});
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < params_.size(); ++i) index[params_[i].name] = i;
+  for (const auto& [key, value] : state) {
+    if (key == "__step__") {
+      steps_ = value.item<int64_t>();
+      continue;
+    }
+    auto dot = key.rfind('.');
+    auto it = dot == std::string::npos ? index.end() : index.find(key.substr(0, dot));
+    if (it == index.end())
+      throw std::invalid_argument("optimizer state names an unknown parameter: " + key);
+    if (!value.sizes().equals(params_[it->second].tensor.sizes()))
+      throw std::invalid_argument("optimizer state " + key + " has the wrong shape");
+    slots_[it->second][key.substr(dot + 1)] = value.clone().to(params_[it->second].tensor.device());
+  }
+}
+
+namespace {
+
+// torch.optim.AdamW (PyTorch 1.13, amsgrad off, maximize off).
+class AdamW final : public Optimizer {
+ public:
+  AdamW(std::vector<OptimParam> params, const OptimizerOptions& o) : Optimizer(std::move(params)), o_(o) {}
+  void step(double lr) override {
+    torch::NoGradGuard no_grad;
+    ++steps_;
+    const double bc1 = 1.0 - std::pow(o_.beta1, steps_);
+    const double bc2_sqrt = std::sqrt(1.0 - std::pow(o_.beta2, steps_));
+    for (size_t i = 0; i < params_.size(); ++i) {
+      auto& p = params_[i];
+      auto g = dense_grad(p.tensor);
+      if (!g.defined()) continue;
+      const double plr = lr * p.lr_scale;
+      auto& m = slot(i, "exp_avg");
+      auto& v = slot(i, "exp_avg_sq");
+      p.tensor.mul_(1.0 - plr * p.weight_decay);
+      m.mul_(o_.beta1).add_(g, 1.0 - o_.beta1);
+      v.mul_(o_.beta2).addcmul_(g, g, 1.0 - o_.beta2);
+      auto denom = (v.sqrt() / bc2_sqrt).add_(o_.eps);
+      p.tensor.addcdiv_(m, denom, -plr / bc1);
+    }
+  }
+
+ private:
+  OptimizerOptions o_;
+};
+
+// torch.optim.SGD (dampening 0, nesterov off); weight decay added to the gradient.
+class Sgd final : public Optimizer {
+ public:
+  Sgd(std::vector<OptimParam> params, const OptimizerOptions& o) : Optimizer(std::move(params)), o_(o) {}
+  void step(double lr) override {
+    torch::NoGradGuard no_grad;
+    ++steps_;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      auto& p = params_[i];
+      auto g = dense_grad(p.tensor);
+      if (!g.defined()) continue;
+      if (p.weight_decay != 0.0) g = g.add(p.tensor, p.weight_decay);
+      if (o_.momentum != 0.0) {
+        bool fresh = slots_.size() <= i || !slots_[i].count("momentum_buffer");
+        auto& buf = slot(i, "momentum_buffer");
+        if (fresh) buf.copy_(g);
+        else buf.mul_(o_.momentum).add_(g);
+        g = buf;
+      }
+      p.tensor.add_(g, -lr * p.lr_scale);
+    }
+  }
+
+ private:
+  OptimizerOptions o_;
+};
+
+// LAMB (You et al. 2020, with Adam bias correction): r = m̂/(sqrt(v̂)+eps) + wd·p;
+// p -= lr · (‖p‖/‖r‖) · r, the trust ratio being 1 when either norm is 0.
+class Lamb final : public Optimizer {
+ public:
+  Lamb(std::vector<OptimParam> params, const OptimizerOptions& o) : Optimizer(std::move(params)), o_(o) {}
+  void step(double lr) override {
+    torch::NoGradGuard no_grad;
+    ++steps_;
+    const double bc1 = 1.0 - std::pow(o_.beta1, steps_);
+    const double bc2 = 1.0 - std::pow(o_.beta2, steps_);
+    for (size_t i = 0; i < params_.size(); ++i) {
+      auto& p = params_[i];
+      auto g = dense_grad(p.tensor);
+      if (!g.defined()) continue;
+      auto& m = slot(i, "exp_avg");
+      auto& v = slot(i, "exp_avg_sq");
+      m.mul_(o_.beta1).add_(g, 1.0 - o_.beta1);
+      v.mul_(o_.beta2).addcmul_(g, g, 1.0 - o_.beta2);
+      auto r = (m / bc1) / ((v / bc2).sqrt() + o_.eps);
+      if (p.weight_decay != 0.0) r.add_(p.tensor, p.weight_decay);
+      const double wn = p.tensor.norm().item<double>();
+      const double rn = r.norm().item<double>();
+      const double trust = (wn > 0.0 && rn > 0.0) ? wn / rn : 1.0;
+      p.tensor.add_(r, -lr * p.lr_scale * trust);
+    }
+  }
+
+ private:
+  OptimizerOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const OptimizerOptions& opt) {
+  if (opt.name == "adamw") return std::make_unique<AdamW>(std::move(params), opt);
+  if (opt.name == "sgd") return std::make_unique<Sgd>(std::move(params), opt);
+  if (opt.name == "lamb") return std::make_unique<Lamb>(std::move(params), opt);
+  throw std::invalid_argument("unknown optimizer '" + opt.name + "' (expected adamw, sgd or lamb)");
+}
+
+std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::string, torch::Tensor>>& named,
+                                          double weight_decay, double layerwise_lr_decay,
+                                          int64_t num_layers) {
+  static const std::regex layer_re(R"((^|\.)encoder\.layer\.(\d+)\.)");
+  std::vector<OptimParam> out;
+  for (const auto& [name, t] : named) {
+    if (!t.requires_grad()) continue;
+    OptimParam p{name, t, 1.0, weight_decay};
+    if (name.find("bias") != std::string::npos || name.find("LayerNorm.weight") != std::string::npos)
+      p.weight_decay = 0.0;
+    if (layerwise_lr_decay != 1.0) {
+      int64_t depth = num_layers + 1;
+      std::smatch m;
+      if (name.find("embeddings.") != std::string::npos) depth = 0;
+      else if (std::regex_search(name, m, layer_re)) depth = std::stoll(m[2].str()) + 1;
+      p.lr_scale = std::pow(layerwise_lr_decay, static_cast<double>(num_layers + 1 - depth));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+double clip_grad_norm(const std::vector<OptimParam>& params, double max_norm) {
+  torch::NoGradGuard no_grad;
+  double sq = 0.0;
+  for (const auto& p : params) {
+    const auto& g = p.tensor.grad();
+    if (!g.defined()) continue;
+    auto v = g.is_sparse() ? g.coalesce().values() : g;
+    sq += v.to(torch::kDouble).pow(2).sum().item<double>();
+  }
+  const double total = std::sqrt(sq);
+  if (max_norm <= 0.0) return total;
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1.0) {
+    for (const auto& p : params) {
+      auto& g = p.tensor.mutable_grad();
+      if (!g.defined()) continue;
+      if (g.is_sparse()) g = g.coalesce() * coef;
+      else g.mul_(coef);
+    }
+  }
+  return total;
+}
+
+}  // namespace unif::framework

@@ -1,0 +1,22 @@
+// Learning-rate schedules with warmup, as HF transformers' get_{linear,constant,cosine}_schedule_with_warmup:
+// the optimizer step taken after `step` completed steps uses lr = base_lr * multiplier(step).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace unif::framework {
+
+class Schedule {
+ public:
+  /// name: linear | constant | cosine; throws std::invalid_argument otherwise.
+  Schedule(std::string name, int64_t warmup_steps, int64_t total_steps);
+  double multiplier(int64_t step) const;
+  int64_t warmup_steps() const { return warmup_; }
+  int64_t total_steps() const { return total_; }
+
+ private:
+  std::string name_;
+  int64_t warmup_, total_;
+};
+
+}  // namespace unif::framework

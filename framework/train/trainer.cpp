@@ -1,0 +1,464 @@
+#include "framework/train/trainer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "framework/checkpoint/safetensors.h"
+#include "framework/common/error.h"
+#include "framework/data/batching.h"
+#include "framework/metrics/classification.h"
+#include "framework/metrics/multilabel.h"
+#include "framework/metrics/regression.h"
+#include "framework/metrics/sequence_labeling.h"
+#include "framework/train/build.h"
+#include "framework/train/local_engine.h"
+#include "framework/train/model_dir.h"
+
+namespace unif::framework {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true); }
+
+MetricKind metric_kind(Task task) { return metric_kind_for_task(to_string(task)); }
+
+// This batch's share of the loss normaliser Z (SPEC §5): examples, or labelled tokens.
+int64_t loss_count(Task task, const models::Batch& b) {
+  if (task == Task::TokenClassification) return (b.labels != -100).sum().item<int64_t>();
+  return b.size();
+}
+
+std::string fmt_num(double v, int prec = 4) {
+  std::ostringstream o;
+  o << std::setprecision(prec) << v;
+  return o.str();
+}
+
+std::string fmt_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  auto t = static_cast<int64_t>(s + 0.5);
+  std::ostringstream o;
+  if (t >= 3600) o << t / 3600 << "h";
+  if (t >= 60) o << std::setw(t >= 3600 ? 2 : 1) << std::setfill('0') << (t / 60) % 60 << "m";
+  o << std::setw(t >= 60 ? 2 : 1) << std::setfill('0') << t % 60 << "s";
+  return o.str();
+}
+
+}  // namespace
+
+std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex, const torch::Tensor& logits,
+                                      int64_t fallback) {
+  std::vector<int64_t> out(ex.texts.size(), fallback);
+  auto arg = logits.argmax(-1);
+  auto a = arg.accessor<int64_t, 1>();
+  for (size_t p = 0; p < e.word_start.size() && static_cast<int64_t>(p) < arg.size(0); ++p)
+    if (e.word_start[p] >= 0) out[static_cast<size_t>(e.word_start[p])] = a[static_cast<int64_t>(p)];
+  return out;
+}
+
+Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
+                    int64_t batch_size) {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  Evaluation ev;
+  const auto n = static_cast<int64_t>(data.encoded.size());
+  ev.logits.resize(static_cast<size_t>(n));
+  double loss_sum = 0.0;
+  int64_t z = 0;
+  bool labeled = true;
+  for (int64_t start = 0; start < n; start += batch_size) {
+    std::vector<int64_t> idx;
+    for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
+    auto batch = collate(task, data.encoded, data.examples, idx, labels.size());
+    auto out = model.forward(batch);
+    if (batch.labels.defined()) {
+      loss_sum += out.example_losses.sum().item<double>();
+      z += loss_count(task, batch);
+    } else {
+      labeled = false;
+    }
+    for (size_t b = 0; b < idx.size(); ++b) {
+      auto row = out.logits[static_cast<int64_t>(b)];
+      if (task == Task::TokenClassification)
+        row = row.narrow(0, 0, static_cast<int64_t>(data.encoded[static_cast<size_t>(idx[b])].input_ids.size()));
+      ev.logits[static_cast<size_t>(idx[b])] = row.contiguous();
+    }
+  }
+  if (was_training) model.train();
+  if (!labeled || n == 0) return ev;
+  switch (task) {
+    case Task::Classification: {
+      std::vector<int64_t> t, p;
+      for (int64_t i = 0; i < n; ++i) {
+        t.push_back(data.examples[static_cast<size_t>(i)].labels.at(0));
+        p.push_back(ev.logits[static_cast<size_t>(i)].argmax().item<int64_t>());
+      }
+      ev.metrics = classification_metrics(t, p, labels.size());
+      break;
+    }
+    case Task::Multilabel: {
+      std::vector<std::vector<int64_t>> t, p;
+      for (int64_t i = 0; i < n; ++i) {
+        t.push_back(data.examples[static_cast<size_t>(i)].labels);
+        auto on = (ev.logits[static_cast<size_t>(i)] > 0).nonzero().flatten();
+        p.emplace_back(on.data_ptr<int64_t>(), on.data_ptr<int64_t>() + on.numel());
+      }
+      ev.metrics = multilabel_metrics_from_sets(t, p, labels.size());
+      break;
+    }
+    case Task::Regression: {
+      std::vector<double> t, p;
+      for (int64_t i = 0; i < n; ++i) {
+        t.push_back(data.examples[static_cast<size_t>(i)].value);
+        p.push_back(ev.logits[static_cast<size_t>(i)].flatten()[0].item<double>());
+      }
+      ev.metrics = regression_metrics(t, p);
+      break;
+    }
+    case Task::TokenClassification: {
+      std::vector<std::vector<std::string>> t, p;
+      int64_t outside = labels.index.count("O") ? labels.index.at("O") : 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const auto& ex = data.examples[static_cast<size_t>(i)];
+        std::vector<std::string> tt, pp;
+        for (auto l : ex.labels) tt.push_back(labels.names[static_cast<size_t>(l)]);
+        for (auto l : word_predictions(data.encoded[static_cast<size_t>(i)], ex, ev.logits[static_cast<size_t>(i)], outside))
+          pp.push_back(labels.names[static_cast<size_t>(l)]);
+        t.push_back(std::move(tt));
+        p.push_back(std::move(pp));
+      }
+      ev.metrics = token_metrics(t, p);
+      break;
+    }
+    case Task::SpanExtraction: break;
+  }
+  ev.metrics["loss"] = z > 0 ? loss_sum / static_cast<double>(z) : 0.0;
+  return ev;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Trainer::State {
+  RunConfig cfg;
+  TrainerParts parts;
+  fs::path out_dir;
+  std::shared_ptr<spdlog::logger> log;
+  std::ofstream metrics;
+  std::unique_ptr<Optimizer> optimizer;
+  std::unique_ptr<Schedule> schedule;
+  std::unique_ptr<adversarial::Strategy> strategy;
+  std::unique_ptr<LocalEngine> engine;
+
+  // Position: `step` optimizer steps done; the next batch is batch `batch_in_epoch` of `epoch`.
+  int64_t step = 0, epoch = 0, batch_in_epoch = 0;
+  int64_t batches_per_epoch = 0, steps_per_epoch = 0, total_steps = 0;
+  double best_metric = -std::numeric_limits<double>::infinity();
+  int64_t best_step = -1;
+  bool tty = false;
+
+  void write_metrics(json j) {
+    metrics << j.dump() << "\n";
+    metrics.flush();
+  }
+  double lr() const { return cfg.training.optimizer.lr * schedule->multiplier(step); }
+  void optimizer_step() {
+    clip_grad_norm(optimizer->params(), cfg.training.max_grad_norm);
+    optimizer->step(lr());
+    optimizer->zero_grad();
+  }
+};
+
+Trainer::Trainer(RunConfig cfg) : Trainer(cfg, build_trainer_parts(cfg)) {}
+
+Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>()) {
+  auto& s = *s_;
+  s.cfg = std::move(cfg);
+  s.parts = std::move(parts);
+  const auto& t = s.cfg.training;
+  if (s.parts.train.encoded.empty()) throw UserError("data.train: no training examples");
+  s.out_dir = s.cfg.output_dir;
+  std::error_code ec;
+  fs::create_directories(s.out_dir, ec);
+  if (ec) throw UserError("output_dir: cannot create '" + s.out_dir.string() + "': " + ec.message());
+  if (::access(s.out_dir.c_str(), W_OK) != 0)
+    throw UserError("output_dir: '" + s.out_dir.string() + "' is not writable");
+
+  // Logging: console + train.log; only one logger of this name per process.
+  spdlog::drop("unif");
+  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_sink_mt>(),
+                                      std::make_shared<spdlog::sinks::basic_file_sink_mt>((s.out_dir / "train.log").string())};
+  s.log = std::make_shared<spdlog::logger>("unif", sinks.begin(), sinks.end());
+  s.log->set_pattern("[%Y-%m-%d %H:%M:%S] %v");
+  s.log->flush_on(spdlog::level::info);
+  s.tty = ::isatty(2) != 0;
+
+  const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
+  s.batches_per_epoch = (n + t.batch_size - 1) / t.batch_size;
+  s.steps_per_epoch = (s.batches_per_epoch + t.grad_accum_steps - 1) / t.grad_accum_steps;
+  s.total_steps = t.max_steps > 0 ? t.max_steps : t.epochs * s.steps_per_epoch;
+  const int64_t warmup = t.schedule.warmup_steps > 0
+                             ? t.schedule.warmup_steps
+                             : static_cast<int64_t>(std::ceil(t.schedule.warmup_ratio * static_cast<double>(s.total_steps)));
+  s.schedule = std::make_unique<Schedule>(t.schedule.name, warmup, s.total_steps);
+
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  for (auto& p : s.parts.model->named_parameters()) named.emplace_back(p.key(), p.value());
+  int64_t layers = 0;
+  for (auto& [name, _] : named) {
+    auto pos = name.find("encoder.layer.");
+    if (pos != std::string::npos) layers = std::max<int64_t>(layers, std::stoll(name.substr(pos + 14)) + 1);
+  }
+  OptimizerOptions oo;
+  oo.name = t.optimizer.name;
+  oo.weight_decay = t.optimizer.weight_decay;
+  oo.beta1 = t.optimizer.beta1;
+  oo.beta2 = t.optimizer.beta2;
+  oo.eps = t.optimizer.eps;
+  oo.momentum = t.optimizer.momentum;
+  s.optimizer = make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers), oo);
+  s.strategy = make_strategy(s.cfg.adversarial);
+  s.engine = std::make_unique<LocalEngine>(s.parts.model, [this] { s_->optimizer_step(); });
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::request_stop() { g_stop.store(true); }
+
+namespace {
+
+fs::path newest_complete_checkpoint(const fs::path& dir) {
+  fs::path best;
+  int64_t best_step = -1;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return best;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    auto name = e.path().filename().string();
+    if (name.rfind("step-", 0) != 0 || !is_complete(e.path())) continue;
+    try {
+      auto st = std::stoll(name.substr(5));
+      if (st > best_step) best_step = st, best = e.path();
+    } catch (const std::exception&) {
+    }
+  }
+  return best;
+}
+
+std::vector<std::pair<int64_t, fs::path>> complete_checkpoints(const fs::path& dir) {
+  std::vector<std::pair<int64_t, fs::path>> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    auto name = e.path().filename().string();
+    if (name.rfind("step-", 0) != 0) continue;
+    try {
+      out.emplace_back(std::stoll(name.substr(5)), e.path());
+    } catch (const std::exception&) {
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+int Trainer::fit() {
+  auto& s = *s_;
+  const auto& t = s.cfg.training;
+  g_stop.store(false);
+  auto old_int = std::signal(SIGINT, on_signal);
+  auto old_term = std::signal(SIGTERM, on_signal);
+  struct Restore {
+    decltype(old_int) i, t;
+    ~Restore() { std::signal(SIGINT, i), std::signal(SIGTERM, t); }
+  } restore{old_int, old_term};
+
+  // Resume.
+  const fs::path ckpt_root = s.out_dir / "checkpoints";
+  fs::path resume_from;
+  if (t.resume == "auto") resume_from = newest_complete_checkpoint(ckpt_root);
+  else if (t.resume != "never") {
+    resume_from = t.resume;
+    if (!is_complete(resume_from))
+      throw UserError("training.resume: '" + t.resume + "' is not a complete checkpoint directory (no COMPLETE marker)");
+  } else if (!complete_checkpoints(ckpt_root).empty()) {
+    throw UserError("output_dir: '" + s.out_dir.string() +
+                    "' already holds checkpoints; set training.resume: auto to continue them or choose another output_dir");
+  }
+  torch::manual_seed(static_cast<uint64_t>(s.cfg.seed));
+  if (!resume_from.empty()) {
+    s.parts.load_model(resume_from);
+    s.optimizer->load_state(read_safetensors(resume_from / "optimizer.safetensors").tensors);
+    auto rng = read_safetensors(resume_from / "rng.safetensors").tensors;
+    {
+      auto gen = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(rng.at("torch_cpu"));
+    }
+    std::ifstream f(resume_from / "trainer_state.json");
+    json st;
+    try {
+      st = json::parse(f);
+      s.step = st.at("step").get<int64_t>();
+      s.epoch = st.at("epoch").get<int64_t>();
+      s.batch_in_epoch = st.at("batch_in_epoch").get<int64_t>();
+      s.best_metric = st.value("best_metric", s.best_metric);
+      s.best_step = st.value("best_step", int64_t{-1});
+    } catch (const json::exception& e) {
+      throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
+    }
+    s.log->info("resumed from {} (step {}, epoch {}, batch {})", resume_from.string(), s.step, s.epoch, s.batch_in_epoch);
+  }
+  s.metrics.open(s.out_dir / "metrics.jsonl", std::ios::app);
+  if (!s.metrics) throw UserError("output_dir: cannot write " + (s.out_dir / "metrics.jsonl").string());
+
+  s.log->info("training: {} examples, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step)",
+              s.parts.train.encoded.size(), t.batch_size, t.grad_accum_steps, s.steps_per_epoch, s.total_steps,
+              s.strategy->name(), s.strategy->passes_per_step(), s.strategy->passes_per_step() == 1 ? "" : "es");
+
+  auto save_checkpoint = [&] {
+    const auto dir = ckpt_root / ("step-" + std::to_string(s.step));
+    std::error_code ec;
+    fs::create_directories(ckpt_root, ec);
+    torch::Tensor rng_state;
+    {
+      auto gen = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      rng_state = gen.get_state();
+    }
+    s.parts.save_model(dir, [&](const fs::path& tmp) {
+      write_safetensors(tmp / "optimizer.safetensors", s.optimizer->state());
+      write_safetensors(tmp / "rng.safetensors", {{"torch_cpu", rng_state}});
+      json st{{"step", s.step}, {"epoch", s.epoch}, {"batch_in_epoch", s.batch_in_epoch},
+              {"best_metric", std::isfinite(s.best_metric) ? json(s.best_metric) : json(nullptr)},
+              {"best_step", s.best_step}, {"seed", s.cfg.seed}};
+      std::ofstream(tmp / "trainer_state.json") << st.dump(2) << "\n";
+    });
+    auto all = complete_checkpoints(ckpt_root);
+    while (static_cast<int64_t>(all.size()) > t.keep_checkpoints) {
+      fs::remove_all(all.front().second, ec);
+      all.erase(all.begin());
+    }
+    s.log->info("saved checkpoint {}", dir.string());
+  };
+
+  auto run_eval = [&] {
+    if (s.parts.dev.encoded.empty()) return;
+    auto ev = evaluate(*s.parts.model, s.cfg.task, s.parts.dev, s.parts.labels, t.batch_size);
+    json j{{"split", "dev"}, {"step", s.step}};
+    for (auto& [k, v] : ev.metrics) j[k] = v;
+    s.write_metrics(j);
+    std::string line;
+    for (auto& [k, v] : ev.metrics) line += " " + k + "=" + fmt_num(v);
+    if (s.tty) std::fputs("\r\033[K", stderr);
+    s.log->info("dev @ step {}:{}", s.step, line);
+    const auto key = main_metric(metric_kind(s.cfg.task));
+    auto it = ev.metrics.find(key);
+    if (it != ev.metrics.end() && it->second > s.best_metric) {
+      s.best_metric = it->second;
+      s.best_step = s.step;
+      s.parts.save_model(s.out_dir / "best", {});
+      s.log->info("new best {}={} -> {}", key, fmt_num(it->second), (s.out_dir / "best").string());
+    }
+  };
+
+  s.parts.model->train();
+  s.optimizer->zero_grad();
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t step0 = s.step;
+  double window_loss = 0.0;
+  int64_t window_z = 0, window_samples = 0;
+  auto window_t = t0;
+  bool interrupted = false;
+  const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
+  std::vector<int64_t> order = epoch_order(n, static_cast<uint64_t>(s.cfg.seed), s.epoch, t.shuffle);
+
+  while (s.step < s.total_steps) {
+    if (g_stop.load()) {
+      interrupted = true;
+      break;
+    }
+    // The micro-batches of this step: up to grad_accum_steps batches, never across an epoch end.
+    std::vector<models::Batch> micro;
+    int64_t z = 0;
+    for (int64_t k = 0; k < t.grad_accum_steps && s.batch_in_epoch < s.batches_per_epoch; ++k, ++s.batch_in_epoch) {
+      std::vector<int64_t> idx(order.begin() + s.batch_in_epoch * t.batch_size,
+                               order.begin() + std::min(n, (s.batch_in_epoch + 1) * t.batch_size));
+      micro.push_back(collate(s.cfg.task, s.parts.train.encoded, s.parts.train.examples, idx, s.parts.labels.size()));
+      z += loss_count(s.cfg.task, micro.back());
+    }
+    double loss_sum = 0.0;
+    bool stepped = false;
+    const double scale = z > 0 ? 1.0 / static_cast<double>(z) : 0.0;
+    for (auto& b : micro) {
+      auto r = s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.step);
+      loss_sum += r.loss_sum;
+      stepped = stepped || r.stepped;
+      window_samples += b.size();
+    }
+    const double step_lr = s.lr();
+    if (!stepped) s.optimizer_step();
+    ++s.step;
+    window_loss += loss_sum;
+    window_z += z;
+    if (s.batch_in_epoch >= s.batches_per_epoch) {
+      ++s.epoch;
+      s.batch_in_epoch = 0;
+      order = epoch_order(n, static_cast<uint64_t>(s.cfg.seed), s.epoch, t.shuffle);
+    }
+    const bool epoch_end = s.batch_in_epoch == 0;
+    const double epoch_f = static_cast<double>(s.epoch) + static_cast<double>(s.batch_in_epoch) / static_cast<double>(s.batches_per_epoch);
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - t0).count();
+    const double eta = elapsed / static_cast<double>(s.step - step0) * static_cast<double>(s.total_steps - s.step);
+    if (s.step % t.log_every == 0 || s.step == s.total_steps) {
+      const double dt = std::chrono::duration<double>(now - window_t).count();
+      const double sps = dt > 0 ? static_cast<double>(window_samples) / dt : 0.0;
+      const double loss = window_z > 0 ? window_loss / static_cast<double>(window_z) : 0.0;
+      s.write_metrics({{"split", "train"}, {"step", s.step}, {"epoch", epoch_f}, {"loss", loss}, {"lr", step_lr},
+                       {"samples_per_s", sps}});
+      const auto line = fmt::format("step {}/{} epoch {:.2f} loss {:.4f} lr {:.3g} {:.1f} samples/s ETA {}", s.step,
+                                    s.total_steps, epoch_f, loss, step_lr, sps, fmt_duration(eta));
+      if (s.tty) {
+        std::fprintf(stderr, "\r\033[K%s", line.c_str());
+        std::fflush(stderr);
+        s.log->sinks()[1]->log(spdlog::details::log_msg("unif", spdlog::level::info, line));
+      } else {
+        s.log->info("{}", line);
+      }
+      window_loss = 0.0, window_z = 0, window_samples = 0, window_t = now;
+    }
+    const bool last = s.step == s.total_steps;
+    if ((t.eval_every > 0 && s.step % t.eval_every == 0) || (t.eval_every == 0 && epoch_end) || last) run_eval();
+    if ((t.save_every > 0 && s.step % t.save_every == 0) || (t.save_every == 0 && epoch_end) || last) save_checkpoint();
+  }
+  if (s.tty) std::fputs("\n", stderr);
+  if (interrupted) {
+    save_checkpoint();
+    s.log->info("interrupted: checkpoint saved at step {}; run again with resume: auto to continue", s.step);
+    return 130;
+  }
+  s.parts.save_model(s.out_dir / "final", {});
+  s.log->info("done: {} steps in {}; final model in {}", s.step,
+              fmt_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()),
+              (s.out_dir / "final").string());
+  return 0;
+}
+
+}  // namespace unif::framework

@@ -1,0 +1,79 @@
+// Trainer: fine-tunes a TaskModel from a RunConfig (SPEC §3-§5). It owns the loop — batches,
+// gradient strategy, clipping, optimizer and schedule, evaluation, logging, checkpoints and exact
+// resume — and sees the model only through models::TaskModel and the adversarial::Strategy /
+// GradientEngine interfaces.
+//
+//   auto cfg = load_config("configs/demo.yaml", {}, Purpose::Train);
+//   Trainer trainer(cfg);
+//   int code = trainer.fit();   // 0, or 130 when interrupted (a checkpoint was saved)
+#pragma once
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adversarial/strategy.h"
+#include "framework/config/run_config.h"
+#include "framework/data/dataset.h"
+#include "framework/metrics/metric_set.h"
+#include "framework/train/optimizer.h"
+#include "framework/train/schedule.h"
+#include "models/task_model.h"
+
+namespace unif::framework {
+
+/// A task's data, encoded: examples, their encodings and the label set.
+struct TaskData {
+  std::filesystem::path file;
+  std::vector<Example> examples;
+  std::vector<EncodedExample> encoded;
+};
+
+/// What a custom model needs besides the config to be trained (docs/cpp-api.md): the model, the
+/// label set, encoded train/dev data, and how to save a model directory at `final/`, `best/` and in
+/// checkpoints (the trainer adds optimizer and trainer state to checkpoints itself).
+struct TrainerParts {
+  std::shared_ptr<models::TaskModel> model;
+  LabelSet labels;
+  TaskData train, dev;
+  std::function<void(const std::filesystem::path& dir,
+                     const std::function<void(const std::filesystem::path&)>& extra)> save_model;
+  /// Loads a checkpoint's model weights (resume).
+  std::function<void(const std::filesystem::path& dir)> load_model;
+};
+
+/// Outputs of a model on a dataset, in example order.
+struct Evaluation {
+  MetricSet metrics;  // includes "loss" when labels are present
+  std::vector<torch::Tensor> logits;  // per example: (C), or (L_b, C) for token tasks (real positions)
+};
+
+/// Runs `model` (eval mode, no gradients) over `data` in batches and computes the task's metrics.
+Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
+                    int64_t batch_size);
+
+/// Per-word tag ids of a token-task example from its logits (L, C): argmax at each word's first
+/// piece; words without a piece (truncated) get `fallback`.
+std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex, const torch::Tensor& logits,
+                                      int64_t fallback);
+
+class Trainer {
+ public:
+  /// Builds the BERT model, tokenizer and data from the config (see framework/train/build.h).
+  explicit Trainer(RunConfig cfg);
+  /// Trains any TaskModel (the C++ API).
+  Trainer(RunConfig cfg, TrainerParts parts);
+  ~Trainer();
+
+  /// Trains to the end (or until SIGINT/SIGTERM); returns the process exit code.
+  int fit();
+  /// Requests a clean stop after the current step (what SIGINT does).
+  static void request_stop();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace unif::framework

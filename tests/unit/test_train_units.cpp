@@ -1,0 +1,201 @@
+// Unit tests of the training building blocks: example order, collation, schedules, optimizers,
+// clipping, parameter groups, data-file errors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "framework/common/error.h"
+#include "framework/data/batching.h"
+#include "framework/data/dataset.h"
+#include "framework/data/records.h"
+#include "framework/train/optimizer.h"
+#include "framework/train/schedule.h"
+
+using namespace unif::framework;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path write_tmp(const std::string& name, const std::string& text) {
+  auto dir = fs::temp_directory_path() / "unif_unit_train";
+  fs::create_directories(dir);
+  auto p = dir / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const unif::UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST_CASE("epoch_order is a seeded permutation, different per epoch", "[unit][data]") {
+  auto a = epoch_order(100, 42, 0, true), b = epoch_order(100, 42, 0, true), c = epoch_order(100, 42, 1, true);
+  REQUIRE(a == b);
+  REQUIRE(a != c);
+  REQUIRE(std::set<int64_t>(a.begin(), a.end()).size() == 100);
+  REQUIRE(epoch_order(5, 42, 0, false) == std::vector<int64_t>{0, 1, 2, 3, 4});
+  REQUIRE(epoch_order(100, 43, 0, true) != a);
+}
+
+TEST_CASE("collate pads to the longest example and builds task labels", "[unit][data]") {
+  std::vector<Example> ex(2);
+  ex[0].labels = {1}, ex[0].has_label = true;
+  ex[1].labels = {0, 2}, ex[1].has_label = true, ex[1].weight = 0.5;
+  std::vector<EncodedExample> enc(2);
+  enc[0].input_ids = {101, 5, 102}, enc[0].token_type_ids = {0, 0, 0}, enc[0].example = 0;
+  enc[1].input_ids = {101, 7, 8, 9, 102}, enc[1].token_type_ids = {0, 0, 0, 1, 1}, enc[1].example = 1;
+  auto b = collate(Task::Multilabel, enc, ex, {0, 1}, 3);
+  REQUIRE(b.input_ids.sizes() == torch::IntArrayRef{2, 5});
+  REQUIRE(b.attention_mask.sum().item<int64_t>() == 8);
+  REQUIRE(b.input_ids[0][3].item<int64_t>() == 0);
+  REQUIRE(b.token_type_ids[1][4].item<int64_t>() == 1);
+  REQUIRE(torch::equal(b.labels, torch::tensor({{0.f, 1.f, 0.f}, {1.f, 0.f, 1.f}})));
+  REQUIRE(b.sample_weights[1].item<float>() == 0.5f);
+
+  enc[0].token_labels = {-100, 3, -100};
+  enc[1].token_labels = {-100, 1, -100, 2, -100};
+  auto t = collate(Task::TokenClassification, enc, ex, {1, 0}, 4);
+  REQUIRE(t.labels.sizes() == torch::IntArrayRef{2, 5});
+  REQUIRE(t.labels[1][1].item<int64_t>() == 3);
+  REQUIRE(t.labels[1][4].item<int64_t>() == -100);  // padding is ignored
+}
+
+TEST_CASE("schedules follow HF's warmup formulas", "[unit][train]") {
+  Schedule lin("linear", 10, 110);
+  REQUIRE(lin.multiplier(0) == 0.0);
+  REQUIRE(lin.multiplier(5) == Approx(0.5));
+  REQUIRE(lin.multiplier(10) == Approx(1.0));
+  REQUIRE(lin.multiplier(60) == Approx(0.5));
+  REQUIRE(lin.multiplier(110) == Approx(0.0));
+  Schedule cos("cosine", 0, 100);
+  REQUIRE(cos.multiplier(50) == Approx(0.5));
+  REQUIRE(cos.multiplier(100) == Approx(0.0).margin(1e-12));
+  REQUIRE(Schedule("constant", 4, 100).multiplier(2) == Approx(0.5));
+  REQUIRE(Schedule("constant", 4, 100).multiplier(50) == 1.0);
+  REQUIRE_THROWS_AS(Schedule("exp", 0, 10), std::invalid_argument);
+}
+
+TEST_CASE("AdamW matches a hand-computed torch.optim.AdamW step", "[unit][train]") {
+  auto w = torch::tensor({1.0f, -2.0f}).requires_grad_(true);
+  auto opt = make_optimizer({{"w", w, 1.0, 0.1}}, {"adamw", 0.1, 0.9, 0.999, 1e-8, 0.0});
+  w.mutable_grad() = torch::tensor({0.5f, -0.25f});
+  opt->step(0.01);
+  // step 1: m = 0.1 g, v = 0.001 g^2; m_hat = g, v_hat = g^2 -> update = lr * g/(|g|+eps) = lr*sign(g)
+  // decoupled decay first: w *= (1 - lr*wd) = 0.999
+  REQUIRE(w[0].item<double>() == Approx(1.0 * 0.999 - 0.01).epsilon(1e-6));
+  REQUIRE(w[1].item<double>() == Approx(-2.0 * 0.999 + 0.01).epsilon(1e-6));
+  auto state = opt->state();
+  REQUIRE(state.count("w.exp_avg"));
+  REQUIRE(state.at("__step__").item<int64_t>() == 1);
+  // State round trip: a second optimizer continues identically.
+  auto w2 = w.detach().clone().requires_grad_(true);
+  auto opt2 = make_optimizer({{"w", w2, 1.0, 0.1}}, {"adamw", 0.1, 0.9, 0.999, 1e-8, 0.0});
+  opt2->load_state(state);
+  w.mutable_grad() = torch::tensor({0.1f, 0.2f});
+  w2.mutable_grad() = torch::tensor({0.1f, 0.2f});
+  opt->step(0.01);
+  opt2->step(0.01);
+  REQUIRE(torch::equal(w, w2));
+}
+
+TEST_CASE("a sparse gradient steps AdamW exactly like its dense equal", "[unit][train]") {
+  auto a = torch::ones({4, 2}).requires_grad_(true), b = torch::ones({4, 2}).requires_grad_(true);
+  auto oa = make_optimizer({{"a", a, 1.0, 0.01}}, {}), ob = make_optimizer({{"b", b, 1.0, 0.01}}, {});
+  auto idx = torch::tensor({{1, 3, 1}}, torch::kInt64);
+  auto val = torch::tensor({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}});
+  a.mutable_grad() = torch::sparse_coo_tensor(idx, val, {4, 2});  // row 1 twice: summed
+  b.mutable_grad() = a.grad().coalesce().to_dense();
+  oa->step(1e-3);
+  ob->step(1e-3);
+  REQUIRE(torch::allclose(a, b, 0, 0));
+}
+
+TEST_CASE("SGD with momentum and LAMB take the documented steps", "[unit][train]") {
+  auto w = torch::tensor({1.0f}).requires_grad_(true);
+  OptimizerOptions o;
+  o.name = "sgd", o.momentum = 0.9, o.weight_decay = 0.0;
+  auto opt = make_optimizer({{"w", w, 1.0, 0.0}}, o);
+  w.mutable_grad() = torch::tensor({1.0f});
+  opt->step(0.1);  // buf = 1 -> w = 0.9
+  opt->step(0.1);  // buf = 0.9 + 1 = 1.9 -> w = 0.71
+  REQUIRE(w.item<double>() == Approx(0.71));
+  auto v = torch::tensor({3.0f, 4.0f}).requires_grad_(true);
+  auto lamb = make_optimizer({{"v", v, 1.0, 0.0}}, {"lamb", 0.0, 0.9, 0.999, 1e-6, 0.0});
+  v.mutable_grad() = torch::tensor({1.0f, -1.0f});
+  lamb->step(0.1);  // r ~ (1, -1), |v| = 5, |r| = sqrt(2): v -= 0.1 * 5/sqrt2 * r
+  REQUIRE(v[0].item<double>() == Approx(3.0 - 0.5 / std::sqrt(2.0)).epsilon(1e-4));
+  REQUIRE_THROWS_AS(make_optimizer({}, {"adam"}), std::invalid_argument);
+}
+
+TEST_CASE("clip_grad_norm scales dense and sparse gradients to the global norm", "[unit][train]") {
+  auto a = torch::zeros({2}).requires_grad_(true), b = torch::zeros({3, 1}).requires_grad_(true);
+  a.mutable_grad() = torch::tensor({3.0f, 0.0f});
+  b.mutable_grad() = torch::sparse_coo_tensor(torch::tensor({{2}}, torch::kInt64), torch::tensor({{4.0f}}), {3, 1});
+  std::vector<OptimParam> ps{{"a", a}, {"b", b}};
+  REQUIRE(clip_grad_norm(ps, 1.0) == Approx(5.0));
+  REQUIRE(a.grad()[0].item<double>() == Approx(0.6).epsilon(1e-5));
+  REQUIRE(b.grad().to_dense()[2][0].item<double>() == Approx(0.8).epsilon(1e-5));
+  REQUIRE(clip_grad_norm(ps, 0.0) == Approx(1.0).epsilon(1e-5));  // 0 = measure only
+}
+
+TEST_CASE("parameter groups: no decay on biases and LayerNorm weights, layer-wise LR decay", "[unit][train]") {
+  auto t = torch::zeros({1}).requires_grad_(true);
+  auto g = bert_param_groups({{"bert.embeddings.word_embeddings.weight", t},
+                              {"bert.encoder.layer.0.attention.self.query.bias", t},
+                              {"bert.encoder.layer.1.output.LayerNorm.weight", t},
+                              {"classifier.weight", t}},
+                             0.01, 0.5, 2);
+  REQUIRE(g[0].weight_decay == 0.01);
+  REQUIRE(g[1].weight_decay == 0.0);
+  REQUIRE(g[2].weight_decay == 0.0);
+  REQUIRE(g[0].lr_scale == Approx(0.125));  // depth 0: 0.5^3
+  REQUIRE(g[1].lr_scale == Approx(0.25));   // layer 0 -> depth 1
+  REQUIRE(g[2].lr_scale == Approx(0.5));    // layer 1 -> depth 2
+  REQUIRE(g[3].lr_scale == Approx(1.0));    // head
+}
+
+TEST_CASE("bad data files are errors naming file and line", "[unit][data]") {
+  DataConfig dc;
+  REQUIRE_THAT(error_of([] { read_records("/nonexistent/train.jsonl"); }), Catch::Contains("data file not found"));
+  auto bad_json = write_tmp("bad.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\": oops}\n");
+  REQUIRE_THAT(error_of([&] { read_records(bad_json); }), Catch::Contains("bad.jsonl:2: invalid JSON"));
+  auto not_obj = write_tmp("arr.jsonl", "[1,2]\n");
+  REQUIRE_THAT(error_of([&] { read_records(not_obj); }), Catch::Contains("arr.jsonl:1: expected a JSON object"));
+  auto ragged = write_tmp("r.tsv", "text\tlabel\nhello\tpos\nbroken\n");
+  REQUIRE_THAT(error_of([&] { read_records(ragged); }), Catch::Contains("r.tsv:3: expected 2 tab-separated cells"));
+  auto empty = write_tmp("empty.jsonl", "\n\n");
+  REQUIRE_THAT(error_of([&] { read_records(empty); }), Catch::Contains("no examples"));
+
+  auto file = write_tmp("ok.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\":\"b\",\"label\":\"y\"}\n");
+  auto recs = read_records(file);
+  auto labels = collect_labels(Task::Classification, dc, file, recs);
+  REQUIRE(labels.names == std::vector<std::string>{"x", "y"});
+  auto unknown = write_tmp("dev.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\":\"b\",\"label\":\"zzz\"}\n");
+  REQUIRE_THAT(error_of([&] { make_examples(Task::Classification, dc, labels, unknown, read_records(unknown), true); }),
+               Catch::Contains("dev.jsonl:2: label 'zzz' is not in the label set"));
+  auto missing = write_tmp("m.jsonl", "{\"txt\":\"a\",\"label\":\"x\"}\n");
+  REQUIRE_THAT(error_of([&] { make_examples(Task::Classification, dc, labels, missing, read_records(missing), true); }),
+               Catch::Contains("m.jsonl:1: missing field 'text'"));
+  auto reg = write_tmp("reg.jsonl", "{\"text\":\"a\",\"label\":\"high\"}\n");
+  REQUIRE_THAT(error_of([&] { make_examples(Task::Regression, dc, {}, reg, read_records(reg), true); }),
+               Catch::Contains("reg.jsonl:1: field 'label': expected a number"));
+  DataConfig tc;
+  tc.text_fields = {"tokens"}, tc.label_field = "tags";
+  auto tok = write_tmp("tok.jsonl", "{\"tokens\":[\"a\",\"b\"],\"tags\":[\"O\"]}\n");
+  auto tl = LabelSet::from_names({"O"});
+  REQUIRE_THAT(error_of([&] { make_examples(Task::TokenClassification, tc, tl, tok, read_records(tok), true); }),
+               Catch::Contains("tok.jsonl:1: field 'tags' has 1 tags for 2 tokens"));
+  auto one = write_tmp("one.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n");
+  REQUIRE_THAT(error_of([&] { collect_labels(Task::Classification, dc, one, read_records(one)); }),
+               Catch::Contains("fewer than 2 distinct labels"));
+}
