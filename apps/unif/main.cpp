@@ -46,7 +46,10 @@ int main(int argc, char** argv) {
     try {
       return run();
     } catch (const unif::UserError& e) {
-      std::cerr << "error: " << e.what() << "\n";
+      // One line (SPEC §2): several problems (a ConfigError lists each) are joined with "; ".
+      std::string msg = e.what();
+      for (size_t p = msg.find('\n'); p != std::string::npos; p = msg.find('\n', p)) msg.replace(p, 1, "; ");
+      std::cerr << "error: " << msg << "\n";
       return 2;
     } catch (const std::exception& e) {
       std::cerr << "error: internal: " << e.what() << "\n";

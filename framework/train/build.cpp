@@ -5,6 +5,7 @@
 #include "framework/checkpoint/state_dict.h"
 #include "framework/common/error.h"
 #include "framework/data/records.h"
+#include "framework/train/local_engine.h"
 #include "framework/train/model_dir.h"
 #include "models/heads/factory.h"
 
@@ -37,6 +38,14 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
   if (cfg.method == "none") return std::make_unique<adversarial::NoAdversary>();
   throw UserError("adversarial.method: '" + cfg.method +
                   "' is not implemented in this build yet (available: none)");
+}
+
+std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
+                                                         std::shared_ptr<models::TaskModel> model,
+                                                         std::function<void()> optimizer_step) {
+  if (cfg.devices.size() == 1 && (cfg.devices[0] == "cpu" || cfg.devices[0] == "auto"))
+    return std::make_unique<LocalEngine>(std::move(model), std::move(optimizer_step));
+  throw UserError("parallel.devices: more than one replica is not available in this build yet (use [cpu])");
 }
 
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,

@@ -16,6 +16,12 @@ TrainerParts build_trainer_parts(const RunConfig& cfg);
 /// The gradient strategy named by adversarial.method.
 std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cfg);
 
+/// The gradient engine for parallel.devices: one device (LocalEngine) or replicas. Its
+/// optimizer_step() runs `optimizer_step` on the master model, then brings replicas up to date.
+std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
+                                                         std::shared_ptr<models::TaskModel> model,
+                                                         std::function<void()> optimizer_step);
+
 /// Encodes a data file for a model (eval / predict): records → examples → encodings.
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
                         const BertTokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,

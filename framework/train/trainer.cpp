@@ -23,7 +23,6 @@
 #include "framework/metrics/regression.h"
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/train/build.h"
-#include "framework/train/local_engine.h"
 #include "framework/train/model_dir.h"
 
 namespace unif::framework {
@@ -164,7 +163,7 @@ struct Trainer::State {
   std::unique_ptr<Optimizer> optimizer;
   std::unique_ptr<Schedule> schedule;
   std::unique_ptr<adversarial::Strategy> strategy;
-  std::unique_ptr<LocalEngine> engine;
+  std::unique_ptr<adversarial::GradientEngine> engine;
 
   // Position: `step` optimizer steps done; the next batch is batch `batch_in_epoch` of `epoch`.
   int64_t step = 0, epoch = 0, batch_in_epoch = 0;
@@ -234,7 +233,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   oo.momentum = t.optimizer.momentum;
   s.optimizer = make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers), oo);
   s.strategy = make_strategy(s.cfg.adversarial);
-  s.engine = std::make_unique<LocalEngine>(s.parts.model, [this] { s_->optimizer_step(); });
+  s.engine = make_engine(s.cfg.parallel, s.parts.model, [this] { s_->optimizer_step(); });
 }
 
 Trainer::~Trainer() = default;
@@ -413,7 +412,7 @@ int Trainer::fit() {
       window_samples += b.size();
     }
     const double step_lr = s.lr();
-    if (!stepped) s.optimizer_step();
+    if (!stepped) s.engine->optimizer_step();
     ++s.step;
     window_loss += loss_sum;
     window_z += z;
