@@ -1,10 +1,17 @@
 #include "framework/train/build.h"
 
+#include "adversarial/fgm.h"
+#include "adversarial/freeat.h"
+#include "adversarial/freelb.h"
+#include "adversarial/pgd.h"
+#include "adversarial/smart.h"
+
 #include "framework/checkpoint/hf_config.h"
 #include "framework/checkpoint/pretrained.h"
 #include "framework/checkpoint/state_dict.h"
 #include "framework/common/error.h"
 #include "framework/data/records.h"
+#include "framework/parallel/data_parallel.h"
 #include "framework/train/local_engine.h"
 #include "framework/train/model_dir.h"
 #include "models/heads/factory.h"
@@ -36,16 +43,32 @@ void apply_overrides(models::BertOptions& o, const BertOverrides& b) {
 
 std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cfg) {
   if (cfg.method == "none") return std::make_unique<adversarial::NoAdversary>();
-  throw UserError("adversarial.method: '" + cfg.method +
-                  "' is not implemented in this build yet (available: none)");
+  if (cfg.method == "fgm") return std::make_unique<adversarial::Fgm>(cfg.epsilon);
+  if (cfg.method == "pgd") return std::make_unique<adversarial::Pgd>(cfg.epsilon, cfg.alpha, cfg.steps);
+  if (cfg.method == "freelb")
+    return std::make_unique<adversarial::FreeLb>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.init_mag);
+  if (cfg.method == "freeat") return std::make_unique<adversarial::FreeAt>(cfg.epsilon, cfg.steps);
+  if (cfg.method == "smart")
+    return std::make_unique<adversarial::Smart>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.smart_lambda);
+  throw UserError("adversarial.method: expected none, fgm, pgd, freelb, freeat or smart, got '" + cfg.method + "'");
 }
 
 std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
                                                          std::shared_ptr<models::TaskModel> model,
                                                          std::function<void()> optimizer_step) {
-  if (cfg.devices.size() == 1 && (cfg.devices[0] == "cpu" || cfg.devices[0] == "auto"))
+  // One replica on the model's own device: the plain engine. Anything else: replicas on threads.
+  auto devices = parse_devices(cfg.devices);
+  torch::Device model_device = torch::kCPU;
+  for (const auto& p : model->parameters()) {
+    model_device = p.device();
+    break;
+  }
+  if (devices.size() == 1 && devices[0] == model_device)
     return std::make_unique<LocalEngine>(std::move(model), std::move(optimizer_step));
-  throw UserError("parallel.devices: more than one replica is not available in this build yet (use [cpu])");
+  DataParallelOptions options;
+  options.devices = std::move(devices);
+  options.threads_per_replica = cfg.threads_per_replica;
+  return std::make_unique<DataParallelEngine>(std::move(model), std::move(optimizer_step), std::move(options));
 }
 
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
@@ -118,7 +141,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     po.fresh_mismatched_head = true;
     auto loaded = load_pretrained(pretrained, hf, po);
     if (!loaded.report.missing.empty() || !loaded.report.unexpected.empty())
-      std::fprintf(stderr, "[unif] loading %s: %s\n", pretrained.c_str(), describe(loaded.report).c_str());
+      parts.notes.push_back("loaded " + pretrained.string() + ": " + describe(loaded.report));
     model = loaded.model;
   } else {
     try {

@@ -31,4 +31,34 @@ adversarial::PassResult LocalEngine::run(const models::Batch& batch, const torch
   return r;
 }
 
+adversarial::PassResult LocalEngine::run_custom(const models::Batch& batch, const adversarial::PassRequest& request) {
+  if (!request.loss_fn && request.param_grads)
+    return run(batch, request.delta, request.scale, request.want_delta_grad);
+  torch::Tensor d;
+  if (request.delta.defined()) d = request.delta.detach().clone();
+  else if (request.want_delta_grad)
+    d = torch::zeros({batch.input_ids.size(0), batch.input_ids.size(1), embedding_dim()},
+                     torch::TensorOptions().dtype(torch::kFloat32).device(batch.input_ids.device()));
+  if (request.want_delta_grad) d.requires_grad_(true);
+  const bool backward = request.param_grads || request.want_delta_grad;
+  c10::optional<torch::NoGradGuard> no_grad;
+  if (!backward) no_grad.emplace();
+  auto out = model_->forward(batch, d);
+  adversarial::PassResult r;
+  if (out.example_losses.defined()) r.loss_sum = out.example_losses.sum().item<double>();
+  torch::Tensor loss = request.loss_fn ? request.loss_fn(out, 0) : out.example_losses.sum();
+  if (request.loss_fn) r.custom_loss = loss.item<double>();
+  if (request.param_grads) {
+    (loss * request.scale).backward();
+    if (request.want_delta_grad) r.delta_grad = d.grad().detach();
+  } else if (request.want_delta_grad) {
+    // Only delta's gradient: the parameters' .grad stay as they are.
+    r.delta_grad = torch::autograd::grad({loss * request.scale}, {d})[0].detach();
+  }
+  r.output.logits = out.logits.detach();
+  if (out.example_losses.defined()) r.output.example_losses = out.example_losses.detach();
+  r.output.loss_count = out.loss_count;
+  return r;
+}
+
 }  // namespace unif::framework

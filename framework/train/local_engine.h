@@ -15,6 +15,7 @@ class LocalEngine final : public adversarial::GradientEngine {
   LocalEngine(std::shared_ptr<models::TaskModel> model, std::function<void()> optimizer_step);
   adversarial::PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                               bool want_delta_grad) override;
+  adversarial::PassResult run_custom(const models::Batch& batch, const adversarial::PassRequest& request) override;
   int64_t embedding_dim() const override;
   void optimizer_step() override { optimizer_step_(); }
 

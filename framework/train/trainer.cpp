@@ -242,37 +242,31 @@ void Trainer::request_stop() { g_stop.store(true); }
 
 namespace {
 
-fs::path newest_complete_checkpoint(const fs::path& dir) {
-  fs::path best;
-  int64_t best_step = -1;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return best;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    auto name = e.path().filename().string();
-    if (name.rfind("step-", 0) != 0 || !is_complete(e.path())) continue;
-    try {
-      auto st = std::stoll(name.substr(5));
-      if (st > best_step) best_step = st, best = e.path();
-    } catch (const std::exception&) {
-    }
-  }
-  return best;
+// The step of a checkpoint directory named exactly "step-<digits>", else -1 (temporary
+// "step-N.tmp-PID" directories of an interrupted save never count).
+int64_t checkpoint_step(const fs::path& dir) {
+  const auto name = dir.filename().string();
+  if (name.size() <= 5 || name.rfind("step-", 0) != 0) return -1;
+  if (name.find_first_not_of("0123456789", 5) != std::string::npos || name.size() > 23) return -1;
+  return std::stoll(name.substr(5));
 }
 
+// Complete checkpoints under `dir`, oldest first.
 std::vector<std::pair<int64_t, fs::path>> complete_checkpoints(const fs::path& dir) {
   std::vector<std::pair<int64_t, fs::path>> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    auto name = e.path().filename().string();
-    if (name.rfind("step-", 0) != 0) continue;
-    try {
-      out.emplace_back(std::stoll(name.substr(5)), e.path());
-    } catch (const std::exception&) {
-    }
+    const auto step = checkpoint_step(e.path());
+    if (step >= 0 && is_complete(e.path())) out.emplace_back(step, e.path());
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+fs::path newest_complete_checkpoint(const fs::path& dir) {
+  auto all = complete_checkpoints(dir);
+  return all.empty() ? fs::path() : all.back().second;
 }
 
 }  // namespace
@@ -288,8 +282,18 @@ int Trainer::fit() {
     ~Restore() { std::signal(SIGINT, i), std::signal(SIGTERM, t); }
   } restore{old_int, old_term};
 
-  // Resume.
+  // Resume. Leftovers of a save that was killed half-way (never COMPLETE) are removed first.
   const fs::path ckpt_root = s.out_dir / "checkpoints";
+  for (const auto& dir : {s.out_dir, ckpt_root}) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<fs::path> stale;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const auto name = e.path().filename().string();
+      if (name.find(".tmp-") != std::string::npos || name.find(".old-") != std::string::npos) stale.push_back(e.path());
+    }
+    for (const auto& p : stale) fs::remove_all(p, ec);
+  }
   fs::path resume_from;
   if (t.resume == "auto") resume_from = newest_complete_checkpoint(ckpt_root);
   else if (t.resume != "never") {
@@ -324,6 +328,7 @@ int Trainer::fit() {
     }
     s.log->info("resumed from {} (step {}, epoch {}, batch {})", resume_from.string(), s.step, s.epoch, s.batch_in_epoch);
   }
+  for (const auto& note : s.parts.notes) s.log->info("{}", note);
   s.metrics.open(s.out_dir / "metrics.jsonl", std::ios::app);
   if (!s.metrics) throw UserError("output_dir: cannot write " + (s.out_dir / "metrics.jsonl").string());
 

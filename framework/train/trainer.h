@@ -41,6 +41,8 @@ struct TrainerParts {
                      const std::function<void(const std::filesystem::path&)>& extra)> save_model;
   /// Loads a checkpoint's model weights (resume).
   std::function<void(const std::filesystem::path& dir)> load_model;
+  /// Lines for the training log (e.g. which weights were freshly initialised).
+  std::vector<std::string> notes;
 };
 
 /// Outputs of a model on a dataset, in example order.

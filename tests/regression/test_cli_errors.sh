@@ -1,0 +1,81 @@
+#!/bin/sh
+# One test per class of bad input to `unif train/eval/predict` (SPEC §2): exit code 2, exactly one
+# stderr line starting "error: " that names the file / key / line, and nothing half-written.
+# Usage: test_cli_errors.sh UNIF_BINARY SOURCE_DIR
+set -u
+UNIF=$1
+cd "$2"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+
+# expect NAME PATTERN -- command...: exit 2, one "error: " line matching PATTERN (grep -E).
+expect() {
+  name=$1 pattern=$2
+  shift 3
+  "$@" > "$tmp/out" 2> "$tmp/err"
+  code=$?
+  lines=$(grep -c '' "$tmp/err")
+  first=$(head -n 1 "$tmp/err")
+  if [ $code -ne 2 ]; then
+    echo "FAIL $name: exit code $code (expected 2)"; cat "$tmp/err"; fails=$((fails + 1)); return
+  fi
+  if [ "$lines" -ne 1 ] || ! echo "$first" | grep -q '^error: '; then
+    echo "FAIL $name: stderr is not one 'error: ' line:"; cat "$tmp/err"; fails=$((fails + 1)); return
+  fi
+  if ! echo "$first" | grep -Eq "$pattern"; then
+    echo "FAIL $name: '$first' does not match /$pattern/"; fails=$((fails + 1)); return
+  fi
+  echo "ok   $name: $first"
+  passes=$((passes + 1))
+}
+
+small="--set training.max_steps=2 --set training.log_every=1"
+# --- config ---
+expect missing_config 'nope\.yaml' -- "$UNIF" train "$tmp/nope.yaml"
+printf 'task: classification\ntraining: [1, 2\n' > "$tmp/bad.yaml"
+expect yaml_syntax 'bad\.yaml.*line' -- "$UNIF" train "$tmp/bad.yaml"
+printf 'task: classification\ntrainig: {}\n' > "$tmp/typo.yaml"
+expect unknown_key "trainig.*did you mean 'training'" -- "$UNIF" train "$tmp/typo.yaml"
+expect wrong_type 'training.batch_size' -- "$UNIF" train configs/demo.yaml --set training.batch_size=abc
+expect bad_enum 'adversarial.method' -- "$UNIF" train configs/demo.yaml --set adversarial.method=xyz
+expect bad_override 'training.nope' -- "$UNIF" train configs/demo.yaml --set training.nope=1
+# --- data ---
+expect missing_data 'missing\.jsonl' -- "$UNIF" train configs/demo.yaml --set data.train="$tmp/missing.jsonl" --set output_dir="$tmp/o1"
+head -n 5 data/sib200_zh/train.jsonl > "$tmp/broken.jsonl"
+echo '{"text": "x", "label": ' >> "$tmp/broken.jsonl"
+expect bad_json_line 'broken\.jsonl:6' -- "$UNIF" train configs/demo.yaml --set data.train="$tmp/broken.jsonl" --set output_dir="$tmp/o2"
+test ! -e "$tmp/o2" || { echo "FAIL bad_json_line: output_dir was created"; fails=$((fails + 1)); }
+head -n 3 data/sib200_zh/dev.jsonl > "$tmp/dev.jsonl"
+echo '{"text": "x", "label": "cooking"}' >> "$tmp/dev.jsonl"
+expect unknown_label "dev\.jsonl:4: label 'cooking'" -- "$UNIF" train configs/demo.yaml --set data.dev="$tmp/dev.jsonl" --set output_dir="$tmp/o3"
+echo '{"txt": "x", "label": "travel"}' > "$tmp/nofield.jsonl"
+expect missing_field "nofield\.jsonl:1: missing field 'text'" -- "$UNIF" train configs/demo.yaml --set data.dev="$tmp/nofield.jsonl" --set output_dir="$tmp/o4"
+# --- checkpoint / vocab ---
+mkdir -p "$tmp/ckpt"
+cp tests/fixtures/tiny-bert-zh/config.json tests/fixtures/tiny-bert-zh/vocab.txt "$tmp/ckpt/"
+head -c 100000 tests/fixtures/tiny-bert-zh/model.safetensors > "$tmp/ckpt/model.safetensors"
+expect truncated_checkpoint 'model\.safetensors' -- "$UNIF" train configs/demo.yaml --set model.pretrained="$tmp/ckpt" --set output_dir="$tmp/o5"
+test ! -e "$tmp/o5" || { echo "FAIL truncated_checkpoint: output_dir was created"; fails=$((fails + 1)); }
+mkdir -p "$tmp/nockpt"
+expect missing_vocab 'vocab\.txt' -- "$UNIF" train configs/demo.yaml --set model.pretrained="$tmp/nockpt"
+printf 'only\nthree\nlines\n' > "$tmp/small_vocab.txt"
+expect vocab_without_unk 'small_vocab\.txt' -- "$UNIF" train configs/demo.yaml --set model.vocab="$tmp/small_vocab.txt"
+expect seq_too_long 'max_seq_length' -- "$UNIF" train configs/demo.yaml --set model.max_seq_length=512
+# --- output dir ---
+: > "$tmp/afile"
+expect output_is_file 'output_dir' -- "$UNIF" train configs/demo.yaml $small --set output_dir="$tmp/afile/run"
+# --- eval / predict ---
+expect eval_missing_model 'nomodel' -- "$UNIF" eval configs/demo.yaml --model "$tmp/nomodel"
+mkdir -p "$tmp/half"
+cp tests/fixtures/tiny-bert-zh/config.json tests/fixtures/tiny-bert-zh/vocab.txt tests/fixtures/tiny-bert-zh/model.safetensors "$tmp/half/"
+echo "task: classification" > "$tmp/half/unif.yaml"
+expect eval_incomplete_model 'COMPLETE' -- "$UNIF" eval configs/demo.yaml --model "$tmp/half"
+printf '{"text": "ok"}\nnot json\n' > "$tmp/in.jsonl"
+expect predict_bad_line 'in\.jsonl:2' -- "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input "$tmp/in.jsonl" --output "$tmp/pred.jsonl"
+test ! -e "$tmp/pred.jsonl" || { echo "FAIL predict_bad_line: a partial output file was left"; fails=$((fails + 1)); }
+expect predict_missing_input 'nothere\.jsonl' -- "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input "$tmp/nothere.jsonl"
+
+echo "cli errors: $passes passed, $fails failed"
+[ $fails -eq 0 ]
