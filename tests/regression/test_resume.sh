@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run() {
   "$UNIF" train configs/demo.yaml --set training.max_steps=40 --set training.save_every=5 \
-    --set training.eval_every=20 --set training.log_every=10 --set training.keep_checkpoints=2 \
+    --set training.eval_every=20 --set training.log_every=10 --set training.keep_checkpoints=10 \
     --set training.batch_size=16 --set training.grad_accum_steps=2 --set "output_dir=$1"
 }
 run "$tmp/straight" > "$tmp/straight.log" 2>&1
