@@ -4,8 +4,11 @@
 // of the data or of devices: it sees a GradientEngine and a Batch.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <torch/types.h>
 
@@ -15,9 +18,26 @@ namespace unif::adversarial {
 
 /// What one forward/backward pass returns.
 struct PassResult {
-  double loss_sum = 0.0;        // sum_b l_b over the batch (not normalized)
-  torch::Tensor delta_grad;     // (B, L, H) d(scale * sum_b l_b)/d delta, when asked for
+  double loss_sum = 0.0;        // sum_b l_b over the batch (not normalized), the task loss
+  double custom_loss = 0.0;     // run_custom with a loss_fn: its value (not scaled)
+  torch::Tensor delta_grad;     // (B, L, H) d(scale * loss)/d delta, when asked for
   models::ModelOutput output;   // logits etc., gathered in batch order
+};
+
+/// A loss computed from a model output, summed over the examples of `out`. `first` is the index in
+/// the strategy's batch of out's first example (0 on one device; a replica's shard offset), so that
+/// per-example targets held by the strategy can be sliced: rows [first, first + out.logits.size(0)).
+using LossFn = std::function<torch::Tensor(const models::ModelOutput& out, int64_t first)>;
+
+/// What run_custom does: forward at E + delta; loss = loss_fn(output) (empty: the task loss
+/// sum_b l_b); backward of scale * loss into the parameters' gradients when `param_grads`, and/or
+/// into delta when `want_delta_grad`. With neither it is a forward pass only.
+struct PassRequest {
+  torch::Tensor delta;           // (B, L, H) or undefined = 0
+  double scale = 1.0;
+  bool want_delta_grad = false;
+  bool param_grads = true;       // false: the parameters' .grad are left untouched
+  LossFn loss_fn;                // empty: the task loss
 };
 
 /// Runs forward+backward at a perturbation of the word-embedding output; implemented by the
@@ -29,11 +49,22 @@ class GradientEngine {
   /// `scale * sum_b l_b`, ACCUMULATING into the parameters' gradients.
   virtual PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                          bool want_delta_grad) = 0;
+  /// A pass with a loss of the strategy's own (SMART) or without parameter gradients (the ascent
+  /// passes of PGD and SMART). See PassRequest. The default serves only what run() can (task loss,
+  /// parameter gradients); engines that support every strategy override it.
+  virtual PassResult run_custom(const models::Batch& batch, const PassRequest& request);
   /// Hidden size H of the word-embedding output.
   virtual int64_t embedding_dim() const = 0;
   /// Clip, step the optimizer and zero the gradients (used by FreeAT, which steps per replay).
   virtual void optimizer_step() = 0;
 };
+
+inline PassResult GradientEngine::run_custom(const models::Batch& batch, const PassRequest& request) {
+  if (request.loss_fn || !request.param_grads)
+    throw std::logic_error("GradientEngine::run_custom: this engine supports only the task loss with parameter "
+                           "gradients (needed by pgd and smart: custom losses, delta-only passes)");
+  return run(batch, request.delta, request.scale, request.want_delta_grad);
+}
 
 /// The result of a strategy's step: the clean loss (sum over the batch) and outputs for metrics.
 struct StepResult {
@@ -41,6 +72,8 @@ struct StepResult {
   models::ModelOutput output;
   int64_t passes = 0;          // forward/backward passes used
   bool stepped = false;        // the strategy already stepped the optimizer (FreeAT)
+  std::vector<double> pass_losses;          // sum_b l_b of each pass, in order (diagnostics, tests)
+  std::vector<int64_t> projected_examples;  // per ascent step: examples projected back onto the ε ball
 };
 
 class Strategy {
@@ -61,7 +94,7 @@ class NoAdversary final : public Strategy {
   StepResult accumulate(GradientEngine& engine, const models::Batch& batch, double scale, int64_t,
                         int64_t) override {
     auto r = engine.run(batch, {}, scale, false);
-    return {r.loss_sum, std::move(r.output), 1, false};
+    return {r.loss_sum, std::move(r.output), 1, false, {r.loss_sum}, {}};
   }
   std::string name() const override { return "none"; }
   int64_t passes_per_step() const override { return 1; }

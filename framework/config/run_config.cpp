@@ -242,6 +242,9 @@ void read_run(Section s, RunConfig& c) {
   read_training(s.section("training"), c.training);
   read_parallel(s.section("parallel"), c.parallel);
   read_adversarial(s.section("adversarial"), c.adversarial);
+  if (c.adversarial.method == "freeat" && c.training.grad_accum_steps > 1)
+    s.context().report("training.grad_accum_steps", "expected 1 with adversarial.method freeat (it steps the "
+                       "optimizer on every replay), got " + std::to_string(c.training.grad_accum_steps));
 }
 
 // ---- overrides ----------------------------------------------------------------------------------

@@ -1,0 +1,122 @@
+// Smart: symmetric-KL smoothness with projected ascent; see smart.h for the exact procedure.
+#include "adversarial/smart.h"
+
+#include "framework/common/error.h"
+
+namespace unif::adversarial {
+
+namespace {
+
+enum class OutputKind { Softmax, Sigmoid, TokenSoftmax, SpanSoftmax };
+
+OutputKind output_kind(const torch::Tensor& logits, const models::Batch& batch) {
+  const auto& y = batch.labels;
+  if (!y.defined()) throw UserError("adversarial.method: smart needs labelled training batches");
+  const bool integer = !y.is_floating_point();
+  if (!integer && y.dim() == 1)
+    throw UserError("adversarial.method: smart needs a probability output (classification, multilabel, "
+                    "token_classification); task regression has none — use fgm, pgd, freelb or freeat");
+  if (!integer) return OutputKind::Sigmoid;                                   // multilabel (B, C)
+  if (logits.dim() == 2) return OutputKind::Softmax;                          // (B, C)
+  if (y.dim() == 2 && y.size(1) == logits.size(1)) return OutputKind::TokenSoftmax;  // (B, L, C)
+  return OutputKind::SpanSoftmax;                                             // (B, L, 2), labels (B, 2)
+}
+
+// Σ over the last dim of (p - q)(log p - log q) for softmax distributions.
+torch::Tensor softmax_skl(const torch::Tensor& a, const torch::Tensor& b) {
+  const auto la = torch::log_softmax(a, -1), lb = torch::log_softmax(b, -1);
+  return ((la.exp() - lb.exp()) * (la - lb)).sum(-1);
+}
+
+}  // namespace
+
+torch::Tensor symmetric_kl(const torch::Tensor& logits, const torch::Tensor& target_logits, const models::Batch& batch,
+                           int64_t first) {
+  const auto kind = output_kind(logits, batch);
+  const int64_t n = logits.size(0);
+  const auto a = logits.to(torch::kFloat32), b = target_logits.to(torch::kFloat32);
+  switch (kind) {
+    case OutputKind::Softmax:
+      return softmax_skl(a, b).sum();
+    case OutputKind::Sigmoid:
+      // Per label, Bernoulli: KL(p‖q) + KL(q‖p) = (p - q)(logit p - logit q).
+      return ((torch::sigmoid(a) - torch::sigmoid(b)) * (a - b)).sum();
+    case OutputKind::TokenSoftmax: {
+      const auto labeled = batch.labels.narrow(0, first, n).ne(-100).to(torch::kFloat32);  // (B, L)
+      return (softmax_skl(a, b) * labeled).sum();
+    }
+    case OutputKind::SpanSoftmax:
+      return softmax_skl(a.transpose(1, 2), b.transpose(1, 2)).sum();  // start and end over positions
+  }
+  return {};
+}
+
+StepResult Smart::accumulate(GradientEngine& engine, const models::Batch& batch, double scale, int64_t seed,
+                             int64_t step) {
+  const auto mask = padding_mask(batch);  // (B, L, 1)
+  StepResult result;
+
+  // 1. Clean distribution (forward only), the fixed target of the ascent.
+  PassRequest forward_only;
+  forward_only.param_grads = false;
+  auto clean0 = engine.run_custom(batch, forward_only);
+  const torch::Tensor clean_logits = clean0.output.logits;  // detached, batch order
+  symmetric_kl(clean_logits, clean_logits, batch);          // refuses regression before any update
+  result.pass_losses.push_back(clean0.loss_sum);
+
+  // 2. δ₀ ~ N(0, σ²) at real tokens, drawn from the (seed, step) generator for the whole batch.
+  const int64_t b = batch.input_ids.size(0), l = batch.input_ids.size(1), h = engine.embedding_dim();
+  auto gen = noise_generator(seed, step, micro_.next(step));
+  torch::Tensor delta =
+      apply_mask(torch::empty({b, l, h}, torch::kFloat32).normal_(0.0, kNoiseStd, gen).to(mask.device()), mask);
+
+  const auto against = [&batch](const torch::Tensor& target) -> LossFn {
+    return [&batch, target](const models::ModelOutput& out, int64_t first) {
+      return symmetric_kl(out.logits, target.narrow(0, first, out.logits.size(0)), batch, first);
+    };
+  };
+
+  // 3. K projected ascent steps on sKL(f(E) ‖ f(E+δ)), δ only.
+  for (int64_t k = 1; k <= steps_; ++k) {
+    PassRequest ascent;
+    ascent.delta = delta;
+    ascent.scale = scale;
+    ascent.want_delta_grad = true;
+    ascent.param_grads = false;
+    ascent.loss_fn = against(clean_logits);
+    auto r = engine.run_custom(batch, ascent);
+    result.pass_losses.push_back(r.loss_sum);
+    delta = delta + alpha_ * normalize(r.delta_grad / scale, mask);
+    if (epsilon_ > 0.0) {
+      result.projected_examples.push_back(count_outside(delta, epsilon_, mask));
+      delta = project(delta, epsilon_, mask);
+    }
+  }
+
+  // 4. Adversarial side: λ·sKL at δ*, the clean distribution fixed.
+  PassRequest adv;
+  adv.delta = delta;
+  adv.scale = scale * lambda_;
+  adv.loss_fn = against(clean_logits);
+  auto adv_r = engine.run_custom(batch, adv);
+  result.pass_losses.push_back(adv_r.loss_sum);
+
+  // 5. Clean side: task loss + λ·sKL, the adversarial distribution fixed.
+  PassRequest clean;
+  clean.scale = scale;
+  const torch::Tensor adv_logits = adv_r.output.logits;
+  const double lambda = lambda_;
+  clean.loss_fn = [&batch, adv_logits, lambda](const models::ModelOutput& out, int64_t first) {
+    const auto target = adv_logits.narrow(0, first, out.logits.size(0));
+    return out.example_losses.sum() + lambda * symmetric_kl(out.logits, target, batch, first);
+  };
+  auto clean_r = engine.run_custom(batch, clean);
+  result.pass_losses.push_back(clean_r.loss_sum);
+
+  result.loss_sum = clean_r.loss_sum;
+  result.output = std::move(clean_r.output);
+  result.passes = steps_ + 3;
+  return result;
+}
+
+}  // namespace unif::adversarial
