@@ -3,7 +3,7 @@
 include(CMakePackageConfigHelpers)
 
 set(UNIF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/unif)
-install(TARGETS unif_models unif_adversarial unif_framework unif_common unif_text unif_checkpoint unif_metrics unif_config unif_data unif_train unif_utf8proc
+install(TARGETS unif_models unif_adversarial unif_framework unif_common unif_text unif_checkpoint unif_metrics unif_config unif_data unif_parallel unif_train unif_utf8proc
         EXPORT unifTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -1,0 +1,402 @@
+// DataParallelEngine: scatter / per-replica forward+backward / reduce on persistent worker threads.
+// See data_parallel.h for the contract and docs/performance.md ("Data parallel") for the thread
+// policy and measurements.
+#include "framework/parallel/data_parallel.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <stdexcept>
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <torch/cuda.h>
+#include <torch/autograd.h>
+
+#include "framework/common/error.h"
+#include "framework/common/runtime.h"
+
+namespace unif::framework {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+torch::Tensor rows(const torch::Tensor& t, const Shard& s) {
+  return t.defined() ? t.narrow(0, s.begin, s.size) : t;
+}
+
+torch::Tensor to(const torch::Tensor& t, const torch::Device& device) {
+  return t.defined() ? t.to(device) : t;
+}
+
+models::Batch batch_to(const models::Batch& b, const torch::Device& device) {
+  models::Batch out;
+  out.input_ids = to(b.input_ids, device);
+  out.token_type_ids = to(b.token_type_ids, device);
+  out.attention_mask = to(b.attention_mask, device);
+  out.labels = to(b.labels, device);
+  out.sample_weights = to(b.sample_weights, device);
+  return out;
+}
+
+torch::Device device_of(const torch::nn::Module& m) {
+  for (const auto& p : m.parameters()) return p.device();
+  return torch::kCPU;
+}
+
+// Concatenates the defined tensors of `parts` along dim 0 on `device` (undefined when none is).
+torch::Tensor gather(const std::vector<torch::Tensor>& parts, const torch::Device& device) {
+  std::vector<torch::Tensor> defined;
+  for (const auto& t : parts)
+    if (t.defined()) defined.push_back(t.to(device));
+  if (defined.empty()) return {};
+  return defined.size() == 1 ? defined[0] : torch::cat(defined, 0);
+}
+
+// Re-throws the exception of replica `i` naming it; the class is kept for UserError.
+[[noreturn]] void rethrow_for_replica(const std::exception_ptr& e, int64_t i, int64_t n, const torch::Device& d) {
+  const std::string where = "data-parallel replica " + std::to_string(i) + " of " + std::to_string(n) + " (" +
+                            d.str() + "): ";
+  try {
+    std::rethrow_exception(e);
+  } catch (const UserError& x) {
+    throw UserError(where + x.what());
+  } catch (const c10::Error& x) {
+    throw std::runtime_error(where + x.what_without_backtrace());
+  } catch (const std::exception& x) {
+    throw std::runtime_error(where + x.what());
+  } catch (...) {
+    throw std::runtime_error(where + "unknown exception");
+  }
+}
+
+}  // namespace
+
+std::vector<Shard> shard_batch(int64_t batch, int64_t replicas) {
+  if (replicas < 1) throw std::invalid_argument("shard_batch: replicas must be >= 1");
+  std::vector<Shard> shards(static_cast<size_t>(replicas));
+  const int64_t base = batch / replicas, extra = batch % replicas;
+  int64_t begin = 0;
+  for (int64_t i = 0; i < replicas; ++i) {
+    const int64_t size = base + (i < extra ? 1 : 0);
+    shards[static_cast<size_t>(i)] = {begin, size};
+    begin += size;
+  }
+  return shards;
+}
+
+models::Batch slice_batch(const models::Batch& b, const Shard& s) {
+  models::Batch out;
+  out.input_ids = rows(b.input_ids, s);
+  out.token_type_ids = rows(b.token_type_ids, s);
+  out.attention_mask = rows(b.attention_mask, s);
+  out.labels = rows(b.labels, s);
+  out.sample_weights = rows(b.sample_weights, s);
+  return out;
+}
+
+torch::Tensor combine_sparse(const std::vector<torch::Tensor>& grads) {
+  std::vector<torch::Tensor> indices, values;
+  torch::Tensor first;
+  for (const auto& g : grads) {
+    if (!g.defined()) continue;
+    if (!g.is_sparse()) throw std::invalid_argument("combine_sparse: a gradient is not sparse");
+    if (!first.defined()) first = g;
+    else if (g.sizes() != first.sizes()) throw std::invalid_argument("combine_sparse: gradients differ in shape");
+    indices.push_back(g._indices());  // (1, nnz_r)
+    values.push_back(g._values());    // (nnz_r, H)
+  }
+  if (!first.defined()) return {};
+  return torch::sparse_coo_tensor(torch::cat(indices, 1), torch::cat(values, 0), first.sizes(), first.options())
+      .coalesce();
+}
+
+std::vector<torch::Device> parse_devices(const std::vector<std::string>& devices) {
+  if (devices.empty()) throw UserError("parallel.devices: expected at least one device, e.g. [cpu]");
+  std::vector<torch::Device> out;
+  if (devices.size() == 1 && devices[0] == "auto") {
+    const auto gpus = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+    for (int64_t i = 0; i < gpus; ++i) out.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(i));
+    if (out.empty()) out.emplace_back(torch::kCPU);
+    return out;
+  }
+  for (size_t k = 0; k < devices.size(); ++k) {
+    const std::string& d = devices[k];
+    const std::string where = "parallel.devices[" + std::to_string(k) + "]: '" + d + "' ";
+    if (d == "cpu") {
+      out.emplace_back(torch::kCPU);
+    } else if (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
+               std::all_of(d.begin() + 5, d.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      if (!torch::cuda::is_available())
+        throw UserError(where + "needs a CUDA build of LibTorch with a visible GPU; this one has none (use cpu)");
+      const int64_t index = std::stoll(d.substr(5));
+      const auto count = static_cast<int64_t>(torch::cuda::device_count());
+      if (index >= count)
+        throw UserError(where + "does not exist: " + std::to_string(count) + " GPU(s) visible");
+      out.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+    } else {
+      throw UserError(where + "is not a device (expected cpu, cuda:N, or the single entry auto)");
+    }
+  }
+  return out;
+}
+
+DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master,
+                                       std::function<void()> optimizer_step, DataParallelOptions options)
+    : master_(std::move(master)), optimizer_step_(std::move(optimizer_step)), devices_(std::move(options.devices)) {
+  if (!master_) throw std::invalid_argument("DataParallelEngine: no model");
+  if (devices_.empty()) throw UserError("parallel.devices: expected at least one device, e.g. [cpu]");
+  const auto n = static_cast<int64_t>(devices_.size());
+  threads_ = options.threads_per_replica > 0 ? options.threads_per_replica
+                                             : std::max<int64_t>(1, available_cores() / n);
+
+  // Replicas: the master itself where it already lives on device 0, deep copies elsewhere.
+  const torch::Device master_device = device_of(*master_);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i == 0 && devices_[0] == master_device) {
+      replicas_.push_back(master_);
+      master_is_replica0_ = true;
+      continue;
+    }
+    auto copy = master_->clone_model();
+    copy->to(devices_[static_cast<size_t>(i)]);
+    replicas_.push_back(std::move(copy));
+  }
+  for (const auto& p : master_->parameters()) master_params_.push_back(p);
+  for (const auto& b : master_->buffers()) master_buffers_.push_back(b);
+  for (const auto& r : replicas_) {
+    params_.push_back(r->parameters());
+    buffers_.push_back(r->buffers());
+    if (params_.back().size() != master_params_.size() || buffers_.back().size() != master_buffers_.size())
+      throw std::logic_error("DataParallelEngine: clone_model() returned a model of another structure");
+  }
+
+  // Reduction plan: parameters dealt to the workers, largest first, to the least loaded.
+  reduce_plan_.assign(static_cast<size_t>(n), {});
+  std::vector<size_t> order(master_params_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return master_params_[a].numel() > master_params_[b].numel(); });
+  std::vector<int64_t> load(static_cast<size_t>(n), 0);
+  for (size_t j : order) {
+    const auto w = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    reduce_plan_[w].push_back(j);
+    load[w] += master_params_[j].numel();
+  }
+
+  active_.assign(static_cast<size_t>(n), false);
+  errors_.assign(static_cast<size_t>(n), nullptr);
+  for (int64_t i = 0; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+}
+
+DataParallelEngine::~DataParallelEngine() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+int64_t DataParallelEngine::embedding_dim() const { return master_->word_embeddings()->options.embedding_dim(); }
+
+void DataParallelEngine::worker_loop(int64_t i) {
+  // Intra-op threads of this worker. at::set_num_threads would also overwrite the process-wide
+  // count new threads start from; omp_set_num_threads sets only this thread's OpenMP nthreads-var,
+  // which is what every `#pragma omp parallel` ATen starts from this thread uses. get_num_threads()
+  // first runs ATen's once-per-thread lazy init, which would otherwise reset the count later.
+  at::init_num_threads();
+  (void)at::get_num_threads();
+  omp_set_num_threads(static_cast<int>(threads_));
+  uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(int64_t)>* job = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (!active_[static_cast<size_t>(i)]) continue;
+      job = job_;
+    }
+    std::exception_ptr error;
+    try {
+      (*job)(i);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      errors_[static_cast<size_t>(i)] = error;
+      if (--pending_ == 0) done_.notify_all();
+    }
+  }
+}
+
+void DataParallelEngine::on_workers(const std::function<void(int64_t)>& job, const std::vector<bool>& active) {
+  const auto count = std::count(active.begin(), active.end(), true);
+  if (count == 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = &job;
+    active_ = active;
+    std::fill(errors_.begin(), errors_.end(), nullptr);
+    pending_ = count;
+    ++generation_;
+  }
+  wake_.notify_all();
+  std::vector<std::exception_ptr> errors;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+    errors = errors_;
+  }
+  for (size_t i = 0; i < errors.size(); ++i)
+    if (errors[i]) rethrow_for_replica(errors[i], static_cast<int64_t>(i), replicas(), devices_[i]);
+}
+
+adversarial::PassResult DataParallelEngine::run(const models::Batch& batch, const torch::Tensor& delta, double scale,
+                                                bool want_delta_grad) {
+  adversarial::PassRequest request;
+  request.delta = delta;
+  request.scale = scale;
+  request.want_delta_grad = want_delta_grad;
+  return run_custom(batch, request);
+}
+
+adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batch,
+                                                       const adversarial::PassRequest& request) {
+  const auto n = replicas();
+  const auto shards = shard_batch(batch.size(), n);
+  std::vector<bool> active(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) active[static_cast<size_t>(i)] = shards[static_cast<size_t>(i)].size > 0;
+  const bool training = master_->is_training();
+  for (auto& r : replicas_)
+    if (r->is_training() != training) r->train(training);
+  const torch::Device home = device_of(*master_);
+  const int64_t length = batch.input_ids.size(1);
+  const bool backward = request.param_grads || request.want_delta_grad;
+
+  struct Part {
+    double loss_sum = 0.0, custom_loss = 0.0;
+    torch::Tensor delta_grad, logits, example_losses;  // (b, L, H), (b, ...), (b)
+    int64_t loss_count = 0;
+  };
+  std::vector<Part> parts(static_cast<size_t>(n));
+  const std::function<void(int64_t)> pass = [&](int64_t i) {
+    const auto& s = shards[static_cast<size_t>(i)];
+    const auto& device = devices_[static_cast<size_t>(i)];
+    const auto shard = batch_to(slice_batch(batch, s), device);
+    torch::Tensor d;  // (b, L, H), this replica's own leaf
+    if (request.delta.defined()) d = rows(request.delta, s).detach().to(device).clone();
+    else if (request.want_delta_grad)
+      d = torch::zeros({s.size, length, embedding_dim()}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+    if (request.want_delta_grad) d.requires_grad_(true);
+    torch::AutoGradMode grad_mode(backward);  // grad mode is per thread: set it in the worker
+    auto out = replicas_[static_cast<size_t>(i)]->forward(shard, d);
+    torch::Tensor task_loss = out.example_losses.defined() ? out.example_losses.sum() : torch::Tensor();
+    torch::Tensor loss = request.loss_fn ? request.loss_fn(out, s.begin) : task_loss;  // summed over the shard
+    if (backward && !loss.defined()) throw std::logic_error("a pass needs labels or a loss_fn to backpropagate");
+    auto& p = parts[static_cast<size_t>(i)];
+    if (request.param_grads) {
+      (loss * request.scale).backward();
+      if (request.want_delta_grad) p.delta_grad = d.grad().detach();
+    } else if (request.want_delta_grad) {
+      p.delta_grad = torch::autograd::grad({loss * request.scale}, {d})[0].detach();
+    }
+    if (task_loss.defined()) p.loss_sum = task_loss.item<double>();
+    if (request.loss_fn) p.custom_loss = loss.item<double>();
+    p.logits = out.logits.detach();
+    if (out.example_losses.defined()) p.example_losses = out.example_losses.detach();
+    p.loss_count = out.loss_count;
+  };
+  auto t0 = Clock::now();
+  on_workers(pass, active);
+  timing_.compute_s = seconds_since(t0);
+
+  t0 = Clock::now();
+  if (request.param_grads) reduce_gradients(active);
+  adversarial::PassResult r;
+  std::vector<torch::Tensor> delta_grads, logits, losses;
+  for (const auto& p : parts) {  // batch order: shards are contiguous and in replica order
+    r.loss_sum += p.loss_sum;
+    r.custom_loss += p.custom_loss;
+    r.output.loss_count += p.loss_count;
+    delta_grads.push_back(p.delta_grad);
+    logits.push_back(p.logits);
+    losses.push_back(p.example_losses);
+  }
+  if (request.want_delta_grad) r.delta_grad = gather(delta_grads, home);
+  r.output.logits = gather(logits, home);
+  r.output.example_losses = gather(losses, home);
+  timing_.reduce_s = seconds_since(t0);
+  return r;
+}
+
+void DataParallelEngine::reduce_gradients(const std::vector<bool>& active) {
+  const auto n = replicas();
+  const size_t first = master_is_replica0_ ? 1 : 0;  // replica 0's gradients already are the master's
+  const torch::Device home = device_of(*master_);
+  const std::function<void(int64_t)> reduce = [&](int64_t w) {
+    torch::NoGradGuard no_grad;
+    for (size_t j : reduce_plan_[static_cast<size_t>(w)]) {
+      torch::Tensor& master_grad = master_params_[j].mutable_grad();
+      bool sparse = master_grad.defined() && master_grad.is_sparse();
+      std::vector<torch::Tensor> grads;
+      for (size_t r = first; r < replicas_.size(); ++r) {
+        torch::Tensor& g = params_[r][j].mutable_grad();
+        if (active[r] && g.defined()) {
+          sparse = sparse || g.is_sparse();
+          grads.push_back(g.to(home));
+        }
+        g.reset();
+      }
+      if (grads.empty()) {
+        if (sparse) master_grad = combine_sparse({master_grad});  // one coalesced form whatever N is
+        continue;
+      }
+      if (sparse) {
+        grads.insert(grads.begin(), master_grad);  // all replicas' rows, never one replica's
+        master_grad = combine_sparse(grads);
+        continue;
+      }
+      for (auto& g : grads) {
+        if (!master_grad.defined()) master_grad = g;  // the replica let go of it above
+        else master_grad.add_(g);
+      }
+    }
+  };
+  on_workers(reduce, std::vector<bool>(static_cast<size_t>(n), true));
+}
+
+void DataParallelEngine::sync_replicas() {
+  const auto n = replicas();
+  std::vector<bool> active(static_cast<size_t>(n), true);
+  if (master_is_replica0_) active[0] = false;
+  const std::function<void(int64_t)> copy = [&](int64_t r) {
+    torch::NoGradGuard no_grad;
+    auto& params = params_[static_cast<size_t>(r)];
+    auto& buffers = buffers_[static_cast<size_t>(r)];
+    for (size_t j = 0; j < params.size(); ++j) {
+      params[j].copy_(master_params_[j]);  // in place: the replica's storage is kept
+      params[j].mutable_grad().reset();
+    }
+    for (size_t j = 0; j < buffers.size(); ++j) buffers[j].copy_(master_buffers_[j]);
+  };
+  on_workers(copy, active);
+}
+
+void DataParallelEngine::optimizer_step() {
+  optimizer_step_();
+  sync_replicas();
+}
+
+}  // namespace unif::framework

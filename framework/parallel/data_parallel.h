@@ -1,0 +1,136 @@
+// DataParallelEngine: the GradientEngine of N replicas of one TaskModel inside one process, one
+// persistent worker thread per replica (SPEC §5-§6). A pass cuts the global batch into contiguous
+// shards (the first B mod N one example larger; replicas with an empty shard sit out), runs forward
+// + backward of scale * sum_b l_b on every shard at once, and reduces onto the master model: dense
+// gradients summed, sparse word-embedding gradients concatenated (every replica's rows) and
+// coalesced, delta gradients and outputs concatenated in batch order. Gradients accumulate on the
+// master across passes; optimizer_step() steps the master and copies its parameters back into the
+// replicas in place. Replica 0 is the master itself when it sits on the master's device.
+//
+// It is not a process group: ranks across processes (c10d, torchrun) are a separate layer.
+//
+// Example:
+//   DataParallelOptions o;
+//   o.devices = parse_devices({"cpu", "cpu", "cpu"});
+//   DataParallelEngine engine(model, [&] { optimizer.step(); optimizer.zero_grad(); }, o);
+//   auto r = engine.run(batch, /*delta=*/{}, 1.0 / z, /*want_delta_grad=*/false);
+//   engine.optimizer_step();   // master stepped, replicas refreshed
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "adversarial/strategy.h"
+#include "models/task_model.h"
+
+namespace unif::framework {
+
+/// A contiguous slice [begin, begin + size) of the global batch.
+struct Shard {
+  int64_t begin = 0;
+  int64_t size = 0;
+};
+
+/// SPEC §5 sharding: `replicas` contiguous shards of `batch` examples, sizes as even as possible,
+/// the first batch % replicas shards one larger (trailing shards are empty when batch < replicas).
+std::vector<Shard> shard_batch(int64_t batch, int64_t replicas);
+
+/// The rows [begin, begin + size) of every defined tensor of `batch`.
+models::Batch slice_batch(const models::Batch& batch, const Shard& shard);
+
+/// Sum of sparse COO gradients of one (V, H) table: every input's indices and values concatenated,
+/// then coalesced (duplicate rows summed). Undefined inputs are skipped; undefined when all are.
+torch::Tensor combine_sparse(const std::vector<torch::Tensor>& grads);
+
+/// parallel.devices entries ("cpu", "cuda:N", or the single entry "auto") as devices. Throws
+/// UserError naming the entry: unknown spelling, CUDA on a CPU-only LibTorch, a missing GPU.
+std::vector<torch::Device> parse_devices(const std::vector<std::string>& devices);
+
+struct DataParallelOptions {
+  std::vector<torch::Device> devices{torch::kCPU, torch::kCPU};  // one per replica
+  /// Intra-op (OpenMP) threads of each replica's worker; 0 = available cores / replicas (>= 1).
+  int64_t threads_per_replica = 0;
+};
+
+/// Wall-clock split of the last run(): the replicas' forward/backward (slowest replica) and the
+/// reduction onto the master (gradients, delta gradients, outputs).
+struct PassTiming {
+  double compute_s = 0.0;
+  double reduce_s = 0.0;
+};
+
+class DataParallelEngine final : public adversarial::GradientEngine {
+ public:
+  /// `optimizer_step` clips, steps and zeroes the master's gradients (owned by the trainer).
+  DataParallelEngine(std::shared_ptr<models::TaskModel> master, std::function<void()> optimizer_step,
+                     DataParallelOptions options);
+  ~DataParallelEngine() override;
+  DataParallelEngine(const DataParallelEngine&) = delete;
+  DataParallelEngine& operator=(const DataParallelEngine&) = delete;
+
+  /// Forward at E + delta and backward of scale * sum_b l_b on every shard; the reduced gradient is
+  /// ADDED to the master's. An exception in a replica is re-thrown here as the same class
+  /// (UserError stays UserError, anything else std::runtime_error) naming the replica; the
+  /// gradients of that pass are then incomplete and the caller should not step on them.
+  adversarial::PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
+                              bool want_delta_grad) override;
+  /// The general pass (adversarial/strategy.h PassRequest) on every shard: request.loss_fn is called
+  /// on each replica's output with `first` = the shard's offset, concurrently from the worker
+  /// threads (it must only read shared state); its values are summed into custom_loss. Parameter
+  /// gradients are reduced onto the master only when request.param_grads.
+  adversarial::PassResult run_custom(const models::Batch& batch, const adversarial::PassRequest& request) override;
+  int64_t embedding_dim() const override;
+  /// The given optimizer_step on the master, then every replica's parameters and buffers copied
+  /// from the master in place and the replicas' gradients reset (undefined).
+  void optimizer_step() override;
+
+  int64_t replicas() const { return static_cast<int64_t>(replicas_.size()); }
+  /// Intra-op threads each worker runs with.
+  int64_t threads_per_replica() const { return threads_; }
+  /// Replica i's model (replica 0 is the master when it shares its device).
+  std::shared_ptr<models::TaskModel> replica(int64_t i) const { return replicas_.at(static_cast<size_t>(i)); }
+  PassTiming last_timing() const { return timing_; }
+
+ private:
+  /// Runs job(i) on worker i for every i with active[i]; waits for all; re-throws the first
+  /// failure (lowest replica index) with the replica named.
+  void on_workers(const std::function<void(int64_t)>& job, const std::vector<bool>& active);
+  void worker_loop(int64_t i);
+  /// Adds every replica's gradients (except the master's own) into the master's; resets them.
+  void reduce_gradients(const std::vector<bool>& active);
+  void sync_replicas();
+
+  std::shared_ptr<models::TaskModel> master_;
+  std::function<void()> optimizer_step_;
+  std::vector<torch::Device> devices_;
+  std::vector<std::shared_ptr<models::TaskModel>> replicas_;
+  bool master_is_replica0_ = false;
+  int64_t threads_ = 1;
+  // Parameters / buffers in named_parameters() order: params_[r][j] is replica r's tensor j.
+  std::vector<torch::Tensor> master_params_, master_buffers_;
+  std::vector<std::vector<torch::Tensor>> params_, buffers_;
+  std::vector<std::vector<size_t>> reduce_plan_;  // parameter indices each worker reduces / copies
+
+  // Worker pool: generation_ advances once per job; each worker runs it once.
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int64_t)>* job_ = nullptr;
+  std::vector<bool> active_;
+  std::vector<std::exception_ptr> errors_;
+  uint64_t generation_ = 0;
+  int64_t pending_ = 0;
+  bool stop_ = false;
+
+  PassTiming timing_;
+};
+
+}  // namespace unif::framework

@@ -1,0 +1,526 @@
+// DataParallelEngine (framework/parallel): sharding, exact reduction, invariance of one optimizer step
+// over 1, 2 and 3 CPU replicas against the one-device LocalEngine and the fixture's HF reference
+// gradient (SPEC §5), the sparse-gradient combination on which UNIF's one-replica-indices bug fails,
+// replica failures surfacing as exceptions naming the replica, per-worker thread counts, device errors.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
+#include <torch/cuda.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/types.h>
+
+#include "framework/checkpoint/pretrained.h"
+#include "framework/checkpoint/safetensors.h"
+#include "framework/common/error.h"
+#include "framework/parallel/data_parallel.h"
+#include "framework/train/local_engine.h"
+#include "models/heads/bert_task_model.h"
+#include "models/heads/factory.h"
+
+namespace fs = std::filesystem;
+using namespace unif;
+using framework::DataParallelEngine;
+using framework::DataParallelOptions;
+using framework::LocalEngine;
+
+namespace {
+
+const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
+const fs::path kCase = kFixture / "reference" / "train" / "cls_pair";
+const std::string kWords = "bert.embeddings.word_embeddings.weight";
+
+// max over elements of |a-b| - (atol + rtol*|b|); <= 0 means close (the fixture's rule).
+double worst_excess(const torch::Tensor& a, const torch::Tensor& b, double atol = 1e-6, double rtol = 1e-5) {
+  REQUIRE(a.sizes() == b.sizes());
+  auto ad = a.to(torch::kDouble), bd = b.to(torch::kDouble);
+  return ((ad - bd).abs() - (atol + rtol * bd.abs())).max().item<double>();
+}
+
+torch::Tensor dense(const torch::Tensor& t) { return t.is_sparse() ? t.to_dense() : t; }
+
+torch::Tensor tensor_2d(const nlohmann::json& rows) {
+  std::vector<int64_t> flat;
+  for (const auto& row : rows)
+    for (const auto& v : row) flat.push_back(v.get<int64_t>());
+  return torch::tensor(flat, torch::kLong).view({static_cast<int64_t>(rows.size()), -1});
+}
+
+struct Fixture {
+  models::Batch batch;
+  double z = 0;
+};
+
+Fixture fixture_batch() {
+  std::ifstream in(kCase / "manifest.json");
+  const auto manifest = nlohmann::json::parse(in);
+  const auto& enc = manifest.at("encoded");
+  Fixture f;
+  f.batch.input_ids = tensor_2d(enc.at("input_ids"));
+  f.batch.token_type_ids = tensor_2d(enc.at("token_type_ids"));
+  f.batch.attention_mask = tensor_2d(enc.at("attention_mask"));
+  f.batch.labels = torch::tensor(enc.at("labels").get<std::vector<int64_t>>(), torch::kLong);
+  f.z = manifest.at("loss_normaliser_Z").get<double>();
+  return f;
+}
+
+std::shared_ptr<models::TaskModel> fixture_model(bool sparse) {
+  auto config = framework::read_hf_config(kFixture / "config.json");
+  config.bert.hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
+  framework::PretrainedOptions options;
+  options.sparse_embeddings = sparse;
+  auto model = framework::load_pretrained(kFixture, config, options).model;
+  model->train();
+  return model;
+}
+
+// A small random BERT (dropout 0) with any head.
+std::shared_ptr<models::TaskModel> random_model(models::TaskKind kind, bool sparse, int64_t num_labels) {
+  torch::manual_seed(7);
+  auto o = models::BertOptions()
+               .vocab_size(120)
+               .hidden_size(32)
+               .num_hidden_layers(2)
+               .num_attention_heads(4)
+               .intermediate_size(64)
+               .max_position_embeddings(32)
+               .hidden_dropout_prob(0.0)
+               .attention_probs_dropout_prob(0.0)
+               .initializer_range(0.2)
+               .sparse_embeddings(sparse);
+  auto model = models::make_bert_task_model(kind, o, num_labels);
+  model->train();
+  return model;
+}
+
+// A token-classification batch: B examples of varying length, labels -100 on [CLS], padding and
+// some pieces. Returns Z = labeled tokens.
+std::pair<models::Batch, double> token_batch(int64_t b, int64_t l, int64_t num_labels) {
+  torch::manual_seed(11);
+  models::Batch batch;
+  batch.input_ids = torch::randint(1, 120, {b, l}, torch::kLong);
+  batch.token_type_ids = torch::zeros({b, l}, torch::kLong);
+  auto lengths = torch::randint(3, l + 1, {b}, torch::kLong);
+  auto pos = torch::arange(l, torch::kLong).unsqueeze(0);
+  batch.attention_mask = (pos < lengths.unsqueeze(1)).to(torch::kLong);
+  batch.input_ids = batch.input_ids * batch.attention_mask;
+  auto labels = torch::randint(0, num_labels, {b, l}, torch::kLong);
+  auto ignored = (batch.attention_mask == 0) | (pos == 0) | (torch::rand({b, l}) < 0.2);
+  batch.labels = labels.masked_fill(ignored, -100);
+  return {batch, static_cast<double>((batch.labels != -100).sum().item<int64_t>())};
+}
+
+// One SGD step (lr 1) of `engine` on its master; returns every parameter's gradient g (dense) and
+// value after the step, by name.
+struct StepResult {
+  std::map<std::string, torch::Tensor> grads, params;
+  adversarial::PassResult pass;
+};
+
+template <class MakeEngine>
+StepResult sgd_step(const std::shared_ptr<models::TaskModel>& model, const models::Batch& batch, double z,
+                    const torch::Tensor& delta, MakeEngine make_engine) {
+  StepResult out;
+  auto step = [&] {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->named_parameters()) {
+      auto& g = p.value().mutable_grad();
+      REQUIRE(g.defined());
+      out.grads[p.key()] = dense(g).clone();
+      p.value().sub_(dense(g));
+      g.reset();
+    }
+  };
+  auto engine = make_engine(model, step);
+  out.pass = engine->run(batch, delta, 1.0 / z, delta.defined());
+  engine->optimizer_step();
+  for (auto& p : model->named_parameters()) out.params[p.key()] = p.value().detach().clone();
+  return out;
+}
+
+StepResult local_step(models::TaskModel& proto, const models::Batch& batch, double z, const torch::Tensor& delta = {}) {
+  return sgd_step(proto.clone_model(), batch, z, delta, [](auto m, auto step) {
+    return std::make_unique<LocalEngine>(m, step);
+  });
+}
+
+StepResult parallel_step(models::TaskModel& proto, int64_t replicas, const models::Batch& batch, double z,
+                         const torch::Tensor& delta = {}) {
+  return sgd_step(proto.clone_model(), batch, z, delta, [replicas](auto m, auto step) {
+    DataParallelOptions o;
+    o.devices.assign(static_cast<size_t>(replicas), torch::kCPU);
+    o.threads_per_replica = 1;
+    return std::make_unique<DataParallelEngine>(m, step, o);
+  });
+}
+
+void require_same_step(const StepResult& a, const StepResult& ref) {
+  REQUIRE(a.params.size() == ref.params.size());
+  for (const auto& [name, value] : ref.params) {
+    INFO(name);
+    CHECK(worst_excess(a.grads.at(name), ref.grads.at(name)) <= 0);
+    CHECK(worst_excess(a.params.at(name), value) <= 0);
+  }
+  CHECK(a.pass.loss_sum == Approx(ref.pass.loss_sum).epsilon(1e-6));
+  CHECK(a.pass.output.loss_count == ref.pass.output.loss_count);
+  CHECK(worst_excess(a.pass.output.logits, ref.pass.output.logits) <= 0);
+  CHECK(worst_excess(a.pass.output.example_losses, ref.pass.output.example_losses) <= 0);
+  if (ref.pass.delta_grad.defined()) {
+    REQUIRE(a.pass.delta_grad.defined());
+    CHECK(worst_excess(a.pass.delta_grad, ref.pass.delta_grad, 1e-9, 1e-5) <= 0);
+  }
+}
+
+// The fixture's reference gradient g (HF, dropout 0) of cls_pair / none, densified, by name.
+std::map<std::string, torch::Tensor> reference_grads(const std::map<std::string, torch::Tensor>& like) {
+  const auto ref = framework::read_safetensors(kCase / "none" / "grads.safetensors").tensors;
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& [name, g] : like) {
+    if (name == kWords)
+      out[name] = torch::zeros_like(g).index_put_({ref.at(kWords + ".rows")}, ref.at(kWords + ".values"));
+    else
+      out[name] = ref.at(name);
+  }
+  return out;
+}
+
+// What UNIF did with the IndexedSlices of several devices: kept the first replica's rows.
+torch::Tensor unif_like_combine(const std::vector<torch::Tensor>& grads) { return grads.front().coalesce(); }
+
+// A toy TaskModel (embedding + linear) that fails on a poisoned input id and records the intra-op
+// thread count it ran with.
+struct ToyState {
+  std::mutex mutex;
+  std::vector<int> threads_seen;
+  bool throw_user_error = false;
+};
+
+class Toy final : public models::TaskModel {
+ public:
+  static constexpr int64_t kPoison = 999;
+  explicit Toy(std::shared_ptr<ToyState> state) : state_(std::move(state)) {
+    emb_ = register_module("emb", torch::nn::Embedding(torch::nn::EmbeddingOptions(1000, 4)));
+    out_ = register_module("out", torch::nn::Linear(4, 2));
+  }
+  models::ModelOutput forward(const models::Batch& batch, const torch::Tensor& delta) override {
+    {
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      state_->threads_seen.push_back(at::get_num_threads());
+    }
+    if ((batch.input_ids == kPoison).any().item<bool>()) {
+      if (state_->throw_user_error) throw UserError("poisoned example");
+      throw std::runtime_error("poisoned example");
+    }
+    auto e = emb_(batch.input_ids);  // (b, L, 4)
+    if (delta.defined()) e = e + delta;
+    models::ModelOutput out;
+    out.logits = out_(e.mean(1));  // (b, 2)
+    out.example_losses = torch::nn::functional::cross_entropy(
+        out.logits, batch.labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+    out.loss_count = batch.size();
+    return out;
+  }
+  torch::nn::Embedding word_embeddings() override { return emb_; }
+  std::shared_ptr<models::TaskModel> clone_model() const override {
+    auto copy = std::make_shared<Toy>(state_);
+    models::copy_module_state(*this, *copy);
+    return copy;
+  }
+
+ private:
+  std::shared_ptr<ToyState> state_;
+  torch::nn::Embedding emb_{nullptr};
+  torch::nn::Linear out_{nullptr};
+};
+
+models::Batch toy_batch(int64_t b) {
+  models::Batch batch;
+  batch.input_ids = torch::arange(b * 3, torch::kLong).view({b, 3});
+  batch.token_type_ids = torch::zeros({b, 3}, torch::kLong);
+  batch.attention_mask = torch::ones({b, 3}, torch::kLong);
+  batch.labels = torch::arange(b, torch::kLong) % 2;
+  return batch;
+}
+
+// Runs `f` with a deadline: a hang fails the test instead of blocking ctest.
+template <class F>
+void within_seconds(int seconds, F f) {
+  auto fut = std::async(std::launch::async, f);
+  if (fut.wait_for(std::chrono::seconds(seconds)) != std::future_status::ready) {
+    std::fprintf(stderr, "FAILED: no answer within %d s (hang)\n", seconds);
+    std::_Exit(1);
+  }
+  fut.get();
+}
+
+}  // namespace
+
+TEST_CASE("shards are contiguous, as even as possible, the first B mod N one larger", "[parallel]") {
+  auto sizes = [](int64_t b, int64_t n) {
+    std::vector<int64_t> s;
+    int64_t next = 0;
+    for (const auto& shard : framework::shard_batch(b, n)) {
+      CHECK(shard.begin == next);
+      next += shard.size;
+      s.push_back(shard.size);
+    }
+    CHECK(next == b);
+    return s;
+  };
+  CHECK(sizes(8, 3) == std::vector<int64_t>{3, 3, 2});
+  CHECK(sizes(2, 3) == std::vector<int64_t>{1, 1, 0});
+  CHECK(sizes(9, 3) == std::vector<int64_t>{3, 3, 3});
+  CHECK(sizes(7, 1) == std::vector<int64_t>{7});
+  CHECK(sizes(0, 2) == std::vector<int64_t>{0, 0});
+  CHECK_THROWS_AS(framework::shard_batch(4, 0), std::invalid_argument);
+}
+
+TEST_CASE("combine_sparse keeps every replica's rows and sums duplicates", "[parallel]") {
+  auto sp = [](std::vector<int64_t> rows, std::vector<float> vals) {
+    auto i = torch::tensor(rows, torch::kLong).view({1, -1});
+    auto v = torch::tensor(vals).view({-1, 1}).repeat({1, 2});  // (n, 2)
+    return torch::sparse_coo_tensor(i, v, {10, 2});
+  };
+  auto a = sp({1, 3, 1}, {1.f, 2.f, 4.f});  // uncoalesced: row 1 twice
+  auto b = sp({3, 7}, {8.f, 16.f});
+  auto c = framework::combine_sparse({a, torch::Tensor(), b});
+  REQUIRE(c.is_sparse());
+  REQUIRE(c.is_coalesced());
+  CHECK(torch::equal(c.indices().view({-1}), torch::tensor({1, 3, 7}, torch::kLong)));
+  CHECK(torch::equal(c.to_dense(), a.to_dense() + b.to_dense()));
+  CHECK_FALSE(framework::combine_sparse({torch::Tensor()}).defined());
+  CHECK_THROWS_AS(framework::combine_sparse({a, torch::ones({10, 2})}), std::invalid_argument);
+}
+
+TEST_CASE("sparse gradients of replicas on disjoint vocabulary rows: all rows kept (UNIF's bug fails)",
+          "[parallel]") {
+  // Example 0 touches rows 5..9, example 1 rows 40..44 (and both [CLS]=2, [SEP]=3 are avoided), so
+  // replica 0 and replica 1 see disjoint rows of the word-embedding table.
+  auto proto = random_model(models::TaskKind::Classification, /*sparse=*/true, 2);
+  models::Batch batch;
+  batch.input_ids = torch::tensor({5, 6, 7, 8, 9, 40, 41, 42, 43, 44}, torch::kLong).view({2, 5});
+  batch.token_type_ids = torch::zeros({2, 5}, torch::kLong);
+  batch.attention_mask = torch::ones({2, 5}, torch::kLong);
+  batch.labels = torch::tensor({0, 1}, torch::kLong);
+  const double z = 2;
+
+  auto full = local_step(*proto, batch, z).grads.at(kWords);  // (V, H), one device
+  // Per-replica gradients, as each replica computes them on its shard.
+  std::vector<torch::Tensor> per_replica;
+  for (const auto& shard : framework::shard_batch(2, 2)) {
+    auto m = proto->clone_model();
+    LocalEngine e(m, [] {});
+    e.run(framework::slice_batch(batch, shard), {}, 1.0 / z, false);
+    per_replica.push_back(m->word_embeddings()->weight.grad().clone());
+    REQUIRE(per_replica.back().is_sparse());
+  }
+  auto rows_of = [](const torch::Tensor& g) {
+    auto idx = g.coalesce().indices().view({-1});
+    return std::set<int64_t>(idx.data_ptr<int64_t>(), idx.data_ptr<int64_t>() + idx.numel());
+  };
+  const std::set<int64_t> both{5, 6, 7, 8, 9, 40, 41, 42, 43, 44};
+  auto matches_full = [&](const torch::Tensor& g) {
+    return rows_of(g) == both && worst_excess(g.to_dense(), full) <= 0;
+  };
+  CHECK(matches_full(framework::combine_sparse(per_replica)));
+  CHECK_FALSE(matches_full(unif_like_combine(per_replica)));  // the check can fail: UNIF's combination does
+
+  // The engine itself: the master's gradient carries both replicas' rows.
+  auto two = parallel_step(*proto, 2, batch, z);
+  CHECK(worst_excess(two.grads.at(kWords), full) <= 0);
+  CHECK(rows_of(two.grads.at(kWords).to_sparse(1)) == both);
+}
+
+TEST_CASE("one step on 1, 2, 3 replicas equals one device and the HF reference (cls_pair, B=8)", "[parallel]") {
+  const auto f = fixture_batch();
+  for (bool sparse : {true, false}) {
+    auto proto = fixture_model(sparse);
+    const auto local = local_step(*proto, f.batch, f.z);
+    const auto ref = reference_grads(local.grads);
+    for (const auto& [name, g] : ref) {
+      INFO("local vs HF " << name);
+      CHECK(worst_excess(local.grads.at(name), g) <= 0);
+    }
+    for (int64_t n : {1, 2, 3}) {  // 3 replicas: shards 3, 3, 2
+      INFO((sparse ? "sparse" : "dense") << " embeddings, " << n << " replicas");
+      const auto dp = parallel_step(*proto, n, f.batch, f.z);
+      require_same_step(dp, local);
+      for (const auto& [name, g] : ref) {
+        INFO("vs HF " << name);
+        CHECK(worst_excess(dp.grads.at(name), g) <= 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("fewer examples than replicas (B=2 on 3) and a perturbation delta with its gradient", "[parallel]") {
+  const auto f = fixture_batch();
+  const auto two = framework::slice_batch(f.batch, {3, 2});
+  auto proto = fixture_model(/*sparse=*/true);
+  const auto local = local_step(*proto, two, 2.0);
+  require_same_step(parallel_step(*proto, 3, two, 2.0), local);
+
+  torch::manual_seed(3);
+  const int64_t h = proto->word_embeddings()->options.embedding_dim();
+  const auto delta = 0.05 * torch::randn({8, f.batch.input_ids.size(1), h}) * f.batch.attention_mask.unsqueeze(-1);
+  const auto local_d = local_step(*proto, f.batch, f.z, delta);
+  REQUIRE(local_d.pass.delta_grad.defined());
+  for (int64_t n : {2, 3}) {
+    INFO(n << " replicas with delta");
+    require_same_step(parallel_step(*proto, n, f.batch, f.z, delta), local_d);
+  }
+}
+
+TEST_CASE("token classification: 1, 2, 3 replicas equal one device (Z = labeled tokens of the whole batch)",
+          "[parallel]") {
+  auto [batch, z] = token_batch(7, 12, 5);  // 7 on 3 replicas: 3, 2, 2
+  for (bool sparse : {true, false}) {
+    auto proto = random_model(models::TaskKind::TokenClassification, sparse, 5);
+    const auto local = local_step(*proto, batch, z);
+    for (int64_t n : {1, 2, 3}) {
+      INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
+      require_same_step(parallel_step(*proto, n, batch, z), local);
+    }
+  }
+}
+
+TEST_CASE("gradients accumulate over passes; after the step replicas hold the master's values in place",
+          "[parallel]") {
+  const auto f = fixture_batch();
+  auto proto = fixture_model(/*sparse=*/true);
+  // Reference: two passes on one device (same batch, scale 1/Z each).
+  auto ref_model = proto->clone_model();
+  LocalEngine local(ref_model, [] {});
+  local.run(f.batch, {}, 1.0 / f.z, false);
+  local.run(f.batch, {}, 1.0 / f.z, false);
+
+  auto model = proto->clone_model();
+  DataParallelOptions o;
+  o.devices = {torch::kCPU, torch::kCPU, torch::kCPU};
+  DataParallelEngine engine(model, [&] {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters()) {
+      p.sub_(dense(p.grad()));
+      p.mutable_grad().reset();
+    }
+  }, o);
+  CHECK(engine.replicas() == 3);
+  CHECK(engine.replica(0) == model);  // replica 0 is the master on its own device
+  std::vector<const void*> storage;
+  for (const auto& p : engine.replica(2)->parameters()) storage.push_back(p.data_ptr());
+
+  engine.run(f.batch, {}, 1.0 / f.z, false);
+  engine.run(f.batch, {}, 1.0 / f.z, false);
+  auto ref_params = ref_model->named_parameters();
+  for (auto& p : model->named_parameters()) {
+    INFO(p.key());
+    CHECK(worst_excess(dense(p.value().grad()), dense(ref_params[p.key()].grad())) <= 0);
+  }
+  for (int64_t r = 1; r < 3; ++r)
+    for (const auto& p : engine.replica(r)->parameters()) CHECK_FALSE(p.grad().defined());  // reduced and reset
+
+  engine.optimizer_step();
+  const auto master = model->named_parameters();
+  for (int64_t r = 1; r < 3; ++r) {
+    size_t k = 0;
+    for (const auto& p : engine.replica(r)->named_parameters()) {
+      INFO("replica " << r << " " << p.key());
+      CHECK(torch::equal(p.value(), master[p.key()]));
+      CHECK_FALSE(p.value().grad().defined());
+      if (r == 2) CHECK(p.value().data_ptr() == storage[k++]);  // copied in place, not reallocated
+    }
+  }
+  // Training mode follows the master.
+  model->eval();
+  engine.run(f.batch, {}, 1.0 / f.z, false);
+  CHECK_FALSE(engine.replica(1)->is_training());
+}
+
+TEST_CASE("a replica that throws surfaces as an exception naming the replica, never a hang", "[parallel]") {
+  auto state = std::make_shared<ToyState>();
+  auto model = std::make_shared<Toy>(state);
+  DataParallelOptions o;
+  o.devices = {torch::kCPU, torch::kCPU, torch::kCPU};
+  o.threads_per_replica = 1;
+  within_seconds(60, [&] {
+    DataParallelEngine engine(model, [] {}, o);
+    auto batch = toy_batch(6);  // shards 2, 2, 2: example 4 is replica 2's
+    batch.input_ids[4][1] = Toy::kPoison;
+    CHECK_THROWS_WITH(engine.run(batch, {}, 1.0, false),
+                      Catch::Contains("replica 2 of 3") && Catch::Contains("poisoned example"));
+    state->throw_user_error = true;
+    CHECK_THROWS_AS(engine.run(batch, {}, 1.0, false), UserError);  // the class is kept
+    // Two failing replicas: the lowest index is reported.
+    batch.input_ids[0][0] = Toy::kPoison;
+    CHECK_THROWS_WITH(engine.run(batch, {}, 1.0, false), Catch::Contains("replica 0 of 3"));
+    // The engine still works afterwards.
+    engine.optimizer_step();
+    auto r = engine.run(toy_batch(6), {}, 1.0, false);
+    CHECK(r.output.logits.size(0) == 6);
+  });
+}
+
+TEST_CASE("a Torch error inside BERT on one replica names that replica", "[parallel]") {
+  auto model = random_model(models::TaskKind::Classification, true, 2);
+  DataParallelOptions o;
+  o.devices = {torch::kCPU, torch::kCPU};
+  o.threads_per_replica = 1;
+  within_seconds(60, [&] {
+    DataParallelEngine engine(model, [] {}, o);
+    models::Batch batch;
+    batch.input_ids = torch::full({4, 5}, 7, torch::kLong);
+    batch.input_ids[3][2] = 100000;  // out of the vocabulary: replica 1's shard (2, 2)
+    batch.token_type_ids = torch::zeros({4, 5}, torch::kLong);
+    batch.attention_mask = torch::ones({4, 5}, torch::kLong);
+    batch.labels = torch::zeros({4}, torch::kLong);
+    CHECK_THROWS_WITH(engine.run(batch, {}, 1.0, false), Catch::Contains("data-parallel replica 1 of 2 (cpu)"));
+  });
+}
+
+TEST_CASE("each worker runs with threads_per_replica intra-op threads; the caller's count is untouched",
+          "[parallel]") {
+  const int before = at::get_num_threads();
+  auto state = std::make_shared<ToyState>();
+  auto model = std::make_shared<Toy>(state);
+  for (int64_t t : {1, 3}) {
+    DataParallelOptions o;
+    o.devices = {torch::kCPU, torch::kCPU};
+    o.threads_per_replica = t;
+    DataParallelEngine engine(model, [] {}, o);
+    CHECK(engine.threads_per_replica() == t);
+    state->threads_seen.clear();
+    engine.run(toy_batch(4), {}, 1.0, false);
+    REQUIRE(state->threads_seen.size() == 2);
+    for (int seen : state->threads_seen) CHECK(seen == t);
+  }
+  CHECK(at::get_num_threads() == before);
+  DataParallelOptions o;
+  o.devices = {torch::kCPU, torch::kCPU};
+  DataParallelEngine automatic(model, [] {}, o);
+  CHECK(automatic.threads_per_replica() >= 1);
+}
+
+TEST_CASE("parallel.devices: bad entries are UserErrors naming the entry", "[parallel]") {
+  CHECK(framework::parse_devices({"cpu", "cpu", "cpu"}).size() == 3);
+  CHECK(framework::parse_devices({"auto"}).size() >= 1);
+  CHECK_THROWS_WITH(framework::parse_devices({"cpu", "gpu"}),
+                    Catch::Contains("parallel.devices[1]: 'gpu'") && Catch::Contains("expected cpu, cuda:N"));
+  CHECK_THROWS_WITH(framework::parse_devices({"cuda:x"}), Catch::Contains("parallel.devices[0]"));
+  CHECK_THROWS_AS(framework::parse_devices({}), UserError);
+  if (!torch::cuda::is_available())
+    CHECK_THROWS_WITH(framework::parse_devices({"cuda:0"}),
+                      Catch::Contains("parallel.devices[0]: 'cuda:0'") && Catch::Contains("CUDA"));
+}
