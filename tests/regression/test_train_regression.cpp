@@ -68,14 +68,14 @@ RunResult run(const std::string& config, const std::string& metric, std::vector<
 TEST_CASE("classification learns on sib200_zh", "[regression][classification]") {
   auto r = run("demo.yaml", "accuracy",
                {"training.optimizer.lr=5e-3", "training.epochs=8", "training.log_every=20"});
-  INFO("best dev accuracy " << r.best << ", train loss " << r.first_loss << " -> " << r.last_loss);
+  WARN("best dev accuracy " << r.best << ", train loss " << r.first_loss << " -> " << r.last_loss);
   CHECK(r.last_loss < r.first_loss);
-  CHECK(r.best >= 0.33);
-  // Negative control: the same run with a learning rate of 0 cannot clear the bar.
+  CHECK(r.best >= 0.31);  // measured 0.354 (2 cores); majority class 0.2525
+  // Negative control: the same run with a (practically) zero learning rate cannot clear the bar.
   auto broken = run("demo.yaml", "accuracy",
-                    {"training.optimizer.lr=0", "training.epochs=2", "training.log_every=20"});
-  INFO("lr 0: best dev accuracy " << broken.best);
-  CHECK(broken.best < 0.33);
+                    {"training.optimizer.lr=1e-9", "training.epochs=2", "training.log_every=20"});
+  INFO("lr 1e-9: best dev accuracy " << broken.best);
+  CHECK(broken.best < 0.31);
 }
 
 // weibo_ner_zh: BIO tags over characters; predicting all "O" scores entity F1 = 0.
@@ -83,9 +83,9 @@ TEST_CASE("token classification learns on weibo_ner_zh", "[regression][token]") 
   auto r = run("token_classification.yaml", "f1",
                {"training.optimizer.lr=5e-3", "training.epochs=4", "adversarial.method=none",
                 "training.log_every=20"});
-  INFO("best dev entity F1 " << r.best << ", train loss " << r.first_loss << " -> " << r.last_loss);
+  WARN("best dev entity F1 " << r.best << ", train loss " << r.first_loss << " -> " << r.last_loss);
   CHECK(r.last_loss < r.first_loss);
-  CHECK(r.best >= 0.10);
+  CHECK(r.best >= 0.06);  // measured 0.108 after 4 epochs (0.19 after 8); all-"O" scores 0
 }
 
 // stsb_en: similarity 0-5 of English sentence pairs; a model without signal has Pearson ~ 0.
@@ -93,7 +93,7 @@ TEST_CASE("regression learns on stsb_en", "[regression][regression_task]") {
   auto r = run("regression.yaml", "pearson",
                {"training.optimizer.lr=5e-3", "training.epochs=3", "parallel.devices=[cpu]",
                 "training.log_every=20"});
-  INFO("best dev Pearson " << r.best << ", train loss " << r.first_loss << " -> " << r.last_loss);
+  WARN("best dev Pearson " << r.best << ", train loss " << r.first_loss << " -> " << r.last_loss);
   CHECK(r.last_loss < r.first_loss);
-  CHECK(r.best >= 0.12);
+  CHECK(r.best >= 0.12);  // measured 0.199
 }
