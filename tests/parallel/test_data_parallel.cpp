@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -23,6 +24,11 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/types.h>
 
+#include "adversarial/fgm.h"
+#include "adversarial/freeat.h"
+#include "adversarial/freelb.h"
+#include "adversarial/pgd.h"
+#include "adversarial/smart.h"
 #include "framework/checkpoint/pretrained.h"
 #include "framework/checkpoint/safetensors.h"
 #include "framework/common/error.h"
@@ -393,6 +399,63 @@ TEST_CASE("token classification: 1, 2, 3 replicas equal one device (Z = labeled 
     for (int64_t n : {1, 2, 3}) {
       INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
       require_same_step(parallel_step(*proto, n, batch, z), local);
+    }
+  }
+}
+
+// One strategy step (SGD lr 1 at every optimizer_step) of `strategy` on a clone of `proto` with
+// `replicas` CPU replicas (0 = LocalEngine): parameters after the step and the step's loss.
+std::pair<std::map<std::string, torch::Tensor>, double> strategy_step(models::TaskModel& proto, int64_t replicas,
+                                                                     adversarial::Strategy& strategy,
+                                                                     const models::Batch& batch, double z) {
+  auto model = proto.clone_model();
+  auto sgd = [model] {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters()) {
+      if (!p.grad().defined()) continue;
+      p.sub_(dense(p.grad()));
+      p.mutable_grad().reset();
+    }
+  };
+  std::unique_ptr<adversarial::GradientEngine> engine;
+  if (replicas == 0) {
+    engine = std::make_unique<LocalEngine>(model, sgd);
+  } else {
+    DataParallelOptions o;
+    o.devices.assign(static_cast<size_t>(replicas), torch::kCPU);
+    o.threads_per_replica = 1;
+    engine = std::make_unique<DataParallelEngine>(model, sgd, o);
+  }
+  auto r = strategy.accumulate(*engine, batch, 1.0 / z, /*seed=*/42, /*step=*/0);
+  if (!r.stepped) engine->optimizer_step();
+  std::map<std::string, torch::Tensor> params;
+  for (auto& p : model->named_parameters()) params[p.key()] = p.value().detach().clone();
+  return {params, r.loss_sum};
+}
+
+TEST_CASE("every adversarial method: one step on 2 and 3 replicas equals one device", "[parallel][adversarial]") {
+  const auto f = fixture_batch();
+  std::vector<std::pair<std::string, std::function<std::unique_ptr<adversarial::Strategy>()>>> methods{
+      {"fgm", [] { return std::make_unique<adversarial::Fgm>(0.1); }},
+      {"pgd", [] { return std::make_unique<adversarial::Pgd>(0.1, 0.03, 3); }},
+      {"freelb", [] { return std::make_unique<adversarial::FreeLb>(0.05, 0.03, 3, 0.1); }},
+      {"freeat", [] { return std::make_unique<adversarial::FreeAt>(0.01, 2); }},
+      {"smart", [] { return std::make_unique<adversarial::Smart>(0.02, 0.01, 1, 1.0); }},
+  };
+  for (bool sparse : {true, false}) {
+    auto proto = fixture_model(sparse);
+    for (const auto& [name, make] : methods) {
+      auto local_strategy = make();
+      const auto [local, local_loss] = strategy_step(*proto, 0, *local_strategy, f.batch, f.z);
+      for (int64_t n : {2, 3}) {
+        auto strategy = make();
+        const auto [dp, dp_loss] = strategy_step(*proto, n, *strategy, f.batch, f.z);
+        CHECK(dp_loss == Approx(local_loss).epsilon(1e-6));
+        for (const auto& [key, value] : local) {
+          INFO(name << (sparse ? " sparse " : " dense ") << n << " replicas: " << key);
+          CHECK(worst_excess(dp.at(key), value) <= 0);
+        }
+      }
     }
   }
 }

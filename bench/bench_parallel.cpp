@@ -1,0 +1,131 @@
+// bench_parallel: training-step throughput of one CPU replica with T intra-op threads (LocalEngine)
+// against T CPU replicas with one thread each (DataParallelEngine), and the data-parallel overhead
+// per step: the reduction onto the master (gradients, outputs) and the copy of the stepped master
+// back into the replicas. Model: random-init BERT, hidden 256, 4 layers, 4 heads, intermediate 1024,
+// vocab 30522 with sparse word-embedding gradients (the config default), dropout 0.1; batch 16 of
+// length 128, classification; a step is forward + backward + global-norm clip + AdamW, as the trainer.
+//
+//   build/bin/bench_parallel [--steps N] [--warmup N] [--threads T]
+//
+// Figures and the command used are recorded in docs/performance.md ("Data parallel").
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/Parallel.h>
+#include <torch/types.h>
+
+#include "framework/common/runtime.h"
+#include "framework/parallel/data_parallel.h"
+#include "framework/train/local_engine.h"
+#include "framework/train/optimizer.h"
+#include "models/heads/factory.h"
+
+using namespace unif;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int64_t kBatch = 16, kLength = 128;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Figures {
+  double step_s = 0, reduce_s = 0, sync_s = 0;
+};
+
+models::Batch make_batch(int64_t vocab) {
+  torch::manual_seed(1);
+  models::Batch b;
+  b.input_ids = torch::randint(1, vocab, {kBatch, kLength}, torch::kLong);
+  b.token_type_ids = torch::zeros({kBatch, kLength}, torch::kLong);
+  b.attention_mask = torch::ones({kBatch, kLength}, torch::kLong);
+  b.labels = torch::randint(0, 2, {kBatch}, torch::kLong);
+  return b;
+}
+
+// `replicas` == 0: LocalEngine with `threads` intra-op threads; else DataParallelEngine.
+Figures measure(int64_t replicas, int64_t threads, int steps, int warmup) {
+  torch::manual_seed(42);
+  auto o = models::BertOptions().hidden_size(256).num_hidden_layers(4).num_attention_heads(4).intermediate_size(1024)
+               .sparse_embeddings(true);
+  std::shared_ptr<models::TaskModel> model = models::make_bert_task_model(models::TaskKind::Classification, o, 2);
+  model->train();
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  for (auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
+  framework::OptimizerOptions oo;
+  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 4), oo);
+  double optimizer_s = 0;
+  auto step = [&] {
+    const auto t0 = Clock::now();
+    framework::clip_grad_norm(optimizer->params(), 1.0);
+    optimizer->step(1e-4);
+    optimizer->zero_grad();
+    optimizer_s += since(t0);
+  };
+  std::unique_ptr<adversarial::GradientEngine> engine;
+  framework::DataParallelEngine* dp = nullptr;
+  if (replicas == 0) {
+    at::set_num_threads(static_cast<int>(threads));
+    engine = std::make_unique<framework::LocalEngine>(model, step);
+  } else {
+    framework::DataParallelOptions dpo;
+    dpo.devices.assign(static_cast<size_t>(replicas), torch::kCPU);
+    dpo.threads_per_replica = threads;
+    auto e = std::make_unique<framework::DataParallelEngine>(model, step, dpo);
+    dp = e.get();
+    engine = std::move(e);
+  }
+  const auto batch = make_batch(o.vocab_size());
+  Figures f;
+  for (int i = 0; i < warmup + steps; ++i) {
+    optimizer_s = 0;
+    const auto t0 = Clock::now();
+    engine->run(batch, {}, 1.0 / kBatch, false);
+    const auto t1 = Clock::now();
+    engine->optimizer_step();
+    const double step_s = since(t0), opt_total = since(t1);
+    if (i < warmup) continue;
+    f.step_s += step_s / steps;
+    if (dp) {
+      f.reduce_s += dp->last_timing().reduce_s / steps;
+      f.sync_s += (opt_total - optimizer_s) / steps;  // copying the master into the replicas
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  init_runtime(argc, argv);
+  int steps = 5, warmup = 1;
+  int64_t threads = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--steps")) steps = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--warmup")) warmup = std::max(0, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--threads")) threads = std::max(1, std::atoi(argv[i + 1]));
+    else {
+      std::fprintf(stderr, "usage: bench_parallel [--steps N] [--warmup N] [--threads T]\n");
+      return 2;
+    }
+  }
+  std::printf("BERT h256 L4 A4 I1024, batch %lld x %lld, AdamW; %d steps after %d warm-up; %d cores\n",
+              static_cast<long long>(kBatch), static_cast<long long>(kLength), steps, warmup, available_cores());
+  std::printf("%-24s %10s %10s %12s %10s %10s\n", "config", "samples/s", "step ms", "reduce ms", "sync ms", "overhead");
+  auto row = [&](const std::string& name, const Figures& f) {
+    const double overhead = f.reduce_s + f.sync_s;
+    std::printf("%-24s %10.2f %10.1f %12.2f %10.2f %9.1f%%\n", name.c_str(), kBatch / f.step_s, 1e3 * f.step_s,
+                1e3 * f.reduce_s, 1e3 * f.sync_s, 100.0 * overhead / f.step_s);
+    std::fflush(stdout);
+  };
+  const auto t = std::to_string(threads);
+  row("1 replica x " + t + " threads", measure(0, threads, steps, warmup));
+  row(t + " replicas x 1 thread", measure(threads, 1, steps, warmup));
+  return 0;
+}
