@@ -1,0 +1,91 @@
+// bench_train_step: end-to-end throughput of one BERT training step (forward, backward, clipping,
+// AdamW) at hidden 256, 4 layers, 4 heads, intermediate 1024, seq 128, batch 16 (random weights,
+// random token ids, dropout 0.1 as in training), beside this machine's own float32 matmul rate
+// measured in the same run.
+//
+//   build/bin/bench_train_step [--steps N] [--warmup N] [--batch B] [--seq L]
+//
+// Achieved GFLOP/s counts 6 * N_nonembedding * tokens (forward + backward of every weight matrix)
+// plus attention 12 * layers * B * L^2 * H (QK^T and AV, forward + backward).
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <ATen/Parallel.h>
+
+#include "framework/common/runtime.h"
+#include "framework/train/optimizer.h"
+#include "models/heads/factory.h"
+
+using namespace unif;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The machine's float32 GEMM rate through Torch (the same BLAS the model uses), in GFLOP/s.
+double matmul_gflops(int64_t n, int reps) {
+  auto a = torch::randn({n, n}), b = torch::randn({n, n});
+  auto c = torch::mm(a, b);  // warm-up
+  auto t0 = Clock::now();
+  for (int i = 0; i < reps; ++i) c = torch::mm(a, b);
+  return 2.0 * n * n * n * reps / seconds_since(t0) / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  init_runtime(argc, argv);
+  int steps = 10, warmup = 2;
+  int64_t B = 16, L = 128;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--steps")) steps = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--batch")) B = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seq")) L = std::stoll(argv[i + 1]);
+  }
+  torch::manual_seed(0);
+  models::BertOptions opt;
+  opt.vocab_size(21128).hidden_size(256).num_hidden_layers(4).num_attention_heads(4).intermediate_size(1024)
+      .max_position_embeddings(512).sparse_embeddings(true);
+  auto model = models::make_bert_task_model(models::TaskKind::Classification, opt, 7);
+  model->train();
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  int64_t n_nonemb = 0;
+  for (auto& p : model->named_parameters()) {
+    named.emplace_back(p.key(), p.value());
+    if (p.key().find("embeddings.") == std::string::npos) n_nonemb += p.value().numel();
+  }
+  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 4), {});
+
+  models::Batch batch;
+  batch.input_ids = torch::randint(1000, 21000, {B, L}, torch::kInt64);
+  batch.token_type_ids = torch::zeros({B, L}, torch::kInt64);
+  batch.attention_mask = torch::ones({B, L}, torch::kInt64);
+  batch.labels = torch::randint(0, 7, {B}, torch::kInt64);
+
+  auto step = [&] {
+    auto out = model->forward(batch);
+    (out.example_losses.sum() / static_cast<double>(B)).backward();
+    framework::clip_grad_norm(optimizer->params(), 1.0);
+    optimizer->step(1e-4);
+    optimizer->zero_grad();
+  };
+  for (int i = 0; i < warmup; ++i) step();
+  auto t0 = Clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  const double dt = seconds_since(t0) / steps;
+
+  const double tokens = static_cast<double>(B * L);
+  const double flops = 6.0 * static_cast<double>(n_nonemb) * tokens + 12.0 * 4 * B * L * L * 256;
+  const double peak = matmul_gflops(1024, 20);
+  std::printf("bench_train_step: hidden 256, 4 layers, 4 heads, intermediate 1024, batch %lld x seq %lld, "
+              "%d threads\n", static_cast<long long>(B), static_cast<long long>(L), at::get_num_threads());
+  std::printf("  non-embedding parameters: %lld\n", static_cast<long long>(n_nonemb));
+  std::printf("  step: %.1f ms   %.1f samples/s   %.0f tokens/s\n", dt * 1e3, B / dt, tokens / dt);
+  std::printf("  achieved: %.1f GFLOP/s   matmul 1024^3 float32: %.1f GFLOP/s   ratio: %.0f%%\n",
+              flops / dt / 1e9, peak, 100.0 * flops / dt / 1e9 / peak);
+  return 0;
+}
