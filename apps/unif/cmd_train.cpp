@@ -1,5 +1,6 @@
 // `unif train CONFIG.yaml [--set a.b=v ...]` (SPEC §2): load and validate the config, write the
 // resolved config to output_dir/config.yaml, train.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -17,6 +18,11 @@ Command add_train(CLI::App& app) {
   cmd->add_option("config", *config, "YAML run configuration")->required();
   cmd->add_option("--set", *sets, "Override a config key: a.b=value (YAML syntax), repeatable");
   return [config, sets] {
+    // Without a process group every rank would train alone and write the same output_dir.
+    if (const char* ws = std::getenv("WORLD_SIZE"); ws != nullptr && std::atoi(ws) > 1)
+      throw UserError("WORLD_SIZE=" + std::string(ws) +
+                      ": multi-process training (c10d) is not available in this build yet; use "
+                      "parallel.devices for several replicas in one process");
     auto cfg = framework::load_config(*config, *sets, framework::Purpose::Train);
     framework::Trainer trainer(cfg);
     {
