@@ -3,7 +3,14 @@
 include(CMakePackageConfigHelpers)
 
 set(UNIF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/unif)
-install(TARGETS unif_models unif_adversarial unif_framework unif_common unif_text unif_checkpoint unif_metrics unif_config unif_data unif_parallel unif_train unif_utf8proc
+set(UNIF_EXPORTED_TARGETS unif_models unif_adversarial unif_framework unif_common unif_text unif_checkpoint
+    unif_metrics unif_config unif_data unif_parallel unif_train unif_utf8proc)
+# Exported as unif::<name without the unif_ prefix>: unif::framework, unif::models, ...
+foreach(target ${UNIF_EXPORTED_TARGETS})
+  string(REGEX REPLACE "^unif_" "" export_name ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${export_name})
+endforeach()
+install(TARGETS ${UNIF_EXPORTED_TARGETS}
         EXPORT unifTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
