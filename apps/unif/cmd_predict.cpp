@@ -18,8 +18,13 @@ namespace {
 using nlohmann::json;
 using framework::Task;
 
-json prediction(Task task, const framework::LabelSet& labels, const framework::EncodedExample& e,
-                const framework::Example& ex, const torch::Tensor& logits) {
+json prediction(Task task, const framework::LabelSet& labels, const framework::Evaluation& ev, size_t i,
+                const framework::EncodedExample& e, const framework::Example& ex) {
+  if (task == Task::SpanExtraction) {
+    const auto& a = ev.answers.at(i);
+    return {{"answer", a.text}, {"start", a.start}, {"end", a.end}, {"score", a.score}};
+  }
+  const auto& logits = ev.logits.at(i);
   auto to_vec = [](const torch::Tensor& t) {
     auto c = t.to(torch::kDouble).contiguous();
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
@@ -46,7 +51,7 @@ json prediction(Task task, const framework::LabelSet& labels, const framework::E
     }
     case Task::SpanExtraction: break;
   }
-  throw UserError("predict: span_extraction is not available in this build yet");
+  return {};
 }
 
 }  // namespace
@@ -63,14 +68,12 @@ Command add_predict(CLI::App& app) {
   cmd->add_option("--batch-size", *batch_size, "Examples per forward pass")->check(CLI::PositiveNumber);
   return [model, input, output, batch_size] {
     auto lm = framework::load_model_dir(*model);
-    if (lm.meta.task == Task::SpanExtraction)
-      throw UserError("predict: span_extraction is not available in this build yet");
     auto labels = framework::LabelSet::from_names(lm.meta.labels);
     framework::DataConfig dc;
     dc.text_fields = lm.meta.text_fields;
     dc.label_field = lm.meta.label_field;
     auto data = framework::load_task_data(lm.meta.task, dc, labels, *input, *lm.tokenizer, lm.meta.max_seq_length,
-                                          lm.meta.truncate_method, false);
+                                          lm.meta.truncate_method, false, lm.meta.span);
     auto ev = framework::evaluate(*lm.model, lm.meta.task, data, labels, *batch_size);
     std::ofstream file;
     std::string tmp;
@@ -81,7 +84,9 @@ Command add_predict(CLI::App& app) {
     }
     std::ostream& out = output->empty() ? std::cout : file;
     for (size_t i = 0; i < data.examples.size(); ++i) {
-      auto j = prediction(lm.meta.task, labels, data.encoded[i], data.examples[i], ev.logits[i]);
+      // Span extraction has several windows per example; its answers are per example already.
+      const auto& enc = lm.meta.task == Task::SpanExtraction ? data.encoded.front() : data.encoded[i];
+      auto j = prediction(lm.meta.task, labels, ev, i, enc, data.examples[i]);
       j["input"] = data.examples[i].record;
       out << j.dump() << "\n";
     }

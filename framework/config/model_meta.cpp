@@ -18,6 +18,7 @@ ModelMeta model_meta(const RunConfig& cfg, std::vector<std::string> labels) {
   m.max_seq_length = cfg.model.max_seq_length;
   m.do_lower_case = cfg.model.do_lower_case;
   m.truncate_method = cfg.model.truncate_method;
+  m.span = cfg.span;
   return m;
 }
 
@@ -31,6 +32,15 @@ void write_model_meta(const std::filesystem::path& file, const ModelMeta& meta) 
   out << YAML::Key << "max_seq_length" << YAML::Value << meta.max_seq_length;
   out << YAML::Key << "do_lower_case" << YAML::Value << meta.do_lower_case;
   out << YAML::Key << "truncate_method" << YAML::Value << meta.truncate_method;
+  if (meta.task == Task::SpanExtraction) {
+    out << YAML::Key << "span" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "doc_stride" << YAML::Value << meta.span.doc_stride;
+    out << YAML::Key << "max_query_length" << YAML::Value << meta.span.max_query_length;
+    out << YAML::Key << "max_answer_length" << YAML::Value << meta.span.max_answer_length;
+    out << YAML::Key << "n_best_size" << YAML::Value << meta.span.n_best_size;
+    out << YAML::Key << "metric" << YAML::Value << meta.span.metric;
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
   auto tmp = file;
   tmp += ".tmp-" + std::to_string(::getpid());
@@ -58,14 +68,15 @@ ModelMeta read_model_meta(const std::filesystem::path& file) {
   }
   if (!root.IsMap()) throw UserError(file.string() + ": expected a mapping");
   ModelMeta m;
-  auto get = [&](const char* key, auto& into) {
-    if (!root[key]) return;
+  auto get_in = [&](const YAML::Node& node, const std::string& key, auto& into) {
+    if (!node[key]) return;
     try {
-      into = root[key].as<std::decay_t<decltype(into)>>();
+      into = node[key].template as<std::decay_t<decltype(into)>>();
     } catch (const YAML::Exception&) {
       throw UserError(file.string() + ": " + key + ": has the wrong type");
     }
   };
+  auto get = [&](const char* key, auto& into) { get_in(root, key, into); };
   std::string task = to_string(m.task);
   get("task", task);
   m.task = parse_task(task);
@@ -75,6 +86,19 @@ ModelMeta read_model_meta(const std::filesystem::path& file) {
   get("max_seq_length", m.max_seq_length);
   get("do_lower_case", m.do_lower_case);
   get("truncate_method", m.truncate_method);
+  if (const auto span = root["span"]) {
+    if (!span.IsMap()) throw UserError(file.string() + ": span: expected a mapping");
+    get_in(span, "doc_stride", m.span.doc_stride);
+    get_in(span, "max_query_length", m.span.max_query_length);
+    get_in(span, "max_answer_length", m.span.max_answer_length);
+    get_in(span, "n_best_size", m.span.n_best_size);
+    get_in(span, "metric", m.span.metric);
+    if (m.span.doc_stride < 1 || m.span.max_query_length < 1 || m.span.max_answer_length < 1 || m.span.n_best_size < 1)
+      throw UserError(file.string() + ": span: doc_stride, max_query_length, max_answer_length and n_best_size "
+                      "must be positive integers");
+    if (m.span.metric != "auto" && m.span.metric != "squad" && m.span.metric != "cmrc")
+      throw UserError(file.string() + ": span.metric: expected auto, squad or cmrc, got '" + m.span.metric + "'");
+  }
   return m;
 }
 

@@ -1,5 +1,6 @@
 // ModelMeta: what a model directory needs beyond HF's files to be used by `unif eval/predict`
-// (SPEC §4 `unif.yaml`: task, labels, input fields, max_seq_length, lower-casing, truncation).
+// (SPEC §4 `unif.yaml`: task, labels, input fields, max_seq_length, lower-casing, truncation;
+// span extraction also its window/decoding settings).
 #pragma once
 #include <filesystem>
 #include <string>
@@ -17,6 +18,7 @@ struct ModelMeta {
   int64_t max_seq_length = 128;
   bool do_lower_case = true;
   std::string truncate_method = "LIFO";
+  SpanConfig span;                        // span extraction: windows and decoding (unif.yaml `span`)
 };
 
 /// The meta of a run's model, from its resolved config and label set.

@@ -31,6 +31,7 @@ const std::vector<std::string> kHiddenActs{"gelu", "gelu_new", "relu"};  // mode
 const std::vector<std::string> kOptimizers{"adamw", "sgd", "lamb"};
 const std::vector<std::string> kSchedules{"linear", "constant", "cosine"};
 const std::vector<std::string> kAdversarialMethods{"none", "fgm", "pgd", "freelb", "freeat", "smart"};
+const std::vector<std::string> kSpanMetrics{"auto", "squad", "cmrc"};
 const detail::IntRule kSeqLength{"an integer >= 3 ([CLS] + one token + [SEP])",
                                  [](int64_t v) { return v >= 3; }};
 
@@ -231,6 +232,14 @@ void read_adversarial(Section s, AdversarialConfig& a) {
                        "expected a number > 0 for method " + a.method + " (0 = unbounded is FreeLB's), got 0");
 }
 
+void read_span(Section s, SpanConfig& sp) {
+  s.integer("doc_stride", sp.doc_stride, detail::kPositiveInt);
+  s.integer("max_query_length", sp.max_query_length, detail::kPositiveInt);
+  s.integer("max_answer_length", sp.max_answer_length, detail::kPositiveInt);
+  s.integer("n_best_size", sp.n_best_size, detail::kPositiveInt);
+  s.choice("metric", sp.metric, kSpanMetrics);
+}
+
 void read_run(Section s, RunConfig& c) {
   std::string task = to_string(c.task);
   s.choice("task", task, kTaskNames);
@@ -242,6 +251,10 @@ void read_run(Section s, RunConfig& c) {
   read_training(s.section("training"), c.training);
   read_parallel(s.section("parallel"), c.parallel);
   read_adversarial(s.section("adversarial"), c.adversarial);
+  read_span(s.section("span"), c.span);
+  if (c.task == Task::SpanExtraction && c.model.max_seq_length < 5)
+    s.context().report("model.max_seq_length", "expected at least 5 for span_extraction ([CLS] question [SEP] "
+                       "context [SEP] with one piece each), got " + std::to_string(c.model.max_seq_length));
   if (c.adversarial.method == "freeat" && c.training.grad_accum_steps > 1)
     s.context().report("training.grad_accum_steps", "expected 1 with adversarial.method freeat (it steps the "
                        "optimizer on every replay), got " + std::to_string(c.training.grad_accum_steps));
@@ -547,6 +560,15 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "smart_momentum" << YAML::Value << format_number(a.smart_momentum);
   out << YAML::EndMap;
 
+  const SpanConfig& sp = c.span;
+  out << YAML::Key << "span" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "doc_stride" << YAML::Value << sp.doc_stride;
+  out << YAML::Key << "max_query_length" << YAML::Value << sp.max_query_length;
+  out << YAML::Key << "max_answer_length" << YAML::Value << sp.max_answer_length;
+  out << YAML::Key << "n_best_size" << YAML::Value << sp.n_best_size;
+  out << YAML::Key << "metric" << YAML::Value << sp.metric;
+  out << YAML::EndMap;
+
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -593,10 +615,14 @@ bool operator==(const AdversarialConfig& a, const AdversarialConfig& b) {
   return a.method == b.method && a.epsilon == b.epsilon && a.alpha == b.alpha && a.steps == b.steps &&
          a.init_mag == b.init_mag && a.smart_lambda == b.smart_lambda && a.smart_momentum == b.smart_momentum;
 }
+bool operator==(const SpanConfig& a, const SpanConfig& b) {
+  return a.doc_stride == b.doc_stride && a.max_query_length == b.max_query_length &&
+         a.max_answer_length == b.max_answer_length && a.n_best_size == b.n_best_size && a.metric == b.metric;
+}
 bool operator==(const RunConfig& a, const RunConfig& b) {
   return a.task == b.task && a.output_dir == b.output_dir && a.seed == b.seed && a.model == b.model &&
          a.data == b.data && a.training == b.training && a.parallel == b.parallel &&
-         a.adversarial == b.adversarial;
+         a.adversarial == b.adversarial && a.span == b.span;
 }
 
 }  // namespace unif::framework

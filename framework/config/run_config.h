@@ -121,6 +121,15 @@ struct AdversarialConfig {
   double smart_momentum = 0.99;      // SMART's teacher (Bregman proximal point) momentum
 };
 
+/// `span`: span extraction (task span_extraction) windows and decoding, as HF run_qa / Google BERT.
+struct SpanConfig {
+  int64_t doc_stride = 128;          // tokens between the starts of consecutive context windows
+  int64_t max_query_length = 64;     // question pieces kept (the rest cut)
+  int64_t max_answer_length = 30;    // longest answer, in word pieces, the decoder considers
+  int64_t n_best_size = 20;          // start and end candidates per window
+  std::string metric = "auto";       // auto | squad | cmrc: which script's EM/F1 is "exact_match"/"f1"
+};
+
 struct RunConfig {
   Task task = Task::Classification;
   std::string output_dir = "runs/demo";
@@ -130,6 +139,7 @@ struct RunConfig {
   TrainingConfig training;
   ParallelConfig parallel;
   AdversarialConfig adversarial;
+  SpanConfig span;
   std::filesystem::path source;      // the file (or source name) read; not part of the value
 };
 
@@ -164,6 +174,7 @@ bool operator==(const ScheduleConfig& a, const ScheduleConfig& b);
 bool operator==(const TrainingConfig& a, const TrainingConfig& b);
 bool operator==(const ParallelConfig& a, const ParallelConfig& b);
 bool operator==(const AdversarialConfig& a, const AdversarialConfig& b);
+bool operator==(const SpanConfig& a, const SpanConfig& b);
 bool operator==(const RunConfig& a, const RunConfig& b);
 inline bool operator!=(const RunConfig& a, const RunConfig& b) { return !(a == b); }
 

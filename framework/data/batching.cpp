@@ -87,7 +87,16 @@ models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
       }
       break;
     }
-    case Task::SpanExtraction: break;
+    case Task::SpanExtraction: {
+      batch.labels = torch::empty({B, 2}, i64);
+      auto a = batch.labels.accessor<int64_t, 2>();
+      for (int64_t b = 0; b < B; ++b) {
+        const auto& e = encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])];
+        a[b][0] = e.start_position;
+        a[b][1] = e.end_position;
+      }
+      break;
+    }
   }
   return batch;
 }

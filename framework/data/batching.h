@@ -16,7 +16,8 @@ std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch, bool s
 
 /// The examples at `indices` as one padded batch (CPU tensors), labels per task:
 /// classification (B) int64, multilabel (B, C) float multi-hot, regression (B) float,
-/// token_classification (B, L) int64 with -100 at ignored positions. sample_weights only when some
+/// token_classification (B, L) int64 with -100 at ignored positions, span_extraction (B, 2) int64
+/// (start, end piece of each window; 0/0 = [CLS]). sample_weights only when some
 /// weight differs from 1. Labels are left undefined when any example lacks them.
 models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
                       const std::vector<Example>& examples, const std::vector<int64_t>& indices,

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "framework/common/error.h"
+#include "framework/data/span_dataset.h"
 
 namespace unif::framework {
 
@@ -81,8 +82,7 @@ LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem:
 std::vector<Example> make_examples(Task task, const DataConfig& cfg, const LabelSet& labels,
                                    const std::filesystem::path& file, const std::vector<Record>& records,
                                    bool require_labels) {
-  if (task == Task::SpanExtraction)
-    throw UserError("task span_extraction: use the span-extraction data reader");
+  if (task == Task::SpanExtraction) return make_span_examples(cfg, file, records, require_labels);
   std::vector<Example> out;
   out.reserve(records.size());
   auto label_id = [&](const Record& r, const std::string& name) {
@@ -161,7 +161,8 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
 
 std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples,
                                             const BertTokenizer& tokenizer, int max_seq_length,
-                                            TruncateMethod method) {
+                                            TruncateMethod method, const SpanConfig& span) {
+  if (task == Task::SpanExtraction) return encode_span_examples(examples, tokenizer, max_seq_length, span);
   std::vector<EncodedExample> out(examples.size());
   for (size_t i = 0; i < examples.size(); ++i) {
     const auto& ex = examples[i];

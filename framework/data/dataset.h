@@ -1,6 +1,7 @@
 // Task datasets: records (framework/data/records.h) → labelled examples → encoded examples ready to
-// batch, for classification, multilabel, regression and token classification (span extraction has
-// its own module). The label set is explicit (data.labels) or collected from train, sorted.
+// batch, for classification, multilabel, regression and token classification; span extraction's
+// reader and window encoder live in framework/data/span_dataset.h and are reached through the same
+// make_examples / encode_examples. The label set is explicit (data.labels) or collected from train, sorted.
 //
 // Field conventions (SPEC §3): text_fields names one or two text fields (a sentence or a pair);
 // label_field holds a label (classification), a list of labels (multilabel; in TSV space-separated),
@@ -28,12 +29,21 @@ struct LabelSet {
   int64_t size() const { return static_cast<int64_t>(names.size()); }
 };
 
+/// A gold answer of a span-extraction example: its text and where it starts in the context, in
+/// Unicode code points (SQuAD's answer_start).
+struct SpanAnswer {
+  std::string text;
+  int64_t start = 0;
+};
+
 struct Example {
-  std::vector<std::string> texts;  // 1-2 text segments; token tasks: the words
+  std::vector<std::string> texts;  // 1-2 text segments; token tasks: the words; span: {question, context}
   std::vector<int64_t> labels;     // classification {id}; multilabel ids; token tasks one tag id per word
   double value = 0.0;              // regression target
   double weight = 1.0;
   bool has_label = false;
+  std::vector<SpanAnswer> answers; // span extraction: gold answers (the first one trains)
+  std::string id;                  // span extraction: the record's `id` (else its line number)
   nlohmann::json record;           // the input record (predict carries it through)
 };
 
@@ -42,6 +52,10 @@ struct EncodedExample {
   std::vector<int64_t> token_labels;               // token tasks: (L) tag id at each word's first piece, else -100
   std::vector<int64_t> word_start;                 // token tasks: (L) word index at first pieces, else -1
   int64_t example = 0;                             // index into the example list
+  // Span extraction: one window `[CLS] question [SEP] context-window [SEP]` of an example.
+  std::vector<CharSpan> context_spans;             // (L) code-point span in the context of each context
+                                                   // piece; {-1,-1} at [CLS], question, [SEP]
+  int64_t start_position = 0, end_position = 0;    // answer pieces (inclusive); 0/0 = [CLS]: not in window
 };
 
 /// The labels a task uses, from the config or collected (sorted) from the training records.
@@ -55,9 +69,11 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
                                    const std::filesystem::path& file, const std::vector<Record>& records,
                                    bool require_labels);
 
-/// Encodes every example with the tokenizer (no padding; batches pad dynamically).
+/// Encodes every example with the tokenizer (no padding; batches pad dynamically). Span
+/// extraction yields one entry per context window (see span_dataset.h; `span` sets the windows);
+/// every other task exactly one entry per example, in example order.
 std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples,
                                             const BertTokenizer& tokenizer, int max_seq_length,
-                                            TruncateMethod method);
+                                            TruncateMethod method, const SpanConfig& span = {});
 
 }  // namespace unif::framework

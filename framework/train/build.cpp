@@ -73,19 +73,18 @@ std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& c
 
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
                         const BertTokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
-                        bool require_labels) {
+                        bool require_labels, const SpanConfig& span) {
   TaskData d;
   d.file = file;
+  d.span = span;
   auto records = read_records(file);
   d.examples = make_examples(task, data, labels, file, records, require_labels);
   d.encoded = encode_examples(task, d.examples, tokenizer, static_cast<int>(max_seq_length),
-                              parse_truncate_method(truncate_method));
+                              parse_truncate_method(truncate_method), span);
   return d;
 }
 
 TrainerParts build_trainer_parts(const RunConfig& cfg) {
-  if (cfg.task == Task::SpanExtraction)
-    throw UserError("task: span_extraction training is not available in this build yet");
   if (cfg.data.train.empty()) throw UserError("data.train: a training file is required");
   const fs::path pretrained = cfg.model.pretrained;
   fs::path vocab_file = cfg.model.vocab;
@@ -103,11 +102,12 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   parts.train.file = cfg.data.train;
   parts.train.examples = make_examples(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, true);
   const auto method = parse_truncate_method(cfg.model.truncate_method);
+  parts.train.span = cfg.span;
   parts.train.encoded = encode_examples(cfg.task, parts.train.examples, *tokenizer,
-                                        static_cast<int>(cfg.model.max_seq_length), method);
+                                        static_cast<int>(cfg.model.max_seq_length), method, cfg.span);
   if (!cfg.data.dev.empty())
     parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
-                               cfg.model.truncate_method, true);
+                               cfg.model.truncate_method, true, cfg.span);
 
   // Model: pretrained config (+ overrides) or BertConfig defaults (+ overrides).
   HfConfig hf;

@@ -22,9 +22,10 @@ std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& c
                                                          std::shared_ptr<models::TaskModel> model,
                                                          std::function<void()> optimizer_step);
 
-/// Encodes a data file for a model (eval / predict): records → examples → encodings.
+/// Encodes a data file for a model (eval / predict): records → examples → encodings (span
+/// extraction: windows and decoding per `span`).
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
                         const BertTokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
-                        bool require_labels);
+                        bool require_labels, const SpanConfig& span = {});
 
 }  // namespace unif::framework

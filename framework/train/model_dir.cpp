@@ -108,6 +108,8 @@ LoadedModel load_model_dir(const fs::path& dir) {
     lm.meta.max_seq_length = std::min<int64_t>(128, lm.hf.bert.max_position_embeddings());
     lm.meta.text_fields = {"text"};
     if (lm.meta.task == Task::TokenClassification) lm.meta.text_fields = {"tokens"}, lm.meta.label_field = "tags";
+    if (lm.meta.task == Task::SpanExtraction)
+      lm.meta.text_fields = {"question", "context"}, lm.meta.label_field = "answers", lm.meta.truncate_method = "longer-FO";
     std::ifstream tc(dir / "tokenizer_config.json");
     if (tc) {
       try {

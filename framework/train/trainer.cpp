@@ -22,6 +22,8 @@
 #include "framework/metrics/multilabel.h"
 #include "framework/metrics/regression.h"
 #include "framework/metrics/sequence_labeling.h"
+#include "framework/metrics/span.h"
+#include "framework/text/unicode.h"
 #include "framework/train/build.h"
 #include "framework/train/model_dir.h"
 
@@ -95,12 +97,27 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
     }
     for (size_t b = 0; b < idx.size(); ++b) {
       auto row = out.logits[static_cast<int64_t>(b)];
-      if (task == Task::TokenClassification)
+      if (task == Task::TokenClassification || task == Task::SpanExtraction)
         row = row.narrow(0, 0, static_cast<int64_t>(data.encoded[static_cast<size_t>(idx[b])].input_ids.size()));
       ev.logits[static_cast<size_t>(idx[b])] = row.contiguous();
     }
   }
   if (was_training) model.train();
+  if (task == Task::SpanExtraction) {
+    std::vector<std::vector<const EncodedExample*>> windows(data.examples.size());
+    std::vector<std::vector<torch::Tensor>> logits(data.examples.size());
+    for (int64_t i = 0; i < n; ++i) {
+      const auto& e = data.encoded[static_cast<size_t>(i)];
+      windows[static_cast<size_t>(e.example)].push_back(&e);
+      logits[static_cast<size_t>(e.example)].push_back(ev.logits[static_cast<size_t>(i)]);
+    }
+    ev.answers.resize(data.examples.size());
+    for (size_t x = 0; x < data.examples.size(); ++x) {
+      auto best = decode_spans(data.examples[x], windows[x], logits[x], data.span.max_answer_length,
+                                data.span.n_best_size);
+      if (!best.empty()) ev.answers[x] = std::move(best.front());
+    }
+  }
   if (!labeled || n == 0) return ev;
   switch (task) {
     case Task::Classification: {
@@ -146,7 +163,29 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.metrics = token_metrics(t, p);
       break;
     }
-    case Task::SpanExtraction: break;
+    case Task::SpanExtraction: {
+      std::vector<std::string> predictions;
+      std::vector<std::vector<std::string>> golds;
+      bool chinese = false;
+      for (size_t x = 0; x < data.examples.size(); ++x) {
+        predictions.push_back(ev.answers[x].text);
+        golds.emplace_back();
+        for (const auto& a : data.examples[x].answers) golds.back().push_back(a.text);
+        if (!chinese)
+          for (char32_t c : unicode::decode_utf8(data.examples[x].texts.at(1)))
+            if (c >= 0x4E00 && c <= 0x9FFF) { chinese = true; break; }
+      }
+      const auto squad = squad_metrics(predictions, golds), cmrc = cmrc_metrics(predictions, golds);
+      const bool use_cmrc = data.span.metric == "cmrc" || (data.span.metric == "auto" && chinese);
+      const auto& main = use_cmrc ? cmrc : squad;
+      ev.metrics["exact_match"] = main.at("exact_match");
+      ev.metrics["f1"] = main.at("f1");
+      ev.metrics["squad_exact_match"] = squad.at("exact_match");
+      ev.metrics["squad_f1"] = squad.at("f1");
+      ev.metrics["cmrc_exact_match"] = cmrc.at("exact_match");
+      ev.metrics["cmrc_f1"] = cmrc.at("f1");
+      break;
+    }
   }
   ev.metrics["loss"] = z > 0 ? loss_sum / static_cast<double>(z) : 0.0;
   return ev;

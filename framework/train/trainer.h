@@ -16,6 +16,7 @@
 #include "adversarial/strategy.h"
 #include "framework/config/run_config.h"
 #include "framework/data/dataset.h"
+#include "framework/data/span_decoding.h"
 #include "framework/metrics/metric_set.h"
 #include "framework/train/optimizer.h"
 #include "framework/train/schedule.h"
@@ -27,7 +28,8 @@ namespace unif::framework {
 struct TaskData {
   std::filesystem::path file;
   std::vector<Example> examples;
-  std::vector<EncodedExample> encoded;
+  std::vector<EncodedExample> encoded;  // one per example; span extraction: one per context window
+  SpanConfig span;                      // span extraction: decoding (max_answer_length, n_best_size, metric)
 };
 
 /// What a custom model needs besides the config to be trained (docs/cpp-api.md): the model, the
@@ -48,7 +50,12 @@ struct TrainerParts {
 /// Outputs of a model on a dataset, in example order.
 struct Evaluation {
   MetricSet metrics;  // includes "loss" when labels are present
-  std::vector<torch::Tensor> logits;  // per example: (C), or (L_b, C) for token tasks (real positions)
+  /// Per encoded entry (= per example except span extraction, where per window): (C), or (L_b, C)
+  /// for token tasks and (L_b, 2) for span extraction (real positions only).
+  std::vector<torch::Tensor> logits;
+  /// Span extraction: per example its best answer (empty text, start = end = 0 when no window has a
+  /// valid span).
+  std::vector<SpanCandidate> answers;
 };
 
 /// Runs `model` (eval mode, no gradients) over `data` in batches and computes the task's metrics.
