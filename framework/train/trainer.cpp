@@ -365,6 +365,10 @@ int Trainer::fit() {
     } catch (const json::exception& e) {
       throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
     }
+    // The engine's replicas were cloned from the weights before the checkpoint was loaded: build
+    // it again so that every replica starts from the checkpoint's weights.
+    s.engine.reset();
+    s.engine = make_engine(s.cfg.parallel, s.parts.model, [this] { s_->optimizer_step(); });
     s.log->info("resumed from {} (step {}, epoch {}, batch {})", resume_from.string(), s.step, s.epoch, s.batch_in_epoch);
   }
   for (const auto& note : s.parts.notes) s.log->info("{}", note);

@@ -147,7 +147,7 @@ TEST_CASE("span extraction fits cmrc2018_zh questions beyond the first-sentence 
   const double em = f1.best_of["exact_match"];
   WARN("best EM " << em << ", best F1 " << f1.best << ", train loss " << f1.first_loss << " -> " << f1.last_loss);
   CHECK(f1.last_loss < f1.first_loss);
-  CHECK(f1.best >= base.at("f1") + 0.10);           // measured: see below
+  CHECK(f1.best >= base.at("f1") + 0.15);  // measured F1 0.436 (EM 0.34) after 6 epochs, 1m30s on 2 cores
   CHECK(em >= base.at("exact_match") + 0.05);
   auto broken = run("span_extraction.yaml", "f1", with({"training.optimizer.lr=1e-9", "training.epochs=1"}));
   INFO("lr 1e-9: best F1 " << broken.best);
