@@ -310,7 +310,7 @@ TEST_CASE("a YAML syntax error names file, line and column", "[unit][config]") {
 TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
   CHECK(error_of("trainig:\n  batch_size: 8\n") ==
         "cfg.yaml: trainig: unknown key 'trainig' (did you mean 'training'?); known keys here: task, "
-        "output_dir, seed, model, data, training, parallel, adversarial (line 1)");
+        "output_dir, seed, model, data, training, parallel, adversarial, span (line 1)");
   CHECK_THAT(error_of("training:\n  batchsize: 8\n"),
              Catch::StartsWith("cfg.yaml: training.batchsize: unknown key 'batchsize' (did you mean 'batch_size'?)") &&
                  Catch::EndsWith("(line 2)"));
@@ -320,6 +320,24 @@ TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
              Catch::StartsWith("cfg.yaml: training.optimizer.learning_rate: unknown key 'learning_rate'") &&
                  !Catch::Contains("did you mean"));  // nothing close: no guess
   CHECK_THAT(error_of("seed: 1\nseed: 2\n"), Catch::StartsWith("cfg.yaml: seed: duplicate key 'seed'"));
+}
+
+TEST_CASE("span: defaults, values, bad values", "[unit][config]") {
+  const auto d = parse_config("task: span_extraction\n", "cfg.yaml");
+  CHECK(d.span.doc_stride == 128);
+  CHECK(d.span.max_query_length == 64);
+  CHECK(d.span.max_answer_length == 30);
+  CHECK(d.span.n_best_size == 20);
+  CHECK(d.span.metric == "auto");
+  const auto c = parse_config("task: span_extraction\nspan: {doc_stride: 32, metric: cmrc}\n", "cfg.yaml");
+  CHECK(c.span.doc_stride == 32);
+  CHECK(c.span.metric == "cmrc");
+  CHECK(parse_config(to_yaml(c), "again.yaml") == c);
+  CHECK(error_of("span: {doc_stride: 0}") == "cfg.yaml: span.doc_stride: expected a positive integer, got '0' (line 1)");
+  CHECK_THAT(error_of("span: {metric: f1}"), Catch::StartsWith("cfg.yaml: span.metric: expected one of auto | squad | cmrc, got 'f1'"));
+  CHECK_THAT(error_of("span: {stride: 8}"), Catch::Contains("unknown key 'stride'"));
+  CHECK_THAT(error_of("task: span_extraction\nmodel: {max_seq_length: 4}"),
+             Catch::Contains("model.max_seq_length: expected at least 5 for span_extraction"));
 }
 
 TEST_CASE("a value of the wrong type names the key and what was expected", "[unit][config]") {
