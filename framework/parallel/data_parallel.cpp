@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <torch/cuda.h>
@@ -17,6 +18,7 @@
 
 #include "framework/common/error.h"
 #include "framework/common/runtime.h"
+#include "models/bert/dropout.h"
 
 namespace unif::framework {
 
@@ -169,6 +171,16 @@ DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master
     copy->to(devices_[static_cast<size_t>(i)]);
     replicas_.push_back(std::move(copy));
   }
+  // Each CPU replica's models::Dropout modules draw from a generator of the replica's own, reseeded
+  // every pass from the global generator (on the calling thread), so that runs repeat and resume
+  // exactly with dropout on (Torch's global generator would hand masks to threads in any order).
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    if (!devices_[i].is_cpu()) continue;
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(0);
+    dropout_generators_.emplace_back(i, gen);
+    for (const auto& m : replicas_[i]->modules(/*include_self=*/false))
+      if (auto* d = dynamic_cast<models::DropoutImpl*>(m.get())) d->set_generator(gen);
+  }
   for (const auto& p : master_->parameters()) master_params_.push_back(p);
   for (const auto& b : master_->buffers()) master_buffers_.push_back(b);
   for (const auto& r : replicas_) {
@@ -281,6 +293,18 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
   const bool training = master_->is_training();
   for (auto& r : replicas_)
     if (r->is_training() != training) r->train(training);
+  if (training && !dropout_generators_.empty()) {
+    uint64_t base = 0;
+    {
+      auto global = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(global.mutex());
+      base = global.get<at::CPUGeneratorImpl>()->random64();
+    }
+    for (auto& [replica, gen] : dropout_generators_) {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_current_seed(base + 0x9E3779B97F4A7C15ULL * (replica + 1));
+    }
+  }
   const torch::Device home = device_of(*master_);
   const int64_t length = batch.input_ids.size(1);
   const bool backward = request.param_grads || request.want_delta_grad;

@@ -5,7 +5,9 @@
 // gradients summed, sparse word-embedding gradients concatenated (every replica's rows) and
 // coalesced, delta gradients and outputs concatenated in batch order. Gradients accumulate on the
 // master across passes; optimizer_step() steps the master and copies its parameters back into the
-// replicas in place. Replica 0 is the master itself when it sits on the master's device.
+// replicas in place. Replica 0 is the master itself when it sits on the master's device. Dropout
+// (models::Dropout) on CPU replicas draws from per-replica generators seeded every pass from the
+// global generator, so multi-replica runs with dropout repeat and resume exactly.
 //
 // It is not a process group: ranks across processes (c10d, torchrun) are a separate layer.
 //
@@ -26,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include <ATen/core/Generator.h>
 #include <torch/types.h>
 
 #include "adversarial/strategy.h"
@@ -117,6 +120,7 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   // Parameters / buffers in named_parameters() order: params_[r][j] is replica r's tensor j.
   std::vector<torch::Tensor> master_params_, master_buffers_;
   std::vector<std::vector<torch::Tensor>> params_, buffers_;
+  std::vector<std::pair<size_t, at::Generator>> dropout_generators_;  // (replica, its dropout generator)
   std::vector<std::vector<size_t>> reduce_plan_;  // parameter indices each worker reduces / copies
 
   // Worker pool: generation_ advances once per job; each worker runs it once.

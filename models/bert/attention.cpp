@@ -16,7 +16,7 @@ void BertSelfAttentionImpl::reset() {
   query = register_module("query", torch::nn::Linear(h, h));
   key = register_module("key", torch::nn::Linear(h, h));
   value = register_module("value", torch::nn::Linear(h, h));
-  dropout = register_module("dropout", torch::nn::Dropout(options.attention_probs_dropout_prob()));
+  dropout = register_module("dropout", Dropout(options.attention_probs_dropout_prob()));
 }
 
 torch::Tensor BertSelfAttentionImpl::split_heads(const torch::Tensor& x) const {
@@ -46,7 +46,7 @@ void BertSelfOutputImpl::reset() {
   dense = register_module("dense", torch::nn::Linear(h, h));
   layer_norm = register_module(
       "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({h}).eps(options.layer_norm_eps())));
-  dropout = register_module("dropout", torch::nn::Dropout(options.hidden_dropout_prob()));
+  dropout = register_module("dropout", Dropout(options.hidden_dropout_prob()));
 }
 
 torch::Tensor BertSelfOutputImpl::forward(const torch::Tensor& hidden, const torch::Tensor& input) {

@@ -2,8 +2,8 @@
 // (dense, dropout, residual LayerNorm) and BertAttention (self + output). Absolute positions only;
 // no cross-attention, no key/value cache.
 #pragma once
+#include "models/bert/dropout.h"
 #include <torch/nn/cloneable.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
@@ -24,7 +24,7 @@ class BertSelfAttentionImpl : public torch::nn::Cloneable<BertSelfAttentionImpl>
 
   BertOptions options;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};  // (H, H) each
-  torch::nn::Dropout dropout{nullptr};                             // attention_probs_dropout_prob
+  Dropout dropout{nullptr};                             // attention_probs_dropout_prob
 
  private:
   torch::Tensor split_heads(const torch::Tensor& x) const;  // (B, L, H) -> (B, heads, L, d)
@@ -41,7 +41,7 @@ class BertSelfOutputImpl : public torch::nn::Cloneable<BertSelfOutputImpl> {
   BertOptions options;
   torch::nn::Linear dense{nullptr};
   torch::nn::LayerNorm layer_norm{nullptr};  // registered as "LayerNorm"
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 };
 TORCH_MODULE(BertSelfOutput);
 

@@ -28,7 +28,7 @@ void BertEmbeddingsImpl::reset() {
   layer_norm = register_module(
       "LayerNorm",
       torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden_size()}).eps(o.layer_norm_eps())));
-  dropout = register_module("dropout", torch::nn::Dropout(o.hidden_dropout_prob()));
+  dropout = register_module("dropout", Dropout(o.hidden_dropout_prob()));
 }
 
 torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,

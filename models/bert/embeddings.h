@@ -2,8 +2,8 @@
 // `BertEmbeddings`. Registered names are HF's checkpoint keys. `position_ids` is NOT a buffer here
 // (HF 4.28 saved it, newer HF does not): positions are always 0..L-1.
 #pragma once
+#include "models/bert/dropout.h"
 #include <torch/nn/cloneable.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
@@ -28,7 +28,7 @@ class BertEmbeddingsImpl : public torch::nn::Cloneable<BertEmbeddingsImpl> {
   torch::nn::Embedding position_embeddings{nullptr};    // (P, H)
   torch::nn::Embedding token_type_embeddings{nullptr};  // (T, H)
   torch::nn::LayerNorm layer_norm{nullptr};             // registered as "LayerNorm"
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 };
 TORCH_MODULE(BertEmbeddings);
 

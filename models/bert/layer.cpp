@@ -27,7 +27,7 @@ void BertOutputImpl::reset() {
   layer_norm = register_module(
       "LayerNorm",
       torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.hidden_size()}).eps(options.layer_norm_eps())));
-  dropout = register_module("dropout", torch::nn::Dropout(options.hidden_dropout_prob()));
+  dropout = register_module("dropout", Dropout(options.hidden_dropout_prob()));
 }
 
 torch::Tensor BertOutputImpl::forward(const torch::Tensor& hidden, const torch::Tensor& input) {

@@ -1,9 +1,9 @@
 // One transformer block of BERT as HF: BertIntermediate (dense + hidden_act), BertOutput (dense,
 // dropout, residual LayerNorm) and BertLayer (attention, intermediate, output).
 #pragma once
+#include "models/bert/dropout.h"
 #include <functional>
 #include <torch/nn/cloneable.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
@@ -37,7 +37,7 @@ class BertOutputImpl : public torch::nn::Cloneable<BertOutputImpl> {
   BertOptions options;
   torch::nn::Linear dense{nullptr};          // (H, I)
   torch::nn::LayerNorm layer_norm{nullptr};  // registered as "LayerNorm"
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
 };
 TORCH_MODULE(BertOutput);
 

@@ -20,7 +20,7 @@ BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertO
   if (num_labels < min_labels)
     throw std::invalid_argument(task_name(kind) + " needs num_labels >= " + std::to_string(min_labels) + ", got " +
                                 std::to_string(num_labels));
-  dropout = register_module("dropout", torch::nn::Dropout(head_dropout(options)));
+  dropout = register_module("dropout", Dropout(head_dropout(options)));
   classifier = register_module("classifier", torch::nn::Linear(options.hidden_size(), num_labels));
   init_bert_weights(*classifier, options.initializer_range());
 }

@@ -4,7 +4,7 @@
 //   single-label: cross-entropy;  multi-label: mean over C of BCE-with-logits;
 //   regression: squared error (mean over C when C > 1), so sum_b l_b / B equals HF's MSELoss.
 #pragma once
-#include <torch/nn/modules/dropout.h>
+#include "models/bert/dropout.h"
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
@@ -25,7 +25,7 @@ class BertForSequenceClassificationImpl : public BertTaskModel {
   TaskKind kind() const override { return kind_; }
   int64_t num_labels() const override { return num_labels_; }
 
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
   torch::nn::Linear classifier{nullptr};  // (C, H)
 
  private:

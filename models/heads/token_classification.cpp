@@ -15,7 +15,7 @@ BertForTokenClassificationImpl::BertForTokenClassificationImpl(const BertOptions
     : BertTaskModel(options, /*add_pooling_layer=*/false), num_labels_(num_labels) {
   if (num_labels < 1)
     throw std::invalid_argument("token_classification needs num_labels >= 1, got " + std::to_string(num_labels));
-  dropout = register_module("dropout", torch::nn::Dropout(head_dropout(options)));
+  dropout = register_module("dropout", Dropout(head_dropout(options)));
   classifier = register_module("classifier", torch::nn::Linear(options.hidden_size(), num_labels));
   init_bert_weights(*classifier, options.initializer_range());
 }

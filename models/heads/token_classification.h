@@ -2,7 +2,7 @@
 // position. l_b = sum over b's tokens whose label != -100 of the cross-entropy; loss_count = number of
 // such tokens (SPEC §5: Z counts labeled tokens).
 #pragma once
-#include <torch/nn/modules/dropout.h>
+#include "models/bert/dropout.h"
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
@@ -23,7 +23,7 @@ class BertForTokenClassificationImpl : public BertTaskModel {
 
   static constexpr int64_t kIgnoreIndex = -100;
 
-  torch::nn::Dropout dropout{nullptr};
+  Dropout dropout{nullptr};
   torch::nn::Linear classifier{nullptr};  // (C, H)
 
  private:
