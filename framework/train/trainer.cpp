@@ -360,7 +360,9 @@ int Trainer::fit() {
       s.step = st.at("step").get<int64_t>();
       s.epoch = st.at("epoch").get<int64_t>();
       s.batch_in_epoch = st.at("batch_in_epoch").get<int64_t>();
-      s.best_metric = st.value("best_metric", s.best_metric);
+      // null before the first evaluation (no best yet): keep -infinity.
+      if (st.contains("best_metric") && !st.at("best_metric").is_null())
+        s.best_metric = st.at("best_metric").get<double>();
       s.best_step = st.value("best_step", int64_t{-1});
     } catch (const json::exception& e) {
       throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
