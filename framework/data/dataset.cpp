@@ -47,6 +47,14 @@ const json& field(const std::filesystem::path& file, const Record& r, const std:
 
 }  // namespace
 
+double sample_weight(const std::filesystem::path& file, const Record& r) {
+  auto w = r.fields.find("weight");
+  if (w == r.fields.end() || w->is_null()) return 1.0;
+  if (!w->is_number() || !(w->get<double>() >= 0.0))
+    throw UserError(where(file, r) + "field 'weight' must be a non-negative number");
+  return w->get<double>();
+}
+
 LabelSet LabelSet::from_names(std::vector<std::string> names) {
   LabelSet s;
   for (size_t i = 0; i < names.size(); ++i)
@@ -109,11 +117,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
           ex.texts.push_back(v.get<std::string>());
         }
       }
-      if (auto w = r.fields.find("weight"); w != r.fields.end() && !w->is_null()) {
-        if (!w->is_number() || !(w->get<double>() >= 0.0))
-          throw UserError(where(file, r) + "field 'weight' must be a non-negative number");
-        ex.weight = w->get<double>();
-      }
+      ex.weight = sample_weight(file, r);
       auto lv = r.fields.find(cfg.label_field);
       if (lv == r.fields.end() || lv->is_null()) {
         if (require_labels) throw UserError(where(file, r) + "missing field '" + cfg.label_field + "'");

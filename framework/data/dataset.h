@@ -58,6 +58,10 @@ struct EncodedExample {
   int64_t start_position = 0, end_position = 0;    // answer pieces (inclusive); 0/0 = [CLS]: not in window
 };
 
+/// The record's optional numeric `weight` field (1 when absent or null); UserError naming file and
+/// line unless it is a non-negative number.
+double sample_weight(const std::filesystem::path& file, const Record& r);
+
 /// The labels a task uses, from the config or collected (sorted) from the training records.
 /// Regression has none.
 LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem::path& file,

@@ -79,11 +79,7 @@ std::vector<Example> make_span_examples(const DataConfig& cfg, const std::filesy
       ex.id = id->is_string() ? id->get<std::string>() : id->dump();
     else
       ex.id = std::to_string(r.line);
-    if (auto w = r.fields.find("weight"); w != r.fields.end() && !w->is_null()) {
-      if (!w->is_number() || !(w->get<double>() >= 0.0))
-        throw UserError(where(file, r) + "field 'weight' must be a non-negative number");
-      ex.weight = w->get<double>();
-    }
+    ex.weight = sample_weight(file, r);
     auto av = r.fields.find(cfg.label_field);
     if (av == r.fields.end() || av->is_null()) {
       if (require_labels) throw UserError(where(file, r) + "missing field '" + cfg.label_field + "'");
