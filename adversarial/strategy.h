@@ -57,6 +57,9 @@ class GradientEngine {
   virtual int64_t embedding_dim() const = 0;
   /// Clip, step the optimizer and zero the gradients (used by FreeAT, which steps per replay).
   virtual void optimizer_step() = 0;
+  /// The model's parameters were set from outside the engine (a resumed checkpoint): engines with
+  /// copies of them (replicas, other processes) bring those in line. Nothing to do on one device.
+  virtual void parameters_loaded() {}
 };
 
 inline PassResult GradientEngine::run_custom(const models::Batch& batch, const PassRequest& request) {

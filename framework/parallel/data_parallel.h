@@ -9,7 +9,8 @@
 // (models::Dropout) on CPU replicas draws from per-replica generators seeded every pass from the
 // global generator, so multi-replica runs with dropout repeat and resume exactly.
 //
-// It is not a process group: ranks across processes (c10d, torchrun) are a separate layer.
+// It is not a process group: ranks across processes (c10d, torchrun) are DistributedEngine
+// (distributed_engine.h), which wraps this engine or the one-device one.
 //
 // Example:
 //   DataParallelOptions o;
@@ -94,6 +95,8 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   /// The given optimizer_step on the master, then every replica's parameters and buffers copied
   /// from the master in place and the replicas' gradients reset (undefined).
   void optimizer_step() override;
+  /// The master's parameters and buffers copied into every replica (after a resume).
+  void parameters_loaded() override { sync_replicas(); }
 
   int64_t replicas() const { return static_cast<int64_t>(replicas_.size()); }
   /// Intra-op threads each worker runs with.

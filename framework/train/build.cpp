@@ -12,6 +12,7 @@
 #include "framework/common/error.h"
 #include "framework/data/records.h"
 #include "framework/parallel/data_parallel.h"
+#include "framework/parallel/distributed_engine.h"
 #include "framework/train/local_engine.h"
 #include "framework/train/model_dir.h"
 #include "models/heads/factory.h"
@@ -63,12 +64,18 @@ std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& c
     model_device = p.device();
     break;
   }
-  if (devices.size() == 1 && devices[0] == model_device)
-    return std::make_unique<LocalEngine>(std::move(model), std::move(optimizer_step));
-  DataParallelOptions options;
-  options.devices = std::move(devices);
-  options.threads_per_replica = cfg.threads_per_replica;
-  return std::make_unique<DataParallelEngine>(std::move(model), std::move(optimizer_step), std::move(options));
+  std::unique_ptr<adversarial::GradientEngine> local;
+  if (devices.size() == 1 && devices[0] == model_device) {
+    local = std::make_unique<LocalEngine>(model, std::move(optimizer_step));
+  } else {
+    DataParallelOptions options;
+    options.devices = std::move(devices);
+    options.threads_per_replica = cfg.threads_per_replica;
+    local = std::make_unique<DataParallelEngine>(model, std::move(optimizer_step), std::move(options));
+  }
+  if (auto group = default_process_group())
+    return std::make_unique<DistributedEngine>(std::move(group), std::move(model), std::move(local));
+  return local;
 }
 
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,

@@ -18,6 +18,8 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
 
 /// The gradient engine for parallel.devices: one device (LocalEngine) or replicas. Its
 /// optimizer_step() runs `optimizer_step` on the master model, then brings replicas up to date.
+/// When this process belongs to a process group (default_process_group(), WORLD_SIZE > 1), that
+/// engine runs this rank's slices inside a DistributedEngine (collective: every rank calls it).
 std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
                                                          std::shared_ptr<models::TaskModel> model,
                                                          std::function<void()> optimizer_step);

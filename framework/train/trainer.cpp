@@ -24,6 +24,7 @@
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/metrics/span.h"
 #include "framework/text/unicode.h"
+#include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
 #include "framework/train/model_dir.h"
 
@@ -210,8 +211,11 @@ struct Trainer::State {
   double best_metric = -std::numeric_limits<double>::infinity();
   int64_t best_step = -1;
   bool tty = false;
+  // In a multi-process run only rank 0 writes files (SPEC §6); the others train and evaluate alike.
+  bool writer = true;
 
   void write_metrics(json j) {
+    if (!writer) return;
     metrics << j.dump() << "\n";
     metrics.flush();
   }
@@ -232,20 +236,26 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   const auto& t = s.cfg.training;
   if (s.parts.train.encoded.empty()) throw UserError("data.train: no training examples");
   s.out_dir = s.cfg.output_dir;
-  std::error_code ec;
-  fs::create_directories(s.out_dir, ec);
-  if (ec) throw UserError("output_dir: cannot create '" + s.out_dir.string() + "': " + ec.message());
-  if (::access(s.out_dir.c_str(), W_OK) != 0)
-    throw UserError("output_dir: '" + s.out_dir.string() + "' is not writable");
+  const auto group = default_process_group();
+  s.writer = !group || group->rank() == 0;
+  if (s.writer) {
+    std::error_code ec;
+    fs::create_directories(s.out_dir, ec);
+    if (ec) throw UserError("output_dir: cannot create '" + s.out_dir.string() + "': " + ec.message());
+    if (::access(s.out_dir.c_str(), W_OK) != 0)
+      throw UserError("output_dir: '" + s.out_dir.string() + "' is not writable");
+  }
 
-  // Logging: console + train.log; only one logger of this name per process.
+  // Logging: console + train.log; only one logger of this name per process. Ranks other than 0
+  // log warnings only, to stderr, prefixed with their rank.
   spdlog::drop("unif");
-  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_sink_mt>(),
-                                      std::make_shared<spdlog::sinks::basic_file_sink_mt>((s.out_dir / "train.log").string())};
+  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_sink_mt>()};
+  if (s.writer) sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((s.out_dir / "train.log").string()));
   s.log = std::make_shared<spdlog::logger>("unif", sinks.begin(), sinks.end());
-  s.log->set_pattern("[%Y-%m-%d %H:%M:%S] %v");
+  s.log->set_pattern(s.writer ? "[%Y-%m-%d %H:%M:%S] %v" : "[%Y-%m-%d %H:%M:%S] [rank " + std::to_string(group->rank()) + "] %v");
+  if (!s.writer) s.log->set_level(spdlog::level::warn);
   s.log->flush_on(spdlog::level::info);
-  s.tty = ::isatty(2) != 0;
+  s.tty = s.writer && ::isatty(2) != 0;
 
   const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
   s.batches_per_epoch = (n + t.batch_size - 1) / t.batch_size;
@@ -325,7 +335,7 @@ int Trainer::fit() {
   const fs::path ckpt_root = s.out_dir / "checkpoints";
   for (const auto& dir : {s.out_dir, ckpt_root}) {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
+    if (!s.writer || !fs::is_directory(dir, ec)) continue;
     std::vector<fs::path> stale;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const auto name = e.path().filename().string();
@@ -367,21 +377,19 @@ int Trainer::fit() {
     } catch (const json::exception& e) {
       throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
     }
-    // The engine's replicas were cloned from the weights before the checkpoint was loaded: build
-    // it again so that every replica starts from the checkpoint's weights.
-    s.engine.reset();
-    s.engine = make_engine(s.cfg.parallel, s.parts.model, [this] { s_->optimizer_step(); });
+    s.engine->parameters_loaded();  // replicas / other ranks take the loaded parameters
     s.log->info("resumed from {} (step {}, epoch {}, batch {})", resume_from.string(), s.step, s.epoch, s.batch_in_epoch);
   }
   for (const auto& note : s.parts.notes) s.log->info("{}", note);
-  s.metrics.open(s.out_dir / "metrics.jsonl", std::ios::app);
-  if (!s.metrics) throw UserError("output_dir: cannot write " + (s.out_dir / "metrics.jsonl").string());
+  if (s.writer) s.metrics.open(s.out_dir / "metrics.jsonl", std::ios::app);
+  if (s.writer && !s.metrics) throw UserError("output_dir: cannot write " + (s.out_dir / "metrics.jsonl").string());
 
   s.log->info("training: {} examples, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step)",
               s.parts.train.encoded.size(), t.batch_size, t.grad_accum_steps, s.steps_per_epoch, s.total_steps,
               s.strategy->name(), s.strategy->passes_per_step(), s.strategy->passes_per_step() == 1 ? "" : "es");
 
   auto save_checkpoint = [&] {
+    if (!s.writer) return;
     const auto dir = ckpt_root / ("step-" + std::to_string(s.step));
     std::error_code ec;
     fs::create_directories(ckpt_root, ec);
@@ -422,7 +430,7 @@ int Trainer::fit() {
     if (it != ev.metrics.end() && it->second > s.best_metric) {
       s.best_metric = it->second;
       s.best_step = s.step;
-      s.parts.save_model(s.out_dir / "best", {});
+      if (s.writer) s.parts.save_model(s.out_dir / "best", {});
       s.log->info("new best {}={} -> {}", key, fmt_num(it->second), (s.out_dir / "best").string());
     }
   };
@@ -503,7 +511,7 @@ int Trainer::fit() {
     s.log->info("interrupted: checkpoint saved at step {}; run again with resume: auto to continue", s.step);
     return 130;
   }
-  s.parts.save_model(s.out_dir / "final", {});
+  if (s.writer) s.parts.save_model(s.out_dir / "final", {});
   s.log->info("done: {} steps in {}; final model in {}", s.step,
               fmt_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()),
               (s.out_dir / "final").string());

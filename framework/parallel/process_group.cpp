@@ -1,0 +1,250 @@
+// ProcessGroup: torchrun environment parsing, TCPStore rendezvous and the Gloo collectives behind
+// a small blocking API. See process_group.h.
+//
+// USE_C10D_GLOO must be defined before ProcessGroupGloo.hpp (Debian's libtorch_cpu.so is built with
+// Gloo and exports c10d::ProcessGroupGloo, but its headers hide the class without the macro); it
+// is set for this file only in framework/parallel/CMakeLists.txt.
+#include "framework/parallel/process_group.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "framework/common/error.h"
+
+namespace unif::framework {
+
+namespace {
+
+// The variable's value, or nullopt when unset or empty.
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+int64_t parse_int(const char* name, const std::string& v, int64_t lo, int64_t hi, const std::string& expected) {
+  errno = 0;
+  char* end = nullptr;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || end != v.c_str() + v.size() || errno != 0 || x < lo || x > hi)
+    throw UserError(std::string(name) + "='" + v + "': expected " + expected);
+  return x;
+}
+
+bool is_loopback(const std::string& addr) {
+  return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0;
+}
+
+// Waits until a TCP connection to host:port succeeds (the rank-0 store is listening), or the
+// deadline. LibTorch 1.13's TCPStore client gives up for good when its first connection attempts
+// are refused (a rank that starts before rank 0 listens), so the other ranks wait here first.
+bool wait_for_listener(const std::string& host, uint16_t port, std::chrono::milliseconds timeout, std::string& last_error) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  const std::string service = std::to_string(port);
+  for (;;) {
+    addrinfo* found = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
+    if (rc != 0) {
+      last_error = std::string("cannot resolve ") + host + ": " + ::gai_strerror(rc);
+    } else {
+      for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+        const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd < 0) continue;
+        timeval tv{1, 0};  // one attempt never blocks longer than a second
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        const bool ok = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+        if (!ok) last_error = std::strerror(errno);
+        ::close(fd);
+        if (ok) {
+          ::freeaddrinfo(found);
+          return true;
+        }
+      }
+      ::freeaddrinfo(found);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+std::mutex g_default_mutex;
+std::shared_ptr<ProcessGroup> g_default;
+
+}  // namespace
+
+std::optional<DistEnv> read_dist_env() {
+  const auto world = env("WORLD_SIZE");
+  if (!world) return std::nullopt;
+  DistEnv e;
+  e.world_size = parse_int("WORLD_SIZE", *world, 1, 1 << 20, "the number of processes, an integer >= 1");
+  if (const auto rank = env("RANK"))
+    e.rank = parse_int("RANK", *rank, 0, e.world_size - 1,
+                       "this process's rank, an integer in 0..WORLD_SIZE-1 = 0.." + std::to_string(e.world_size - 1));
+  else if (e.world_size > 1)
+    throw UserError("RANK: not set but WORLD_SIZE=" + *world + "; set RANK (and MASTER_ADDR, MASTER_PORT) for "
+                    "every process, or launch with torchrun");
+  if (e.world_size == 1) return std::nullopt;
+  e.local_rank = e.rank;
+  if (const auto local = env("LOCAL_RANK")) e.local_rank = parse_int("LOCAL_RANK", *local, 0, e.world_size - 1, "an integer in 0..WORLD_SIZE-1");
+  if (const auto addr = env("MASTER_ADDR")) e.master_addr = *addr;
+  if (const auto port = env("MASTER_PORT"))
+    e.master_port = static_cast<uint16_t>(parse_int("MASTER_PORT", *port, 1, 65535, "a TCP port, 1..65535"));
+  if (const auto t = env("UNIF_DIST_TIMEOUT")) {
+    char* end = nullptr;
+    const double s = std::strtod(t->c_str(), &end);
+    if (end != t->c_str() + t->size() || !(s > 0) || s > 1e7)
+      throw UserError("UNIF_DIST_TIMEOUT='" + *t + "': expected a positive number of seconds");
+    e.timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0 + 0.5));
+  }
+  return e;
+}
+
+struct ProcessGroup::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+};
+
+namespace {
+
+std::string seconds(std::chrono::milliseconds t) {
+  const double s = static_cast<double>(t.count()) / 1000.0;
+  std::string out = std::to_string(s);
+  out.erase(out.find_last_not_of('0') + 1);
+  if (!out.empty() && out.back() == '.') out.pop_back();
+  return out + " s";
+}
+
+// Runs `op`, turning any failure into a DistributedError that names the rank and the operation.
+template <class F>
+void guarded(const DistEnv& e, const std::string& what, F&& op) {
+  const std::string where = "distributed rank " + std::to_string(e.rank) + " of " + std::to_string(e.world_size) +
+                            ": " + what + " failed";
+  const std::string hint = " (another rank exited, failed or did not answer within UNIF_DIST_TIMEOUT = " +
+                           seconds(e.timeout) + "; see its own error)";
+  try {
+    op();
+  } catch (const DistributedError&) {
+    throw;
+  } catch (const c10::Error& x) {
+    throw DistributedError(where + ": " + x.what_without_backtrace() + hint);
+  } catch (const std::exception& x) {
+    throw DistributedError(where + ": " + x.what() + hint);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<ProcessGroup> ProcessGroup::join(const DistEnv& e) {
+  auto impl = std::make_unique<Impl>();
+  const std::string where = "distributed rank " + std::to_string(e.rank) + " of " + std::to_string(e.world_size) + ": ";
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string why;
+  if (e.rank != 0 && !wait_for_listener(e.master_addr, e.master_port, e.timeout, why))
+    throw DistributedError(where + "rendezvous at MASTER_ADDR:MASTER_PORT = " + e.master_addr + ":" +
+                           std::to_string(e.master_port) + " failed: rank 0 did not listen within " + seconds(e.timeout) +
+                           " (" + why + "; is rank 0 started, and are MASTER_ADDR / MASTER_PORT the same for every rank?)");
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = e.master_port;
+    so.isServer = e.rank == 0;
+    so.numWorkers = static_cast<size_t>(e.world_size);
+    so.waitWorkers = true;
+    so.timeout = std::max(std::chrono::milliseconds(1000), e.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                        std::chrono::steady_clock::now() - t0));
+    impl->store = c10::make_intrusive<c10d::TCPStore>(e.master_addr, so);
+  } catch (const std::exception& x) {
+    const std::string msg = dynamic_cast<const c10::Error*>(&x) ? static_cast<const c10::Error&>(x).what_without_backtrace()
+                                                                : std::string(x.what());
+    throw DistributedError(where + "rendezvous at MASTER_ADDR:MASTER_PORT = " + e.master_addr + ":" +
+                           std::to_string(e.master_port) + " failed within " + seconds(e.timeout) + ": " + msg +
+                           " (are all WORLD_SIZE processes started, and is the port free on rank 0's host?)");
+  }
+  guarded(e, "rendezvous (connecting Gloo to every rank)", [&] {
+    auto options = c10d::ProcessGroupGloo::Options::create(e.timeout);
+    if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname != nullptr && *ifname != '\0')
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+    else if (is_loopback(e.master_addr))
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    else
+      options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    options->threads = 2;
+    impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, static_cast<int>(e.rank),
+                                                            static_cast<int>(e.world_size), options);
+  });
+  return std::shared_ptr<ProcessGroup>(new ProcessGroup(e, std::move(impl)));
+}
+
+ProcessGroup::ProcessGroup(DistEnv env, std::unique_ptr<Impl> impl) : env_(std::move(env)), impl_(std::move(impl)) {}
+
+ProcessGroup::~ProcessGroup() = default;
+
+void ProcessGroup::all_reduce_sum(torch::Tensor& t) {
+  guarded(env_, "all-reduce (sum) of " + std::to_string(t.numel()) + " values", [&] {
+    std::vector<torch::Tensor> ts{t};
+    impl_->gloo->allreduce(ts, c10d::AllreduceOptions{})->wait();
+  });
+}
+
+void ProcessGroup::all_reduce_max(torch::Tensor& t) {
+  guarded(env_, "all-reduce (max)", [&] {
+    std::vector<torch::Tensor> ts{t};
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::MAX;
+    impl_->gloo->allreduce(ts, o)->wait();
+  });
+}
+
+std::vector<torch::Tensor> ProcessGroup::all_gather(const torch::Tensor& t) {
+  std::vector<torch::Tensor> out;
+  guarded(env_, "all-gather of " + std::to_string(t.numel()) + " values", [&] {
+    std::vector<std::vector<torch::Tensor>> outputs(1);
+    for (int64_t r = 0; r < env_.world_size; ++r) outputs[0].push_back(torch::empty_like(t));
+    std::vector<torch::Tensor> inputs{t.contiguous()};
+    impl_->gloo->allgather(outputs, inputs)->wait();
+    out = std::move(outputs[0]);
+  });
+  return out;
+}
+
+void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int64_t root) {
+  guarded(env_, "broadcast from rank " + std::to_string(root), [&] {
+    for (auto& t : tensors) {  // one call per tensor: Gloo wants same-typed, same-shaped inputs per call
+      std::vector<torch::Tensor> ts{t};
+      c10d::BroadcastOptions o;
+      o.rootRank = root;
+      impl_->gloo->broadcast(ts, o)->wait();
+    }
+  });
+}
+
+void ProcessGroup::barrier() {
+  guarded(env_, "barrier", [&] { impl_->gloo->barrier()->wait(); });
+}
+
+std::shared_ptr<ProcessGroup> default_process_group() {
+  std::lock_guard<std::mutex> lock(g_default_mutex);
+  return g_default;
+}
+
+void set_default_process_group(std::shared_ptr<ProcessGroup> group) {
+  std::lock_guard<std::mutex> lock(g_default_mutex);
+  g_default = std::move(group);
+}
+
+}  // namespace unif::framework

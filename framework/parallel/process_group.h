@@ -1,0 +1,87 @@
+// ProcessGroup: this process's place in a multi-process (c10d) job, as `torchrun` describes it in
+// the environment (SPEC §6): RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT. Joining does
+// the rendezvous through a c10d::TCPStore (rank 0 serves it) and opens a c10d::ProcessGroupGloo
+// (CPU tensors). The collectives here are the few the distributed engine needs, each blocking and
+// bounded by the group's timeout: a peer that died or stalls makes them throw DistributedError
+// instead of hanging.
+//
+// c10d and Gloo headers stay inside process_group.cpp; this header needs only torch::Tensor.
+//
+// The process-wide default group (like torch.distributed's) is what `unif train` joins at start
+// and what the trainer and make_engine look at: none (nullptr) in a single-process run.
+//
+// Example:
+//   if (auto env = read_dist_env()) set_default_process_group(ProcessGroup::join(*env));
+//   auto pg = default_process_group();   // nullptr when WORLD_SIZE is unset or 1
+//   pg->all_reduce_sum(t);
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+namespace unif::framework {
+
+/// A collective or the rendezvous failed: a peer exited, the network broke, or the timeout passed.
+struct DistributedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The torchrun variables, validated.
+struct DistEnv {
+  int64_t rank = 0;
+  int64_t world_size = 1;
+  int64_t local_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  uint16_t master_port = 29500;
+  /// Rendezvous and per-collective timeout: UNIF_DIST_TIMEOUT seconds (default 300).
+  std::chrono::milliseconds timeout{300000};
+};
+
+/// The environment's process-group settings; nullopt when WORLD_SIZE is unset or 1 (one process).
+/// Throws UserError naming the variable for a value that is not a number, out of range
+/// (RANK >= WORLD_SIZE, a port outside 1..65535, ...) or missing when WORLD_SIZE > 1 (RANK).
+/// MASTER_ADDR defaults to 127.0.0.1 and MASTER_PORT to 29500, as in torchrun.
+std::optional<DistEnv> read_dist_env();
+
+class ProcessGroup {
+ public:
+  /// Rendezvous with the other WORLD_SIZE - 1 processes (TCPStore on MASTER_ADDR:MASTER_PORT,
+  /// served by rank 0) and connect Gloo. Throws DistributedError when the peers do not all arrive
+  /// within env.timeout or the port cannot be used.
+  static std::shared_ptr<ProcessGroup> join(const DistEnv& env);
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int64_t rank() const { return env_.rank; }
+  int64_t size() const { return env_.world_size; }
+  const DistEnv& env() const { return env_; }
+
+  /// In place: t = sum over ranks of t (contiguous CPU tensor).
+  void all_reduce_sum(torch::Tensor& t);
+  /// In place: t = MAX over ranks of t.
+  void all_reduce_max(torch::Tensor& t);
+  /// Every rank's `t` (same shape and dtype on every rank), in rank order.
+  std::vector<torch::Tensor> all_gather(const torch::Tensor& t);
+  /// In place: every tensor takes rank `root`'s values.
+  void broadcast(std::vector<torch::Tensor>& tensors, int64_t root = 0);
+  void barrier();
+
+ private:
+  struct Impl;
+  ProcessGroup(DistEnv env, std::unique_ptr<Impl> impl);
+  DistEnv env_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The group `unif train` joined, or nullptr (single process).
+std::shared_ptr<ProcessGroup> default_process_group();
+void set_default_process_group(std::shared_ptr<ProcessGroup> group);
+
+}  // namespace unif::framework

@@ -1,0 +1,282 @@
+// Multi-process data parallelism (SPEC §6): the test starts `unif train` itself, once as one
+// process and twice as ranks 0 and 1 of a c10d group on loopback (RANK, WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT as torchrun sets them), on the fixture's classification run (tiny-bert-zh, dropout 0,
+// 8 examples). With an uneven global batch of 5 (slices 3 + 2, then 2 + 1) the final parameters
+// of the two runs agree within |a-b| <= 1e-6 + 1e-5|b|, for sparse and dense word-embedding
+// gradients, plain training and adversarial methods, and ranks that shard further on threads.
+// Only rank 0 writes. A rank that exits early makes the other fail with `error:` well within the
+// timeout; malformed variables are `error:` exit 2.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "framework/checkpoint/safetensors.h"
+
+namespace fs = std::filesystem;
+using namespace unif;
+
+namespace {
+
+const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
+const fs::path kCase = kFixture / "reference" / "train" / "cls_pair";
+const fs::path kUnif = fs::path(UNIF_BINARY_DIR) / "bin" / "unif";
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = fs::temp_directory_path() / ("unif-dist-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
+}
+
+// The fixture's one-step SGD config with output_dir `out`, written to dir/name.yaml.
+fs::path write_config(const fs::path& dir, const std::string& name, const fs::path& out) {
+  std::string yaml = read_file(kCase / "none" / "unif_sgd.yaml");
+  replace_all(yaml, "@CKPT_DIR@", kFixture.string());
+  replace_all(yaml, "@CASE_DIR@", kCase.string());
+  replace_all(yaml, "@OUTPUT_DIR@", out.string());
+  const auto file = dir / (name + ".yaml");
+  std::ofstream(file) << yaml;
+  return file;
+}
+
+// A TCP port that was free a moment ago on 127.0.0.1.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct Proc {
+  pid_t pid = -1;
+  fs::path log;  // stdout + stderr
+};
+
+// Starts `unif args...` with `env` added to (or, with an empty value, removed from) the environment.
+Proc spawn(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, const fs::path& log) {
+  Proc p;
+  p.log = log;
+  p.pid = ::fork();
+  REQUIRE(p.pid >= 0);
+  if (p.pid == 0) {
+    for (const char* v : {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "UNIF_DIST_TIMEOUT"}) ::unsetenv(v);
+    ::setenv("OMP_NUM_THREADS", "1", 1);
+    for (const auto& [k, v] : env) v.empty() ? ::unsetenv(k.c_str()) : ::setenv(k.c_str(), v.c_str(), 1);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<char*> argv{const_cast<char*>(kUnif.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(kUnif.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return p;
+}
+
+// The exit code of `p`; kills it and fails the test after `limit_s` seconds.
+int wait_for(const Proc& p, double limit_s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(p.pid, &status, WNOHANG);
+    if (r == p.pid) {
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      return 128 + WTERMSIG(status);
+    }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > limit_s) {
+      ::kill(p.pid, SIGKILL);
+      ::waitpid(p.pid, &status, 0);
+      FAIL("unif did not finish within " << limit_s << " s; its output:\n" << read_file(p.log));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::map<std::string, std::string> rank_env(int rank, int port, const std::string& timeout = "60") {
+  return {{"WORLD_SIZE", "2"}, {"RANK", std::to_string(rank)}, {"LOCAL_RANK", std::to_string(rank)},
+          {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(port)}, {"UNIF_DIST_TIMEOUT", timeout}};
+}
+
+std::vector<std::string> train_args(const fs::path& config, const std::vector<std::string>& sets) {
+  std::vector<std::string> a{"train", config.string()};
+  for (const auto& s : sets) a.insert(a.end(), {"--set", s});
+  return a;
+}
+
+double worst_excess(const torch::Tensor& a, const torch::Tensor& b) {
+  REQUIRE(a.sizes() == b.sizes());
+  auto ad = a.to(torch::kDouble), bd = b.to(torch::kDouble);
+  return ((ad - bd).abs() - (1e-6 + 1e-5 * bd.abs())).max().item<double>();
+}
+
+size_t count_lines(const fs::path& p) {
+  std::ifstream in(p);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += !line.empty();
+  return n;
+}
+
+// Trains with `sets` as one process and as two ranks; the final models must agree.
+void one_vs_two_processes(const std::vector<std::string>& sets) {
+  TempDir tmp;
+  const auto one_cfg = write_config(tmp.path, "one", tmp.path / "one");
+  const auto two_cfg = write_config(tmp.path, "two", tmp.path / "two");
+  auto one = spawn(train_args(one_cfg, sets), {}, tmp.path / "one.log");
+  const int one_rc = wait_for(one, 60);
+  INFO("one process:\n" << read_file(one.log));
+  REQUIRE(one_rc == 0);
+
+  const int port = free_port();
+  auto r0 = spawn(train_args(two_cfg, sets), rank_env(0, port), tmp.path / "rank0.log");
+  auto r1 = spawn(train_args(two_cfg, sets), rank_env(1, port), tmp.path / "rank1.log");
+  const int rc1 = wait_for(r1, 60), rc0 = wait_for(r0, 60);
+  INFO("rank 0:\n" << read_file(r0.log) << "\nrank 1:\n" << read_file(r1.log));
+  REQUIRE(rc0 == 0);
+  REQUIRE(rc1 == 0);
+  REQUIRE(fs::exists(tmp.path / "two" / "final" / "COMPLETE"));
+  // Rank 0 alone writes: as many metrics lines as one process (rank 1 would double them), and
+  // rank 1 logs nothing at info level.
+  CHECK(count_lines(tmp.path / "two" / "metrics.jsonl") == count_lines(tmp.path / "one" / "metrics.jsonl"));
+  CHECK(read_file(r1.log).find("training:") == std::string::npos);
+  CHECK(read_file(r0.log).find("training:") != std::string::npos);
+
+  const auto a = framework::read_safetensors(tmp.path / "one" / "final" / "model.safetensors").tensors;
+  const auto b = framework::read_safetensors(tmp.path / "two" / "final" / "model.safetensors").tensors;
+  const auto start = framework::read_safetensors(kFixture / "model.safetensors").tensors;
+  REQUIRE(a.size() == b.size());
+  size_t moved = 0;
+  for (const auto& [name, value] : a) {
+    INFO(name);
+    REQUIRE(b.count(name));
+    CHECK(worst_excess(b.at(name), value) <= 0.0);
+    if (start.count(name) && !torch::equal(start.at(name), value)) ++moved;
+  }
+  CHECK(moved > 10);  // the run really trained (word embeddings, encoder, classifier)
+}
+
+}  // namespace
+
+TEST_CASE("2 processes = 1 process: classification, sparse embeddings, uneven batch 5, 2 steps",
+          "[parallel][distributed]") {
+  one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "training.optimizer.lr=0.1"});
+}
+
+TEST_CASE("2 processes = 1 process: fgm, dense embeddings, adamw", "[parallel][distributed][adversarial]") {
+  one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "adversarial.method=fgm",
+                        "model.sparse_embeddings=false", "training.optimizer.name=adamw",
+                        "training.optimizer.lr=0.001"});
+}
+
+TEST_CASE("2 processes x 2 replicas = 1 process: pgd (delta-only passes), sparse embeddings",
+          "[parallel][distributed][adversarial]") {
+  one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "adversarial.method=pgd",
+                        "training.optimizer.lr=0.1", "parallel.devices=[cpu,cpu]",
+                        "parallel.threads_per_replica=1"});
+}
+
+TEST_CASE("a rank that exits early makes the other fail with error: within the timeout",
+          "[parallel][distributed]") {
+  TempDir tmp;
+  const auto cfg = write_config(tmp.path, "c", tmp.path / "out");
+  const int port = free_port();
+  const auto t0 = std::chrono::steady_clock::now();
+  // Rank 1 stops after one step and exits 0; rank 0 waits for it in step 2.
+  auto r0 = spawn(train_args(cfg, {"training.batch_size=2", "training.max_steps=4"}), rank_env(0, port, "20"),
+                  tmp.path / "rank0.log");
+  auto r1 = spawn(train_args(cfg, {"training.batch_size=2", "training.max_steps=1"}), rank_env(1, port, "20"),
+                  tmp.path / "rank1.log");
+  const int rc1 = wait_for(r1, 30), rc0 = wait_for(r0, 30);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto log0 = read_file(r0.log);
+  INFO("rank 0:\n" << log0 << "\nrank 1:\n" << read_file(r1.log));
+  CHECK(rc1 == 0);
+  CHECK(rc0 != 0);
+  CHECK(log0.find("error: distributed rank 0 of 2:") != std::string::npos);
+  CHECK(log0.find("internal") == std::string::npos);
+  CHECK(took < 30.0);
+  CHECK_FALSE(fs::exists(tmp.path / "out" / "final"));
+}
+
+TEST_CASE("a rank whose peers never come fails the rendezvous with error: after UNIF_DIST_TIMEOUT",
+          "[parallel][distributed]") {
+  TempDir tmp;
+  const auto cfg = write_config(tmp.path, "c", tmp.path / "out");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r0 = spawn(train_args(cfg, {}), rank_env(0, free_port(), "2"), tmp.path / "rank0.log");
+  const int rc0 = wait_for(r0, 30);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto log0 = read_file(r0.log);
+  INFO(log0);
+  CHECK(rc0 == 1);
+  CHECK(log0.find("error: distributed rank 0 of 2: rendezvous") != std::string::npos);
+  CHECK(took >= 1.5);
+  CHECK(took < 20.0);
+}
+
+TEST_CASE("malformed torchrun variables are error: exit 2 naming the variable", "[parallel][distributed]") {
+  TempDir tmp;
+  const auto cfg = write_config(tmp.path, "c", tmp.path / "out");
+  const std::vector<std::pair<std::map<std::string, std::string>, std::string>> cases{
+      {{{"WORLD_SIZE", "abc"}, {"RANK", "0"}}, "error: WORLD_SIZE='abc'"},
+      {{{"WORLD_SIZE", "0"}, {"RANK", "0"}}, "error: WORLD_SIZE='0'"},
+      {{{"WORLD_SIZE", "2"}, {"RANK", "2"}}, "error: RANK='2': expected this process's rank, an integer in 0..WORLD_SIZE-1 = 0..1"},
+      {{{"WORLD_SIZE", "2"}, {"RANK", "-1"}}, "error: RANK='-1'"},
+      {{{"WORLD_SIZE", "2"}}, "error: RANK: not set"},
+      {{{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_PORT", "70000"}}, "error: MASTER_PORT='70000'"},
+      {{{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"UNIF_DIST_TIMEOUT", "soon"}}, "error: UNIF_DIST_TIMEOUT='soon'"},
+  };
+  int k = 0;
+  for (const auto& [env, expected] : cases) {
+    auto p = spawn(train_args(cfg, {}), env, tmp.path / ("bad" + std::to_string(k++) + ".log"));
+    const int rc = wait_for(p, 30);
+    const auto log = read_file(p.log);
+    INFO(expected << "\n" << log);
+    CHECK(rc == 2);
+    CHECK(log.find(expected) != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(tmp.path / "out"));  // nothing ran
+}
