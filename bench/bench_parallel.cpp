@@ -7,6 +7,12 @@
 //
 //   build/bin/bench_parallel [--steps N] [--warmup N] [--threads T]
 //
+// With WORLD_SIZE > 1 (torchrun's variables, see bench/bench_distributed.sh) each process is one
+// rank of a c10d group running the same step through DistributedEngine (1 local replica, T
+// threads): every rank computes its slice of the batch of 16, and rank 0 prints one row, whose
+// "reduce ms" is the time in collectives per step (gradient all-reduce / all-gather at the step,
+// output gathers per pass) and "sync ms" 0.
+//
 // Figures and the command used are recorded in docs/performance.md ("Data parallel").
 #include <algorithm>
 #include <chrono>
@@ -22,6 +28,8 @@
 
 #include "framework/common/runtime.h"
 #include "framework/parallel/data_parallel.h"
+#include "framework/parallel/distributed_engine.h"
+#include "framework/parallel/process_group.h"
 #include "framework/train/local_engine.h"
 #include "framework/train/optimizer.h"
 #include "models/heads/factory.h"
@@ -49,8 +57,10 @@ models::Batch make_batch(int64_t vocab) {
   return b;
 }
 
-// `replicas` == 0: LocalEngine with `threads` intra-op threads; else DataParallelEngine.
-Figures measure(int64_t replicas, int64_t threads, int steps, int warmup) {
+// `replicas` == 0: LocalEngine with `threads` intra-op threads; else DataParallelEngine. With a
+// process group, that engine inside a DistributedEngine.
+Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
+                std::shared_ptr<framework::ProcessGroup> group = nullptr) {
   torch::manual_seed(42);
   auto o = models::BertOptions().hidden_size(256).num_hidden_layers(4).num_attention_heads(4).intermediate_size(1024)
                .sparse_embeddings(true);
@@ -81,6 +91,12 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup) {
     dp = e.get();
     engine = std::move(e);
   }
+  framework::DistributedEngine* dist = nullptr;
+  if (group) {
+    auto e = std::make_unique<framework::DistributedEngine>(group, model, std::move(engine));
+    dist = e.get();
+    engine = std::move(e);
+  }
   const auto batch = make_batch(o.vocab_size());
   Figures f;
   for (int i = 0; i < warmup + steps; ++i) {
@@ -90,6 +106,7 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup) {
     const auto t1 = Clock::now();
     engine->optimizer_step();
     const double step_s = since(t0), opt_total = since(t1);
+    if (dist && i < warmup) dist->reset_timing();
     if (i < warmup) continue;
     f.step_s += step_s / steps;
     if (dp) {
@@ -97,6 +114,7 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup) {
       f.sync_s += (opt_total - optimizer_s) / steps;  // copying the master into the replicas
     }
   }
+  if (dist) f.reduce_s = (dist->timing().gradient_s + dist->timing().output_s) / steps;
   return f;
 }
 
@@ -115,9 +133,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("BERT h256 L4 A4 I1024, batch %lld x %lld, AdamW; %d steps after %d warm-up; %d cores\n",
-              static_cast<long long>(kBatch), static_cast<long long>(kLength), steps, warmup, available_cores());
-  std::printf("%-24s %10s %10s %12s %10s %10s\n", "config", "samples/s", "step ms", "reduce ms", "sync ms", "overhead");
+  const auto env = framework::read_dist_env();
+  if (!env || env->rank == 0) {
+    std::printf("BERT h256 L4 A4 I1024, batch %lld x %lld, AdamW; %d steps after %d warm-up; %d cores\n",
+                static_cast<long long>(kBatch), static_cast<long long>(kLength), steps, warmup, available_cores());
+    std::printf("%-24s %10s %10s %12s %10s %10s\n", "config", "samples/s", "step ms", "reduce ms", "sync ms", "overhead");
+  }
   auto row = [&](const std::string& name, const Figures& f) {
     const double overhead = f.reduce_s + f.sync_s;
     std::printf("%-24s %10.2f %10.1f %12.2f %10.2f %9.1f%%\n", name.c_str(), kBatch / f.step_s, 1e3 * f.step_s,
@@ -125,6 +146,13 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
   const auto t = std::to_string(threads);
+  if (env) {
+    auto group = framework::ProcessGroup::join(*env);
+    const auto f = measure(0, threads, steps, warmup, group);
+    if (group->rank() == 0) row(std::to_string(group->size()) + " processes x " + t + " thread" + (threads > 1 ? "s" : ""), f);
+    group->barrier();
+    return 0;
+  }
   row("1 replica x " + t + " threads", measure(0, threads, steps, warmup));
   row(t + " replicas x 1 thread", measure(threads, 1, steps, warmup));
   return 0;
