@@ -150,6 +150,11 @@ adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch
     local = local_->run_custom(slice_batch(batch, mine), req);
   }
 
+  if (options_.separate_waits) {
+    const auto w0 = Clock::now();
+    group_->barrier();
+    timing_.wait_s += seconds_since(w0);
+  }
   const auto t0 = Clock::now();
   auto sums = torch::tensor({local.loss_sum, local.custom_loss, static_cast<double>(local.output.loss_count)},
                             torch::kFloat64);
@@ -257,6 +262,11 @@ void DistributedEngine::reduce_gradients() {
 }
 
 void DistributedEngine::optimizer_step() {
+  if (options_.separate_waits) {
+    const auto w0 = Clock::now();
+    group_->barrier();
+    timing_.wait_s += seconds_since(w0);
+  }
   const auto t0 = Clock::now();
   reduce_gradients();
   timing_.gradient_s += seconds_since(t0);

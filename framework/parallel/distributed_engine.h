@@ -36,13 +36,18 @@ namespace unif::framework {
 struct DistributedOptions {
   /// Dense gradients are all-reduced in flat buckets of about this many bytes.
   int64_t bucket_bytes = 25 * 1024 * 1024;
+  /// Benchmarks: a barrier before each pass's and step's collectives, timed apart (CommTiming::
+  /// wait_s), so that waiting for a slower rank is not counted as communication. Off in training.
+  bool separate_waits = false;
 };
 
 /// Time spent in collectives since construction (or the last reset): gradients at the optimizer
-/// step, and the per-pass gathering of outputs.
+/// step, and the per-pass gathering of outputs. Both include waiting for the slowest rank unless
+/// DistributedOptions::separate_waits, which moves that into wait_s.
 struct CommTiming {
   double gradient_s = 0.0;
   double output_s = 0.0;
+  double wait_s = 0.0;
   int64_t steps = 0;
 };
 

@@ -237,6 +237,21 @@ void ProcessGroup::barrier() {
   guarded(env_, "barrier", [&] { impl_->gloo->barrier()->wait(); });
 }
 
+void ProcessGroup::check_same(const std::vector<int64_t>& values, const std::string& what) {
+  auto mine = torch::tensor(values, torch::kInt64);
+  const auto all = all_gather(mine);
+  bool same = true;
+  for (const auto& t : all) same = same && torch::equal(t, all[0]);
+  if (same) return;
+  std::string msg = "the ranks disagree on " + what + ":";
+  for (size_t r = 0; r < all.size(); ++r) {
+    msg += std::string(r ? ";" : "") + " rank " + std::to_string(r) + " [";
+    for (int64_t i = 0; i < all[r].numel(); ++i) msg += (i ? ", " : "") + std::to_string(all[r][i].item<int64_t>());
+    msg += "]";
+  }
+  throw UserError(msg + " (every rank must run the same config on the same data and checkpoint)");
+}
+
 std::shared_ptr<ProcessGroup> default_process_group() {
   std::lock_guard<std::mutex> lock(g_default_mutex);
   return g_default;

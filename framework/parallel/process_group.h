@@ -72,6 +72,9 @@ class ProcessGroup {
   /// In place: every tensor takes rank `root`'s values.
   void broadcast(std::vector<torch::Tensor>& tensors, int64_t root = 0);
   void barrier();
+  /// Every rank must hold the same `values` (e.g. resumed step, total steps, data size): throws
+  /// UserError on every rank, listing each rank's values, when they differ. `what` names them.
+  void check_same(const std::vector<int64_t>& values, const std::string& what);
 
  private:
   struct Impl;

@@ -4,8 +4,8 @@
 // 8 examples). With an uneven global batch of 5 (slices 3 + 2, then 2 + 1) the final parameters
 // of the two runs agree within |a-b| <= 1e-6 + 1e-5|b|, for sparse and dense word-embedding
 // gradients, plain training and adversarial methods, and ranks that shard further on threads.
-// Only rank 0 writes. A rank that exits early makes the other fail with `error:` well within the
-// timeout; malformed variables are `error:` exit 2.
+// Only rank 0 writes. A rank that dies makes the other fail with `error:` well within the
+// timeout; ranks that disagree on the run, and malformed variables, are `error:` exit 2.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -218,26 +218,56 @@ TEST_CASE("2 processes x 2 replicas = 1 process: pgd (delta-only passes), sparse
                         "parallel.threads_per_replica=1"});
 }
 
-TEST_CASE("a rank that exits early makes the other fail with error: within the timeout",
+TEST_CASE("a rank that dies makes the other fail with error: within the timeout", "[parallel][distributed]") {
+  TempDir tmp;
+  const auto cfg = write_config(tmp.path, "c", tmp.path / "out");
+  const int port = free_port();
+  const std::vector<std::string> sets{"training.batch_size=2", "training.max_steps=100000", "training.log_every=1",
+                                      "data.dev=null"};
+  auto r0 = spawn(train_args(cfg, sets), rank_env(0, port, "20"), tmp.path / "rank0.log");
+  auto r1 = spawn(train_args(cfg, sets), rank_env(1, port, "20"), tmp.path / "rank1.log");
+  // Once rank 0 has logged a step, both are training: kill rank 1.
+  const auto t0 = std::chrono::steady_clock::now();
+  while (read_file(r0.log).find("step 1/") == std::string::npos) {
+    int status = 0;
+    if (::waitpid(r0.pid, &status, WNOHANG) == r0.pid)
+      FAIL("rank 0 ended before training: " << read_file(r0.log) << "\nrank 1: " << read_file(r1.log));
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > 40) {
+      ::kill(r0.pid, SIGKILL), ::kill(r1.pid, SIGKILL);
+      FAIL("rank 0 did not start training within 40 s: " << read_file(r0.log));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(r1.pid, SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  const int rc1 = wait_for(r1, 10);
+  const int rc0 = wait_for(r0, 30);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  const auto log0 = read_file(r0.log);
+  INFO("rank 0:\n" << log0 << "\nrank 1:\n" << read_file(r1.log) << "\nrank 0 ended " << took << " s after the kill");
+  CHECK(rc1 == 128 + SIGKILL);
+  CHECK(rc0 == 1);
+  CHECK(log0.find("error: distributed rank 0 of 2:") != std::string::npos);
+  CHECK(log0.find("internal") == std::string::npos);
+  CHECK(took < 25.0);  // the 20 s timeout at most, usually at once (the peer's socket closes)
+  CHECK_FALSE(fs::exists(tmp.path / "out" / "final"));
+}
+
+TEST_CASE("ranks with different training settings stop with error: exit 2 before training",
           "[parallel][distributed]") {
   TempDir tmp;
   const auto cfg = write_config(tmp.path, "c", tmp.path / "out");
   const int port = free_port();
-  const auto t0 = std::chrono::steady_clock::now();
-  // Rank 1 stops after one step and exits 0; rank 0 waits for it in step 2.
-  auto r0 = spawn(train_args(cfg, {"training.batch_size=2", "training.max_steps=4"}), rank_env(0, port, "20"),
-                  tmp.path / "rank0.log");
-  auto r1 = spawn(train_args(cfg, {"training.batch_size=2", "training.max_steps=1"}), rank_env(1, port, "20"),
-                  tmp.path / "rank1.log");
+  auto r0 = spawn(train_args(cfg, {"training.max_steps=3"}), rank_env(0, port, "20"), tmp.path / "rank0.log");
+  auto r1 = spawn(train_args(cfg, {"training.max_steps=2"}), rank_env(1, port, "20"), tmp.path / "rank1.log");
   const int rc1 = wait_for(r1, 30), rc0 = wait_for(r0, 30);
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto log0 = read_file(r0.log);
-  INFO("rank 0:\n" << log0 << "\nrank 1:\n" << read_file(r1.log));
-  CHECK(rc1 == 0);
-  CHECK(rc0 != 0);
-  CHECK(log0.find("error: distributed rank 0 of 2:") != std::string::npos);
-  CHECK(log0.find("internal") == std::string::npos);
-  CHECK(took < 30.0);
+  const auto log0 = read_file(r0.log), log1 = read_file(r1.log);
+  INFO("rank 0:\n" << log0 << "\nrank 1:\n" << log1);
+  CHECK(rc0 == 2);
+  CHECK(rc1 == 2);
+  CHECK(log0.find("error: the ranks disagree on (step, epoch, batch in epoch, total steps") != std::string::npos);
+  CHECK(log0.find("rank 0 [0, 0, 0, 3, 8, 8, 1]; rank 1 [0, 0, 0, 2, 8, 8, 1]") != std::string::npos);
+  CHECK(log1.find("error: the ranks disagree") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp.path / "out" / "final"));
 }
 
