@@ -19,6 +19,7 @@
 #include <thread>
 
 #include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -112,6 +113,9 @@ std::optional<DistEnv> read_dist_env() {
       throw UserError("UNIF_DIST_TIMEOUT='" + *t + "': expected a positive number of seconds");
     e.timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0 + 0.5));
   }
+  e.agent_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
+  if (const auto restarts = env("TORCHELASTIC_RESTART_COUNT"))
+    e.restart_count = parse_int("TORCHELASTIC_RESTART_COUNT", *restarts, 0, 1 << 30, "an integer >= 0");
   return e;
 }
 
@@ -155,19 +159,22 @@ std::shared_ptr<ProcessGroup> ProcessGroup::join(const DistEnv& e) {
   const std::string where = "distributed rank " + std::to_string(e.rank) + " of " + std::to_string(e.world_size) + ": ";
   const auto t0 = std::chrono::steady_clock::now();
   std::string why;
-  if (e.rank != 0 && !wait_for_listener(e.master_addr, e.master_port, e.timeout, why))
+  const bool serve = e.rank == 0 && !e.agent_store;
+  if (!serve && !wait_for_listener(e.master_addr, e.master_port, e.timeout, why))
     throw DistributedError(where + "rendezvous at MASTER_ADDR:MASTER_PORT = " + e.master_addr + ":" +
-                           std::to_string(e.master_port) + " failed: rank 0 did not listen within " + seconds(e.timeout) +
+                           std::to_string(e.master_port) + " failed: " + (e.agent_store ? "the torchrun agent" : "rank 0") +
+                           " did not listen within " + seconds(e.timeout) +
                            " (" + why + "; is rank 0 started, and are MASTER_ADDR / MASTER_PORT the same for every rank?)");
   try {
     c10d::TCPStoreOptions so;
     so.port = e.master_port;
-    so.isServer = e.rank == 0;
+    so.isServer = serve;
     so.numWorkers = static_cast<size_t>(e.world_size);
-    so.waitWorkers = true;
+    so.waitWorkers = serve;
     so.timeout = std::max(std::chrono::milliseconds(1000), e.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
                                                                         std::chrono::steady_clock::now() - t0));
-    impl->store = c10::make_intrusive<c10d::TCPStore>(e.master_addr, so);
+    c10::intrusive_ptr<c10d::Store> tcp = c10::make_intrusive<c10d::TCPStore>(e.master_addr, so);
+    impl->store = c10::make_intrusive<c10d::PrefixStore>("unif/" + std::to_string(e.restart_count), tcp);
   } catch (const std::exception& x) {
     const std::string msg = dynamic_cast<const c10::Error*>(&x) ? static_cast<const c10::Error&>(x).what_without_backtrace()
                                                                 : std::string(x.what());

@@ -41,12 +41,18 @@ struct DistEnv {
   uint16_t master_port = 29500;
   /// Rendezvous and per-collective timeout: UNIF_DIST_TIMEOUT seconds (default 300).
   std::chrono::milliseconds timeout{300000};
+  /// torchrun's static rendezvous (TORCHELASTIC_USE_AGENT_STORE=True): the launcher already serves
+  /// the store on MASTER_ADDR:MASTER_PORT, so every rank, rank 0 included, connects as a client.
+  bool agent_store = false;
+  /// TORCHELASTIC_RESTART_COUNT: keys of a restarted worker group do not collide in the store.
+  int64_t restart_count = 0;
 };
 
 /// The environment's process-group settings; nullopt when WORLD_SIZE is unset or 1 (one process).
 /// Throws UserError naming the variable for a value that is not a number, out of range
 /// (RANK >= WORLD_SIZE, a port outside 1..65535, ...) or missing when WORLD_SIZE > 1 (RANK).
-/// MASTER_ADDR defaults to 127.0.0.1 and MASTER_PORT to 29500, as in torchrun.
+/// MASTER_ADDR defaults to 127.0.0.1 and MASTER_PORT to 29500, as in torchrun. Launched by hand,
+/// rank 0 serves the store; under torchrun, its agent does.
 std::optional<DistEnv> read_dist_env();
 
 class ProcessGroup {

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/types.h>
 
 #include "framework/checkpoint/safetensors.h"
@@ -160,8 +161,10 @@ size_t count_lines(const fs::path& p) {
   return n;
 }
 
-// Trains with `sets` as one process and as two ranks; the final models must agree.
-void one_vs_two_processes(const std::vector<std::string>& sets) {
+// Trains with `sets` as one process and as two ranks; the final models must agree. `agent`: as
+// under torchrun's static rendezvous, this test serves the store (as torchrun's agent does) and
+// both ranks connect to it as clients (TORCHELASTIC_USE_AGENT_STORE=True).
+void one_vs_two_processes(const std::vector<std::string>& sets, bool agent = false) {
   TempDir tmp;
   const auto one_cfg = write_config(tmp.path, "one", tmp.path / "one");
   const auto two_cfg = write_config(tmp.path, "two", tmp.path / "two");
@@ -171,8 +174,18 @@ void one_vs_two_processes(const std::vector<std::string>& sets) {
   REQUIRE(one_rc == 0);
 
   const int port = free_port();
-  auto r0 = spawn(train_args(two_cfg, sets), rank_env(0, port), tmp.path / "rank0.log");
-  auto r1 = spawn(train_args(two_cfg, sets), rank_env(1, port), tmp.path / "rank1.log");
+  c10::intrusive_ptr<c10d::TCPStore> agent_store;
+  auto env0 = rank_env(0, port), env1 = rank_env(1, port);
+  if (agent) {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<uint16_t>(port);
+    so.isServer = true;
+    so.waitWorkers = false;
+    agent_store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
+    for (auto* e : {&env0, &env1}) (*e)["TORCHELASTIC_USE_AGENT_STORE"] = "True", (*e)["TORCHELASTIC_RESTART_COUNT"] = "0";
+  }
+  auto r0 = spawn(train_args(two_cfg, sets), env0, tmp.path / "rank0.log");
+  auto r1 = spawn(train_args(two_cfg, sets), env1, tmp.path / "rank1.log");
   const int rc1 = wait_for(r1, 60), rc0 = wait_for(r0, 60);
   INFO("rank 0:\n" << read_file(r0.log) << "\nrank 1:\n" << read_file(r1.log));
   REQUIRE(rc0 == 0);
@@ -205,10 +218,12 @@ TEST_CASE("2 processes = 1 process: classification, sparse embeddings, uneven ba
   one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "training.optimizer.lr=0.1"});
 }
 
-TEST_CASE("2 processes = 1 process: fgm, dense embeddings, adamw", "[parallel][distributed][adversarial]") {
+TEST_CASE("2 processes = 1 process: fgm, dense embeddings, adamw; the store served as torchrun's agent does",
+          "[parallel][distributed][adversarial]") {
   one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "adversarial.method=fgm",
                         "model.sparse_embeddings=false", "training.optimizer.name=adamw",
-                        "training.optimizer.lr=0.001"});
+                        "training.optimizer.lr=0.001"},
+                       /*agent=*/true);
 }
 
 TEST_CASE("2 processes x 2 replicas = 1 process: pgd (delta-only passes), sparse embeddings",
