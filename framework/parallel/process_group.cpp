@@ -170,7 +170,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::join(const DistEnv& e) {
     so.port = e.master_port;
     so.isServer = serve;
     so.numWorkers = static_cast<size_t>(e.world_size);
-    so.waitWorkers = serve;
+    // Every rank counts itself in (1.13 does it in waitForWorkers) and rank 0 waits for all; a
+    // torchrun agent's store expects no such count.
+    so.waitWorkers = !e.agent_store;
     so.timeout = std::max(std::chrono::milliseconds(1000), e.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
                                                                         std::chrono::steady_clock::now() - t0));
     c10::intrusive_ptr<c10d::Store> tcp = c10::make_intrusive<c10d::TCPStore>(e.master_addr, so);

@@ -377,13 +377,13 @@ int Trainer::fit() {
     } catch (const json::exception& e) {
       throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
     }
-    s.engine->parameters_loaded();  // replicas / other ranks take the loaded parameters
     s.log->info("resumed from {} (step {}, epoch {}, batch {})", resume_from.string(), s.step, s.epoch, s.batch_in_epoch);
   }
   if (const auto group = default_process_group())
     group->check_same({s.step, s.epoch, s.batch_in_epoch, s.total_steps, static_cast<int64_t>(s.parts.train.encoded.size()),
                        t.batch_size, t.grad_accum_steps},
                       "(step, epoch, batch in epoch, total steps, training examples, batch size, accumulation)");
+  if (!resume_from.empty()) s.engine->parameters_loaded();  // replicas / other ranks take the loaded parameters
   for (const auto& note : s.parts.notes) s.log->info("{}", note);
   if (s.writer) s.metrics.open(s.out_dir / "metrics.jsonl", std::ios::app);
   if (s.writer && !s.metrics) throw UserError("output_dir: cannot write " + (s.out_dir / "metrics.jsonl").string());

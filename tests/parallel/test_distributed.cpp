@@ -233,6 +233,50 @@ TEST_CASE("2 processes x 2 replicas = 1 process: pgd (delta-only passes), sparse
                         "parallel.threads_per_replica=1"});
 }
 
+// Runs `unif train config` as ranks 0 and 1 (fresh port); both must succeed.
+void run_two(const fs::path& config, const std::vector<std::string>& sets, const fs::path& logs, const std::string& tag) {
+  const int port = free_port();
+  auto r0 = spawn(train_args(config, sets), rank_env(0, port), logs / (tag + "-rank0.log"));
+  auto r1 = spawn(train_args(config, sets), rank_env(1, port), logs / (tag + "-rank1.log"));
+  const int rc1 = wait_for(r1, 60), rc0 = wait_for(r0, 60);
+  INFO(tag << " rank 0:\n" << read_file(r0.log) << "\nrank 1:\n" << read_file(r1.log));
+  REQUIRE(rc0 == 0);
+  REQUIRE(rc1 == 0);
+}
+
+TEST_CASE("2 processes x 2 replicas: stop after step 1, resume to step 2 = 1 process, 2 steps straight",
+          "[parallel][distributed]") {
+  TempDir tmp;
+  const std::vector<std::string> common{"training.batch_size=5", "training.optimizer.lr=0.1"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = common;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  const auto one_cfg = write_config(tmp.path, "one", tmp.path / "one");
+  auto one = spawn(train_args(one_cfg, with({"training.max_steps=2"})), {}, tmp.path / "one.log");
+  const int one_rc = wait_for(one, 60);
+  INFO("one process:\n" << read_file(one.log));
+  REQUIRE(one_rc == 0);
+
+  const auto two_cfg = write_config(tmp.path, "two", tmp.path / "two");
+  const std::string devices = "parallel.devices=[cpu,cpu]";
+  run_two(two_cfg, with({"training.max_steps=1", devices, "parallel.threads_per_replica=1"}), tmp.path, "first");
+  REQUIRE(fs::exists(tmp.path / "two" / "checkpoints" / "step-1" / "COMPLETE"));
+  run_two(two_cfg, with({"training.max_steps=2", "training.resume=auto", devices, "parallel.threads_per_replica=1"}),
+          tmp.path, "resumed");
+  CHECK(read_file(tmp.path / "resumed-rank0.log").find("resumed from") != std::string::npos);
+
+  const auto a = framework::read_safetensors(tmp.path / "one" / "final" / "model.safetensors").tensors;
+  const auto b = framework::read_safetensors(tmp.path / "two" / "final" / "model.safetensors").tensors;
+  REQUIRE(a.size() == b.size());
+  for (const auto& [name, value] : a) {
+    INFO(name);
+    REQUIRE(b.count(name));
+    CHECK(worst_excess(b.at(name), value) <= 0.0);
+  }
+}
+
 TEST_CASE("a rank that dies makes the other fail with error: within the timeout", "[parallel][distributed]") {
   TempDir tmp;
   const auto cfg = write_config(tmp.path, "c", tmp.path / "out");
