@@ -49,9 +49,11 @@ bool is_loopback(const std::string& addr) {
   return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0;
 }
 
-// Waits until a TCP connection to host:port succeeds (the rank-0 store is listening), or the
-// deadline. LibTorch 1.13's TCPStore client gives up for good when its first connection attempts
-// are refused (a rank that starts before rank 0 listens), so the other ranks wait here first.
+// Waits until a TCP connection to host:port succeeds (the store is listening), or the deadline.
+// Clients poll here before constructing the TCPStore client, so that a rank started before rank 0
+// listens waits with our own bounded retry and error message (while debugging, ranks that started
+// early timed out inside the 1.13 client although rank 0 came up later; the cause was not pinned
+// down, and this poll is harmless either way).
 bool wait_for_listener(const std::string& host, uint16_t port, std::chrono::milliseconds timeout, std::string& last_error) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   addrinfo hints{};
