@@ -1,6 +1,8 @@
 // Smart: symmetric-KL smoothness with projected ascent; see smart.h for the exact procedure.
 #include "adversarial/smart.h"
 
+#include <cstdio>
+
 #include "framework/common/error.h"
 
 namespace unif::adversarial {
@@ -51,6 +53,58 @@ torch::Tensor symmetric_kl(const torch::Tensor& logits, const torch::Tensor& tar
   return {};
 }
 
+void Smart::update_teacher(GradientEngine& engine, int64_t step) {
+  const auto params = engine.parameters();
+  torch::NoGradGuard no_grad;
+  if (teacher_.empty()) {
+    for (const auto& p : params) teacher_.push_back(p.detach().clone());
+    teacher_step_ = step;
+    return;
+  }
+  if (teacher_.size() != params.size())
+    throw UserError("smart teacher: " + std::to_string(teacher_.size()) + " tensors for a model with " +
+                    std::to_string(params.size()) + " parameters (checkpoint of another model?)");
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!teacher_[i].sizes().equals(params[i].sizes()))
+      throw UserError("smart teacher: tensor " + std::to_string(i) + " does not match the model's parameter shape");
+    if (teacher_[i].device() != params[i].device() || teacher_[i].dtype() != params[i].dtype())
+      teacher_[i] = teacher_[i].to(params[i].device(), params[i].scalar_type());
+  }
+  if (step <= teacher_step_) return;  // another micro-batch of the same step
+  for (size_t i = 0; i < params.size(); ++i) teacher_[i].mul_(momentum_).add_(params[i].detach(), 1.0 - momentum_);
+  teacher_step_ = step;
+}
+
+std::map<std::string, torch::Tensor> Smart::state() const {
+  std::map<std::string, torch::Tensor> out;
+  if (teacher_.empty()) return out;
+  for (size_t i = 0; i < teacher_.size(); ++i) {
+    char name[40];
+    std::snprintf(name, sizeof name, "smart.teacher.%05zu", i);
+    out[name] = teacher_[i];
+  }
+  out["smart.teacher_step"] = torch::tensor({teacher_step_}, torch::kLong);
+  return out;
+}
+
+void Smart::load_state(const std::map<std::string, torch::Tensor>& state, const std::string& where) {
+  teacher_.clear();
+  teacher_step_ = -1;
+  if (state.empty()) return;
+  const auto it = state.find("smart.teacher_step");
+  if (it == state.end() || it->second.numel() != 1)
+    throw UserError(where + ": smart.teacher_step missing or not one number");
+  for (size_t i = 0;; ++i) {
+    char name[40];
+    std::snprintf(name, sizeof name, "smart.teacher.%05zu", i);
+    const auto t = state.find(name);
+    if (t == state.end()) break;
+    teacher_.push_back(t->second.clone());
+  }
+  if (teacher_.size() + 1 != state.size()) throw UserError(where + ": unexpected tensors besides smart.teacher.*");
+  teacher_step_ = it->second.to(torch::kLong).item<int64_t>();
+}
+
 StepResult Smart::accumulate(GradientEngine& engine, const models::Batch& batch, double scale, int64_t seed,
                              int64_t step) {
   const auto mask = padding_mask(batch);  // (B, L, 1)
@@ -63,6 +117,13 @@ StepResult Smart::accumulate(GradientEngine& engine, const models::Batch& batch,
   const torch::Tensor clean_logits = clean0.output.logits;  // detached, batch order
   symmetric_kl(clean_logits, clean_logits, batch);          // refuses regression before any update
   result.pass_losses.push_back(clean0.loss_sum);
+
+  // Teacher distribution f(x; θ̃) at δ = 0 (forward only), for the Bregman proximal term.
+  torch::Tensor teacher_logits;
+  if (bregman_ > 0.0) {
+    update_teacher(engine, step);
+    teacher_logits = engine.forward_with(batch, teacher_).logits;
+  }
 
   // 2. δ₀ ~ N(0, σ²) at real tokens, drawn from the (seed, step) generator for the whole batch.
   const int64_t b = batch.input_ids.size(0), l = batch.input_ids.size(1), h = engine.embedding_dim();
@@ -101,21 +162,23 @@ StepResult Smart::accumulate(GradientEngine& engine, const models::Batch& batch,
   auto adv_r = engine.run_custom(batch, adv);
   result.pass_losses.push_back(adv_r.loss_sum);
 
-  // 5. Clean side: task loss + λ·sKL, the adversarial distribution fixed.
+  // 5. Clean side: task loss + λ·sKL, the adversarial distribution fixed; + μ·sKL to the teacher.
   PassRequest clean;
   clean.scale = scale;
   const torch::Tensor adv_logits = adv_r.output.logits;
-  const double lambda = lambda_;
-  clean.loss_fn = [&batch, adv_logits, lambda](const models::ModelOutput& out, int64_t first) {
-    const auto target = adv_logits.narrow(0, first, out.logits.size(0));
-    return out.example_losses.sum() + lambda * symmetric_kl(out.logits, target, batch, first);
+  const double lambda = lambda_, mu = bregman_;
+  clean.loss_fn = [&batch, adv_logits, teacher_logits, lambda, mu](const models::ModelOutput& out, int64_t first) {
+    const int64_t n = out.logits.size(0);
+    auto loss = out.example_losses.sum() + lambda * symmetric_kl(out.logits, adv_logits.narrow(0, first, n), batch, first);
+    if (mu > 0.0) loss = loss + mu * symmetric_kl(out.logits, teacher_logits.narrow(0, first, n), batch, first);
+    return loss;
   };
   auto clean_r = engine.run_custom(batch, clean);
   result.pass_losses.push_back(clean_r.loss_sum);
 
   result.loss_sum = clean_r.loss_sum;
   result.output = std::move(clean_r.output);
-  result.passes = steps_ + 3;
+  result.passes = passes_per_step();
   return result;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -55,6 +56,15 @@ class GradientEngine {
   virtual PassResult run_custom(const models::Batch& batch, const PassRequest& request);
   /// Hidden size H of the word-embedding output.
   virtual int64_t embedding_dim() const = 0;
+  /// The model's parameters (the master's, in named_parameters() order), live: a strategy that keeps
+  /// a parameter snapshot (SMART's teacher) copies them and must not modify them. Opaque tensors to
+  /// the strategy. The default throws std::logic_error (an engine without snapshot support).
+  virtual std::vector<torch::Tensor> parameters();
+  /// A forward pass only (no gradients anywhere) on `batch` at delta = 0 with the model's parameters
+  /// temporarily replaced by `params` (same order and shapes as parameters()); the model's own values
+  /// are restored bit for bit afterwards. Returns the outputs in batch order. Used by SMART for the
+  /// teacher's distribution. The default throws std::logic_error.
+  virtual models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params);
   /// Clip, step the optimizer and zero the gradients (used by FreeAT, which steps per replay).
   virtual void optimizer_step() = 0;
   /// The model's parameters were set from outside the engine (a resumed checkpoint): engines with
@@ -67,6 +77,15 @@ inline PassResult GradientEngine::run_custom(const models::Batch& batch, const P
     throw std::logic_error("GradientEngine::run_custom: this engine supports only the task loss with parameter "
                            "gradients (needed by pgd and smart: custom losses, delta-only passes)");
   return run(batch, request.delta, request.scale, request.want_delta_grad);
+}
+
+inline std::vector<torch::Tensor> GradientEngine::parameters() {
+  throw std::logic_error("GradientEngine::parameters: this engine cannot expose parameters (needed by smart's teacher)");
+}
+
+inline models::ModelOutput GradientEngine::forward_with(const models::Batch&, const std::vector<torch::Tensor>&) {
+  throw std::logic_error("GradientEngine::forward_with: this engine cannot evaluate a parameter snapshot "
+                         "(needed by smart's teacher)");
 }
 
 /// The result of a strategy's step: the clean loss (sum over the batch) and outputs for metrics.
@@ -89,6 +108,13 @@ class Strategy {
   virtual std::string name() const = 0;
   /// Forward/backward passes per step (for the log and docs).
   virtual int64_t passes_per_step() const = 0;
+  /// State that must survive a checkpoint for an exact resume (SMART's teacher), by name; CPU or
+  /// device tensors. Empty for stateless strategies.
+  virtual std::map<std::string, torch::Tensor> state() const { return {}; }
+  /// Restores state(); throws unif::UserError when it does not fit (`where` names the file).
+  virtual void load_state(const std::map<std::string, torch::Tensor>& state, const std::string& where) {
+    (void)state, (void)where;
+  }
 };
 
 /// Plain training: g = gθ(0).

@@ -231,6 +231,7 @@ void read_adversarial(Section s, AdversarialConfig& a) {
     s.context().report(s.path("epsilon"), eps,
                        "expected a number > 0 for method " + a.method + " (0 = unbounded is FreeLB's), got 0");
 }
+  s.number("smart_bregman", a.smart_bregman, detail::kNonNegativeNumber);
 
 void read_span(Section s, SpanConfig& sp) {
   s.integer("doc_stride", sp.doc_stride, detail::kPositiveInt);
@@ -573,6 +574,7 @@ std::string to_yaml(const RunConfig& c) {
   return std::string(out.c_str()) + "\n";
 }
 
+  out << YAML::Key << "smart_bregman" << YAML::Value << format_number(a.smart_bregman);
 // ---- equality --------------------------------------------------------------------------------------
 
 bool operator==(const BertOverrides& a, const BertOverrides& b) {
@@ -613,7 +615,8 @@ bool operator==(const ParallelConfig& a, const ParallelConfig& b) {
 }
 bool operator==(const AdversarialConfig& a, const AdversarialConfig& b) {
   return a.method == b.method && a.epsilon == b.epsilon && a.alpha == b.alpha && a.steps == b.steps &&
-         a.init_mag == b.init_mag && a.smart_lambda == b.smart_lambda && a.smart_momentum == b.smart_momentum;
+         a.init_mag == b.init_mag && a.smart_lambda == b.smart_lambda && a.smart_momentum == b.smart_momentum &&
+         a.smart_bregman == b.smart_bregman;
 }
 bool operator==(const SpanConfig& a, const SpanConfig& b) {
   return a.doc_stride == b.doc_stride && a.max_query_length == b.max_query_length &&

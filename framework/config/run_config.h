@@ -118,7 +118,8 @@ struct AdversarialConfig {
   int64_t steps = 3;                 // K
   double init_mag = 0.0;             // FreeLB initial noise magnitude
   double smart_lambda = 1.0;         // SMART's regularizer weight λ
-  double smart_momentum = 0.99;      // SMART's teacher (Bregman proximal point) momentum
+  double smart_momentum = 0.99;      // SMART's teacher momentum β: θ̃ ← (1-β)θ + βθ̃ after each step
+  double smart_bregman = 1.0;        // SMART's Bregman proximal term weight μ (0 = off: no teacher)
 };
 
 /// `span`: span extraction (task span_extraction) windows and decoding, as HF run_qa / Google BERT.

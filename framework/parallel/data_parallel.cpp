@@ -17,6 +17,7 @@
 #include <torch/autograd.h>
 
 #include "framework/common/error.h"
+#include "framework/parallel/parameter_swap.h"
 #include "framework/common/runtime.h"
 #include "models/bert/dropout.h"
 
@@ -416,6 +417,20 @@ void DataParallelEngine::sync_replicas() {
     for (size_t j = 0; j < buffers.size(); ++j) buffers[j].copy_(master_buffers_[j]);
   };
   on_workers(copy, active);
+}
+
+models::ModelOutput DataParallelEngine::forward_with(const models::Batch& batch,
+                                                     const std::vector<torch::Tensor>& params) {
+  adversarial::PassResult r;
+  {
+    ParameterSwap swap(master_params_, params);
+    sync_replicas();
+    adversarial::PassRequest forward_only;
+    forward_only.param_grads = false;
+    r = run_custom(batch, forward_only);
+  }  // the master's own values are back
+  sync_replicas();
+  return std::move(r.output);
 }
 
 void DataParallelEngine::optimizer_step() {

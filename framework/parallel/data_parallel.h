@@ -92,6 +92,11 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   /// gradients are reduced onto the master only when request.param_grads.
   adversarial::PassResult run_custom(const models::Batch& batch, const adversarial::PassRequest& request) override;
   int64_t embedding_dim() const override;
+  /// The master's parameters.
+  std::vector<torch::Tensor> parameters() override { return master_params_; }
+  /// A forward-only pass over the replicas (sharded as run_custom) with `params` copied into the
+  /// master and every replica; afterwards the master's values are restored and copied back out.
+  models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
   /// The given optimizer_step on the master, then every replica's parameters and buffers copied
   /// from the master in place and the replicas' gradients reset (undefined).
   void optimizer_step() override;

@@ -50,7 +50,8 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
     return std::make_unique<adversarial::FreeLb>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.init_mag);
   if (cfg.method == "freeat") return std::make_unique<adversarial::FreeAt>(cfg.epsilon, cfg.steps);
   if (cfg.method == "smart")
-    return std::make_unique<adversarial::Smart>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.smart_lambda);
+    return std::make_unique<adversarial::Smart>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.smart_lambda,
+                                                    cfg.smart_bregman, cfg.smart_momentum);
   throw UserError("adversarial.method: expected none, fgm, pgd, freelb, freeat or smart, got '" + cfg.method + "'");
 }
 

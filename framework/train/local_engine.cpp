@@ -2,6 +2,8 @@
 
 #include <torch/autograd.h>
 
+#include "framework/parallel/parameter_swap.h"
+
 namespace unif::framework {
 
 LocalEngine::LocalEngine(std::shared_ptr<models::TaskModel> model, std::function<void()> optimizer_step)
@@ -58,6 +60,17 @@ adversarial::PassResult LocalEngine::run_custom(const models::Batch& batch, cons
   r.output.logits = out.logits.detach();
   if (out.example_losses.defined()) r.output.example_losses = out.example_losses.detach();
   r.output.loss_count = out.loss_count;
+  return r;
+}
+
+models::ModelOutput LocalEngine::forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) {
+  ParameterSwap swap(model_->parameters(), params);
+  torch::NoGradGuard no_grad;
+  auto out = model_->forward(batch, {});
+  models::ModelOutput r;
+  r.logits = out.logits.detach().clone();
+  if (out.example_losses.defined()) r.example_losses = out.example_losses.detach().clone();
+  r.loss_count = out.loss_count;
   return r;
 }
 

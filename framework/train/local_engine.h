@@ -18,6 +18,8 @@ class LocalEngine final : public adversarial::GradientEngine {
   adversarial::PassResult run_custom(const models::Batch& batch, const adversarial::PassRequest& request) override;
   int64_t embedding_dim() const override;
   void optimizer_step() override { optimizer_step_(); }
+  std::vector<torch::Tensor> parameters() override { return model_->parameters(); }
+  models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
 
  private:
   std::shared_ptr<models::TaskModel> model_;

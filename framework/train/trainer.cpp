@@ -377,6 +377,13 @@ int Trainer::fit() {
     } catch (const json::exception& e) {
       throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
     }
+    // Strategy state (SMART's momentum teacher), when the strategy has any.
+    const fs::path strategy_file = resume_from / "strategy.safetensors";
+    if (fs::exists(strategy_file))
+      s.strategy->load_state(read_safetensors(strategy_file).tensors, strategy_file.string());
+    else if (s.cfg.adversarial.method == "smart" && s.cfg.adversarial.smart_bregman > 0.0)
+      s.log->info("{} has no strategy.safetensors: smart's teacher restarts from the resumed parameters "
+                  "(the resume is not exact)", resume_from.string());
     s.log->info("resumed from {} (step {}, epoch {}, batch {})", resume_from.string(), s.step, s.epoch, s.batch_in_epoch);
   }
   if (const auto group = default_process_group())
@@ -406,6 +413,8 @@ int Trainer::fit() {
     s.parts.save_model(dir, [&](const fs::path& tmp) {
       write_safetensors(tmp / "optimizer.safetensors", s.optimizer->state());
       write_safetensors(tmp / "rng.safetensors", {{"torch_cpu", rng_state}});
+      const auto strategy_state = s.strategy->state();
+      if (!strategy_state.empty()) write_safetensors(tmp / "strategy.safetensors", strategy_state);
       json st{{"step", s.step}, {"epoch", s.epoch}, {"batch_in_epoch", s.batch_in_epoch},
               {"best_metric", std::isfinite(s.best_metric) ? json(s.best_metric) : json(nullptr)},
               {"best_step", s.best_step}, {"seed", s.cfg.seed}};

@@ -407,9 +407,11 @@ TEST_CASE("token classification: 1, 2, 3 replicas equal one device (Z = labeled 
 
 // One strategy step (SGD lr 1 at every optimizer_step) of `strategy` on a clone of `proto` with
 // `replicas` CPU replicas (0 = LocalEngine): parameters after the step and the step's loss.
+// `steps` > 1 repeats the step on the same batch (step numbers 0, 1, ...); the loss is the last one's.
 std::pair<std::map<std::string, torch::Tensor>, double> strategy_step(models::TaskModel& proto, int64_t replicas,
                                                                      adversarial::Strategy& strategy,
-                                                                     const models::Batch& batch, double z) {
+                                                                     const models::Batch& batch, double z,
+                                                                     int64_t steps = 1) {
   auto model = proto.clone_model();
   auto sgd = [model] {
     torch::NoGradGuard no_grad;
@@ -428,8 +430,11 @@ std::pair<std::map<std::string, torch::Tensor>, double> strategy_step(models::Ta
     o.threads_per_replica = 1;
     engine = std::make_unique<DataParallelEngine>(model, sgd, o);
   }
-  auto r = strategy.accumulate(*engine, batch, 1.0 / z, /*seed=*/42, /*step=*/0);
-  if (!r.stepped) engine->optimizer_step();
+  adversarial::StepResult r;
+  for (int64_t step = 0; step < steps; ++step) {
+    r = strategy.accumulate(*engine, batch, 1.0 / z, /*seed=*/42, step);
+    if (!r.stepped) engine->optimizer_step();
+  }
   std::map<std::string, torch::Tensor> params;
   for (auto& p : model->named_parameters()) params[p.key()] = p.value().detach().clone();
   return {params, r.loss_sum};
@@ -458,6 +463,29 @@ TEST_CASE("every adversarial method: one step on 2 and 3 replicas equals one dev
           CHECK(worst_excess(dp.at(key), value) <= 0);
         }
       }
+    }
+  }
+}
+
+TEST_CASE("smart with its momentum teacher: three steps on 2 and 3 replicas equal one device",
+          "[parallel][adversarial]") {
+  const auto f = fixture_batch();
+  for (bool sparse : {true, false}) {
+    auto proto = fixture_model(sparse);
+    adversarial::Smart local_strategy(0.02, 0.01, 1, 1.0, /*bregman=*/1.0, /*momentum=*/0.5);
+    const auto [local, local_loss] = strategy_step(*proto, 0, local_strategy, f.batch, f.z, 3);
+    for (int64_t n : {2, 3}) {
+      adversarial::Smart strategy(0.02, 0.01, 1, 1.0, 1.0, 0.5);
+      const auto [dp, dp_loss] = strategy_step(*proto, n, strategy, f.batch, f.z, 3);
+      CHECK(dp_loss == Approx(local_loss).epsilon(1e-6));
+      for (const auto& [key, value] : local) {
+        INFO((sparse ? "sparse " : "dense ") << n << " replicas: " << key);
+        CHECK(worst_excess(dp.at(key), value) <= 0);
+      }
+      // The teacher is the same too (steps 2 and 3 would differ if replicas kept the teacher's values).
+      REQUIRE(strategy.teacher().size() == local_strategy.teacher().size());
+      for (size_t i = 0; i < strategy.teacher().size(); ++i)
+        CHECK(worst_excess(strategy.teacher()[i], local_strategy.teacher()[i]) <= 0);
     }
   }
 }

@@ -1,16 +1,18 @@
 #!/bin/sh
 # Exact resume: train N steps straight vs. train, SIGKILL in the middle, resume (resume: auto) ->
 # bit-identical final parameters. Dropout stays on, so the RNG state must be restored too.
-# Usage: test_resume.sh UNIF_BINARY SOURCE_DIR
+# Usage: test_resume.sh UNIF_BINARY SOURCE_DIR [--set a.b=v ...]  (extra overrides for both runs, no spaces)
 set -eu
 UNIF=$1
 cd "$2"
+shift 2
+EXTRA="$*"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run() {
   "$UNIF" train configs/demo.yaml --set training.max_steps=40 --set training.save_every=5 \
     --set training.eval_every=20 --set training.log_every=10 --set training.keep_checkpoints=10 \
-    --set training.batch_size=16 --set training.grad_accum_steps=2 --set "output_dir=$1"
+    --set training.batch_size=16 --set training.grad_accum_steps=2 --set "output_dir=$1" $EXTRA
 }
 run "$tmp/straight" > "$tmp/straight.log" 2>&1
 

@@ -97,6 +97,12 @@ class SpyEngine final : public GradientEngine {
   }
   int64_t embedding_dim() const override { return inner_.embedding_dim(); }
   void optimizer_step() override { inner_.optimizer_step(); }
+  std::vector<torch::Tensor> parameters() override { return inner_.parameters(); }
+  models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override {
+    deltas.push_back(torch::Tensor());
+    ++calls;
+    return inner_.forward_with(batch, params);
+  }
 
   std::vector<torch::Tensor> deltas;
   int64_t calls = 0;
@@ -325,13 +331,16 @@ TEST_CASE("smart refuses regression with a clear message", "[unit][adversarial]"
 TEST_CASE("make_strategy maps adversarial.method; freeat refuses gradient accumulation", "[unit][adversarial]") {
   framework::AdversarialConfig cfg;
   const std::vector<std::pair<std::string, int64_t>> expected = {
-      {"none", 1}, {"fgm", 2}, {"pgd", 4}, {"freelb", 3}, {"freeat", 3}, {"smart", 6}};
+      {"none", 1}, {"fgm", 2}, {"pgd", 4}, {"freelb", 3}, {"freeat", 3}, {"smart", 7}};
   for (const auto& [method, passes] : expected) {
     cfg.method = method;
     auto s = framework::make_strategy(cfg);
     CHECK(s->name() == method);
     CHECK(s->passes_per_step() == passes);
   }
+  cfg.smart_bregman = 0.0;  // no teacher: one pass less
+  cfg.method = "smart";
+  CHECK(framework::make_strategy(cfg)->passes_per_step() == 6);
   cfg.method = "vat";
   CHECK_THROWS_AS(framework::make_strategy(cfg), UserError);
 
@@ -340,4 +349,93 @@ TEST_CASE("make_strategy maps adversarial.method; freeat refuses gradient accumu
                     Catch::Contains("t.yaml: training.grad_accum_steps: expected 1 with adversarial.method freeat"));
   CHECK_NOTHROW(framework::parse_config("adversarial: {method: freeat}\n", "t.yaml"));
   CHECK_NOTHROW(framework::parse_config("adversarial: {method: fgm}\ntraining: {grad_accum_steps: 2}\n", "t.yaml"));
+}
+
+namespace {
+
+struct TwoSteps {
+  std::map<std::string, torch::Tensor> first, second;  // gradients of step 0 and step 1
+  std::vector<torch::Tensor> theta0, theta1;           // parameters before step 0 and before step 1
+};
+
+// Step 0 (SGD lr 0.5 on its gradient), then the gradient of step 1, on a fresh toy model.
+TwoSteps two_steps(Strategy& strategy, const models::Batch& batch) {
+  auto model = make_model();
+  TwoSteps out;
+  for (const auto& p : model->parameters()) out.theta0.push_back(p.detach().clone());
+  framework::LocalEngine engine(model, [&model] {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters()) {
+      p.sub_(0.5 * p.grad());
+      p.mutable_grad().reset();
+    }
+  });
+  const double scale = 1.0 / static_cast<double>(batch.size());
+  strategy.accumulate(engine, batch, scale, 42, 0);
+  out.first = grads_of(*model);
+  engine.optimizer_step();
+  for (const auto& p : model->parameters()) out.theta1.push_back(p.detach().clone());
+  strategy.accumulate(engine, batch, scale, 42, 1);
+  out.second = grads_of(*model);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("smart's Bregman term: zero at the first step and with momentum 0, exact at step 2", "[unit][adversarial]") {
+  const auto batch = make_batch();
+  Smart plain(0.4, 0.2, 2, 1.5);  // μ = 0: the regularizer alone
+  const auto ref = two_steps(plain, batch);
+  CHECK(plain.teacher().empty());
+  CHECK(plain.state().empty());
+
+  // One more forward-only pass (the teacher) per step.
+  Smart counted(0.4, 0.2, 2, 1.5, /*bregman=*/1.0, /*momentum=*/0.9);
+  std::vector<torch::Tensor> deltas;
+  step_grads(counted, batch, nullptr, &deltas);  // checks passes == passes_per_step() == 6
+  CHECK(counted.passes_per_step() == 6);
+
+  // β = 0: θ̃ = θ at every step, the term's gradient is 0 (sKL is minimal at equal outputs).
+  Smart beta0(0.4, 0.2, 2, 1.5, /*bregman=*/2.0, /*momentum=*/0.0);
+  const auto b0 = two_steps(beta0, batch);
+  check_same(b0.first, ref.first, 1e-6, 1e-8);
+  check_same(b0.second, ref.second, 1e-6, 1e-8);
+
+  // β = 0.5: the same first step (θ̃ = θ₀); at step 2 θ̃ = 0.5·θ₁ + 0.5·θ₀ ≠ θ₁ and the gradient moves by
+  // exactly ∇θ μ·(1/Z)·Σ_b sKL_b(f(θ₁), f(θ̃)).
+  const double mu = 2.0;
+  Smart half(0.4, 0.2, 2, 1.5, mu, /*momentum=*/0.5);
+  const auto h = two_steps(half, batch);
+  check_same(h.first, ref.first, 1e-6, 1e-8);
+  REQUIRE(half.teacher().size() == h.theta1.size());
+  for (size_t i = 0; i < h.theta1.size(); ++i)
+    CHECK(torch::allclose(half.teacher()[i], 0.5 * h.theta1[i] + 0.5 * h.theta0[i], 1e-6, 1e-7));
+  CHECK_FALSE(torch::allclose(h.second.at("out.weight"), ref.second.at("out.weight"), 1e-4, 1e-6));
+
+  auto student = make_model(), teacher = make_model();
+  {
+    torch::NoGradGuard no_grad;
+    auto sp = student->parameters(), tp = teacher->parameters();
+    for (size_t i = 0; i < sp.size(); ++i) {
+      sp[i].copy_(h.theta1[i]);
+      tp[i].copy_(half.teacher()[i]);
+    }
+  }
+  const auto target = teacher->forward(batch, {}).logits.detach();
+  (mu * symmetric_kl(student->forward(batch, {}).logits, target, batch) / 3.0).backward();
+  const auto bregman = grads_of(*student);
+  for (const auto& [k, g] : bregman) {
+    INFO(k);
+    CHECK(torch::allclose(h.second.at(k) - ref.second.at(k), g, 1e-4, 1e-7));
+  }
+
+  // The teacher survives a checkpoint: state() → load_state() → the same next step.
+  Smart restored(0.4, 0.2, 2, 1.5, mu, 0.5);
+  restored.load_state(half.state(), "strategy.safetensors");
+  REQUIRE(restored.teacher().size() == half.teacher().size());
+  for (size_t i = 0; i < half.teacher().size(); ++i) CHECK(torch::equal(restored.teacher()[i], half.teacher()[i]));
+  CHECK(restored.state().at("smart.teacher_step").item<int64_t>() == 1);
+  auto bad = half.state();
+  bad.erase("smart.teacher_step");
+  CHECK_THROWS_AS(restored.load_state(bad, "x.safetensors"), UserError);
 }
