@@ -183,6 +183,7 @@ void read_training(Section s, TrainingConfig& t) {
   s.number("max_grad_norm", t.max_grad_norm, detail::kNonNegativeNumber);
   s.number("layerwise_lr_decay", t.layerwise_lr_decay, detail::kUnitLeftOpen);
   s.boolean("shuffle", t.shuffle);
+  const YAML::Node grouped = s.boolean("group_by_length", t.group_by_length);
   s.integer("log_every", t.log_every, detail::kPositiveInt);
   s.integer("eval_every", t.eval_every, detail::kNonNegativeInt);
   s.integer("save_every", t.save_every, detail::kNonNegativeInt);
@@ -193,6 +194,10 @@ void read_training(Section s, TrainingConfig& t) {
     s.context().report(s.path("epochs"), epochs,
                        "expected a positive integer when training.max_steps is 0, got " +
                            std::to_string(t.epochs));
+  if (t.group_by_length && !t.shuffle)
+    s.context().report(s.path("group_by_length"), grouped,
+                       "expected false when training.shuffle is false (length grouping shuffles within "
+                       "mega-batches), got true");
 }
 
 void read_parallel(Section s, ParallelConfig& p) {
@@ -226,12 +231,12 @@ void read_adversarial(Section s, AdversarialConfig& a) {
   s.number("init_mag", a.init_mag, detail::kNonNegativeNumber);
   s.number("smart_lambda", a.smart_lambda, detail::kNonNegativeNumber);
   s.number("smart_momentum", a.smart_momentum, detail::kUnitClosed);
+  s.number("smart_bregman", a.smart_bregman, detail::kNonNegativeNumber);
 
   if (a.epsilon == 0.0 && (a.method == "fgm" || a.method == "pgd" || a.method == "freeat"))
     s.context().report(s.path("epsilon"), eps,
                        "expected a number > 0 for method " + a.method + " (0 = unbounded is FreeLB's), got 0");
 }
-  s.number("smart_bregman", a.smart_bregman, detail::kNonNegativeNumber);
 
 void read_span(Section s, SpanConfig& sp) {
   s.integer("doc_stride", sp.doc_stride, detail::kPositiveInt);
@@ -538,6 +543,7 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "max_grad_norm" << YAML::Value << format_number(t.max_grad_norm);
   out << YAML::Key << "layerwise_lr_decay" << YAML::Value << format_number(t.layerwise_lr_decay);
   out << YAML::Key << "shuffle" << YAML::Value << t.shuffle;
+  out << YAML::Key << "group_by_length" << YAML::Value << t.group_by_length;
   out << YAML::Key << "log_every" << YAML::Value << t.log_every;
   out << YAML::Key << "eval_every" << YAML::Value << t.eval_every;
   out << YAML::Key << "save_every" << YAML::Value << t.save_every;
@@ -559,6 +565,7 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "init_mag" << YAML::Value << format_number(a.init_mag);
   out << YAML::Key << "smart_lambda" << YAML::Value << format_number(a.smart_lambda);
   out << YAML::Key << "smart_momentum" << YAML::Value << format_number(a.smart_momentum);
+  out << YAML::Key << "smart_bregman" << YAML::Value << format_number(a.smart_bregman);
   out << YAML::EndMap;
 
   const SpanConfig& sp = c.span;
@@ -574,7 +581,6 @@ std::string to_yaml(const RunConfig& c) {
   return std::string(out.c_str()) + "\n";
 }
 
-  out << YAML::Key << "smart_bregman" << YAML::Value << format_number(a.smart_bregman);
 // ---- equality --------------------------------------------------------------------------------------
 
 bool operator==(const BertOverrides& a, const BertOverrides& b) {
@@ -607,7 +613,7 @@ bool operator==(const TrainingConfig& a, const TrainingConfig& b) {
   return a.batch_size == b.batch_size && a.epochs == b.epochs && a.max_steps == b.max_steps &&
          a.grad_accum_steps == b.grad_accum_steps && a.optimizer == b.optimizer && a.schedule == b.schedule &&
          a.max_grad_norm == b.max_grad_norm && a.layerwise_lr_decay == b.layerwise_lr_decay &&
-         a.shuffle == b.shuffle && a.log_every == b.log_every && a.eval_every == b.eval_every &&
+         a.shuffle == b.shuffle && a.group_by_length == b.group_by_length && a.log_every == b.log_every && a.eval_every == b.eval_every &&
          a.save_every == b.save_every && a.keep_checkpoints == b.keep_checkpoints && a.resume == b.resume;
 }
 bool operator==(const ParallelConfig& a, const ParallelConfig& b) {

@@ -99,6 +99,7 @@ struct TrainingConfig {
   double max_grad_norm = 1.0;        // 0 disables clipping
   double layerwise_lr_decay = 1.0;   // UNIF's layerwise_lr_decay_ratio, in (0, 1]
   bool shuffle = true;
+  bool group_by_length = false;      // batches of similar lengths (needs shuffle); see batching.h
   int64_t log_every = 10;            // steps, >= 1
   int64_t eval_every = 0;            // steps; 0 = end of each epoch
   int64_t save_every = 0;            // steps; 0 = end of each epoch

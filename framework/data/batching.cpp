@@ -29,6 +29,41 @@ std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch, bool s
   return order;
 }
 
+std::vector<int64_t> length_grouped_order(const std::vector<int64_t>& lengths, int64_t batch_size, uint64_t seed,
+                                          int64_t epoch) {
+  const auto n = static_cast<int64_t>(lengths.size());
+  std::vector<int64_t> order = epoch_order(n, seed, epoch, true);
+  if (n == 0 || batch_size <= 0) return order;
+  const auto length = [&lengths](int64_t i) { return lengths[static_cast<size_t>(i)]; };
+  const int64_t mega = kMegaBatchBatches * batch_size;
+  for (int64_t start = 0; start < n; start += mega) {
+    const auto first = order.begin() + start, last = order.begin() + std::min(n, start + mega);
+    std::stable_sort(first, last, [&](int64_t a, int64_t b) { return length(a) > length(b); });
+  }
+  // Shuffle the full batches (Fisher-Yates on a stream of its own); a partial last batch stays last.
+  const int64_t full = n / batch_size;
+  std::vector<int64_t> batches(static_cast<size_t>(full));
+  std::iota(batches.begin(), batches.end(), 0);
+  uint64_t state = (seed + 0xD1B54A32D192ED03ULL) * 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(epoch) * 0xBF58476D1CE4E5B9ULL);
+  for (int64_t i = full - 1; i > 0; --i) {
+    const auto j = static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(i + 1));
+    std::swap(batches[static_cast<size_t>(i)], batches[static_cast<size_t>(j)]);
+  }
+  // The batch with the longest example first (the first such batch in the shuffled order).
+  int64_t longest = 0;
+  for (int64_t k = 1; k < full; ++k)
+    if (length(order[static_cast<size_t>(batches[static_cast<size_t>(k)] * batch_size)]) >
+        length(order[static_cast<size_t>(batches[static_cast<size_t>(longest)] * batch_size)]))
+      longest = k;
+  if (full > 0) std::swap(batches[0], batches[static_cast<size_t>(longest)]);
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t b : batches)
+    out.insert(out.end(), order.begin() + b * batch_size, order.begin() + (b + 1) * batch_size);
+  out.insert(out.end(), order.begin() + full * batch_size, order.end());
+  return out;
+}
+
 models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
                       const std::vector<Example>& examples, const std::vector<int64_t>& indices,
                       int64_t num_labels) {

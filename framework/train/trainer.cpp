@@ -457,7 +457,15 @@ int Trainer::fit() {
   auto window_t = t0;
   bool interrupted = false;
   const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
-  std::vector<int64_t> order = epoch_order(n, static_cast<uint64_t>(s.cfg.seed), s.epoch, t.shuffle);
+  // Each epoch's order is a pure function of (seed, epoch): exact resume needs only the position.
+  std::vector<int64_t> lengths;
+  if (t.group_by_length)
+    for (const auto& e : s.parts.train.encoded) lengths.push_back(static_cast<int64_t>(e.input_ids.size()));
+  const auto order_of = [&](int64_t epoch) {
+    return t.group_by_length ? length_grouped_order(lengths, t.batch_size, static_cast<uint64_t>(s.cfg.seed), epoch)
+                             : epoch_order(n, static_cast<uint64_t>(s.cfg.seed), epoch, t.shuffle);
+  };
+  std::vector<int64_t> order = order_of(s.epoch);
 
   while (s.step < s.total_steps) {
     if (g_stop.load()) {
@@ -490,7 +498,7 @@ int Trainer::fit() {
     if (s.batch_in_epoch >= s.batches_per_epoch) {
       ++s.epoch;
       s.batch_in_epoch = 0;
-      order = epoch_order(n, static_cast<uint64_t>(s.cfg.seed), s.epoch, t.shuffle);
+      order = order_of(s.epoch);
     }
     const bool epoch_end = s.batch_in_epoch == 0;
     const double epoch_f = static_cast<double>(s.epoch) + static_cast<double>(s.batch_in_epoch) / static_cast<double>(s.batches_per_epoch);

@@ -123,6 +123,7 @@ TEST_CASE("an empty config has SPEC §3's defaults", "[unit][config]") {
   CHECK(t.max_grad_norm == 1.0);
   CHECK(t.layerwise_lr_decay == 1.0);
   CHECK(t.shuffle);
+  CHECK_FALSE(t.group_by_length);
   CHECK(t.log_every == 10);
   CHECK(t.eval_every == 0);
   CHECK(t.save_every == 0);
@@ -137,8 +138,8 @@ TEST_CASE("an empty config has SPEC §3's defaults", "[unit][config]") {
   CHECK(c.adversarial.init_mag == 0.0);
   CHECK(c.adversarial.smart_lambda == 1.0);
   CHECK(c.adversarial.smart_momentum == 0.99);
-  CHECK(c == RunConfig{});
   CHECK(c.adversarial.smart_bregman == 1.0);
+  CHECK(c == RunConfig{});
   // Empty sections and a comment-only file are the defaults too.
   CHECK(parse_config("# nothing\nmodel:\ntraining: {}\n", "x.yaml") == RunConfig{});
 }
@@ -260,8 +261,8 @@ TEST_CASE("every key is parsed", "[unit][config]") {
   CHECK(c.adversarial.init_mag == 0.05);
   CHECK(c.adversarial.smart_lambda == 5.0);
   CHECK(c.adversarial.smart_momentum == 0.9);
-}
   CHECK(c.adversarial.smart_bregman == 0.5);
+}
 
 TEST_CASE("scalar shorthands and YAML spellings", "[unit][config]") {
   const RunConfig c = parse_config(
@@ -402,6 +403,10 @@ TEST_CASE("an out-of-range value names the key and the range", "[unit][config]")
   CHECK_THAT(first_line("adversarial: {alpha: -1}"), Catch::Contains("adversarial.alpha: expected a number >= 0"));
   CHECK_THAT(first_line("adversarial: {steps: 0}"), Catch::Contains("adversarial.steps: expected a positive integer"));
   CHECK_THAT(first_line("adversarial: {smart_momentum: 1.5}"), Catch::Contains("adversarial.smart_momentum: expected a number in [0, 1]"));
+  CHECK_THAT(first_line("training: {shuffle: false, group_by_length: true}"),
+             Catch::Contains("training.group_by_length: expected false when training.shuffle is false"));
+  CHECK_THAT(first_line("training: {group_by_length: 1}"), Catch::Contains("training.group_by_length: expected"));
+  CHECK(parse_config("training: {group_by_length: true}", "ok.yaml").training.group_by_length);
   CHECK_THAT(first_line("adversarial: {smart_bregman: -1}"), Catch::Contains("adversarial.smart_bregman: expected a number >= 0"));
   CHECK_THAT(first_line("model: {max_seq_length: 2}"), Catch::Contains("model.max_seq_length: expected an integer >= 3"));
   CHECK(parse_config("model: {max_seq_length: 1024}", "ok.yaml").model.max_seq_length == 1024);  // the model checks
@@ -543,7 +548,7 @@ TEST_CASE("to_yaml writes every key and reads back to the same config", "[unit][
                             "test:", "text_fields:", "label_field:", "labels:", "batch_size:", "epochs:",
                             "max_steps:", "grad_accum_steps:", "name:", "lr:", "weight_decay:", "betas:",
                             "eps:", "momentum:", "warmup_ratio:", "warmup_steps:", "max_grad_norm:",
-                            "layerwise_lr_decay:", "shuffle:", "log_every:", "eval_every:", "save_every:",
+                            "layerwise_lr_decay:", "shuffle:", "group_by_length:", "log_every:", "eval_every:", "save_every:",
                             "keep_checkpoints:", "resume:", "devices:", "threads_per_replica:", "method:",
                             "epsilon:", "alpha:", "steps:", "init_mag:", "smart_lambda:", "smart_momentum:",
                             "smart_bregman:"})

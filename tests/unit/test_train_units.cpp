@@ -5,12 +5,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <set>
 
 #include "framework/common/error.h"
 #include "framework/data/batching.h"
 #include "framework/data/dataset.h"
 #include "framework/data/records.h"
+#include "framework/text/bert_tokenizer.h"
+#include "framework/train/build.h"
 #include "framework/train/optimizer.h"
 #include "framework/train/schedule.h"
 
@@ -45,6 +48,62 @@ TEST_CASE("epoch_order is a seeded permutation, different per epoch", "[unit][da
   REQUIRE(std::set<int64_t>(a.begin(), a.end()).size() == 100);
   REQUIRE(epoch_order(5, 42, 0, false) == std::vector<int64_t>{0, 1, 2, 3, 4});
   REQUIRE(epoch_order(100, 43, 0, true) != a);
+}
+
+namespace {
+
+// Padded positions of consecutive batches of `order` (sum over batches of B·max_len - Σ len).
+int64_t padding(const std::vector<int64_t>& order, const std::vector<int64_t>& lengths, int64_t batch_size) {
+  int64_t pad = 0;
+  for (size_t start = 0; start < order.size(); start += static_cast<size_t>(batch_size)) {
+    const size_t end = std::min(order.size(), start + static_cast<size_t>(batch_size));
+    int64_t longest = 0, sum = 0;
+    for (size_t i = start; i < end; ++i) {
+      longest = std::max(longest, lengths[static_cast<size_t>(order[i])]);
+      sum += lengths[static_cast<size_t>(order[i])];
+    }
+    pad += longest * static_cast<int64_t>(end - start) - sum;
+  }
+  return pad;
+}
+
+}  // namespace
+
+TEST_CASE("length_grouped_order: a seeded permutation of batches of similar lengths", "[unit][data]") {
+  // Synthetic lengths: a permutation, deterministic per (seed, epoch), partial batch last.
+  std::vector<int64_t> lengths;
+  for (int64_t i = 0; i < 1003; ++i) lengths.push_back(3 + (i * 7919) % 120);
+  const auto a = length_grouped_order(lengths, 8, 42, 0);
+  auto sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> iota(lengths.size());
+  std::iota(iota.begin(), iota.end(), 0);
+  REQUIRE(sorted == iota);
+  CHECK(length_grouped_order(lengths, 8, 42, 0) == a);
+  CHECK(length_grouped_order(lengths, 8, 42, 1) != a);
+  CHECK(length_grouped_order(lengths, 8, 43, 0) != a);
+  // The first batch holds the longest example; the 1003 % 8 = 3 leftovers form the last batch.
+  CHECK(lengths[static_cast<size_t>(a[0])] == *std::max_element(lengths.begin(), lengths.end()));
+  const auto full_end = a.begin() + 1000;
+  CHECK(std::set<int64_t>(a.begin(), full_end).size() == 1000);
+  CHECK(length_grouped_order({}, 8, 42, 0).empty());
+  CHECK(length_grouped_order({5, 3}, 8, 42, 0).size() == 2);
+
+  // Real data: sib200_zh train tokenized with the tiny-bert-zh vocab. Length grouping must cut the
+  // padding of batch 16 well below a plain shuffle's.
+  DataConfig data;
+  data.train = std::string(UNIF_SOURCE_DIR) + "/data/sib200_zh/train.jsonl";
+  auto records = read_records(data.train);
+  const auto labels = collect_labels(Task::Classification, data, data.train, records);
+  BertTokenizer tokenizer(std::make_shared<Vocab>(Vocab::load(std::string(UNIF_TEST_FIXTURES) + "/tiny-bert-zh/vocab.txt")));
+  const auto task = load_task_data(Task::Classification, data, labels, data.train, tokenizer, 128, "LIFO", true);
+  std::vector<int64_t> real;
+  for (const auto& e : task.encoded) real.push_back(static_cast<int64_t>(e.input_ids.size()));
+  REQUIRE(real.size() == 701);
+  const int64_t plain = padding(epoch_order(701, 42, 0, true), real, 16);
+  const int64_t grouped = padding(length_grouped_order(real, 16, 42, 0), real, 16);
+  WARN("padding: plain shuffle " << plain << ", grouped " << grouped);
+  CHECK(grouped * 10 < plain);  // measured 698 vs 23183 padded positions (seed 42, epoch 0)
 }
 
 TEST_CASE("collate pads to the longest example and builds task labels", "[unit][data]") {
