@@ -1,7 +1,8 @@
 // textcnn_example: trains the TextCnn of textcnn.h — a model that is not BERT — with unif's Trainer
 // through the C++ API (docs/cpp-api.md): the config, tokenizer and encoded data come from the
 // framework, the model and its save/load from this file. After training it prints one JSON line
-// with the dev accuracy of the final model and the majority-class baseline.
+// with the dev accuracy of the final model and the majority-class baseline (classification) or its
+// dev micro/macro F1 (task: multilabel).
 //
 //   build/bin/textcnn_example apps/textcnn_example/textcnn.yaml [--set a.b=v ...]
 //   build/bin/textcnn_example apps/textcnn_example/textcnn.yaml --set adversarial.method=fgm --set adversarial.epsilon=0.05
@@ -92,8 +93,9 @@ int run(int argc, char** argv) {
     else throw UserError("unexpected argument '" + args[i] + "' (expected --set a.b=v)");
   }
   const RunConfig cfg = load_config(args[0], overrides, Purpose::Train);
-  if (cfg.task != Task::Classification)
-    throw UserError(cfg.source.string() + ": task: the TextCNN example does classification only, got " + to_string(cfg.task));
+  if (cfg.task != Task::Classification && cfg.task != Task::Multilabel)
+    throw UserError(cfg.source.string() + ": task: the TextCNN example does classification or multilabel, got " +
+                    to_string(cfg.task));
   if (cfg.model.vocab.empty()) throw UserError(cfg.source.string() + ": model.vocab: the TextCNN example needs a vocabulary file");
   if (cfg.data.dev.empty()) throw UserError(cfg.source.string() + ": data.dev: the TextCNN example evaluates on a dev set");
 
@@ -112,6 +114,7 @@ int run(int argc, char** argv) {
   examples::TextCnnOptions options;
   options.vocab_size = vocab->size();
   options.num_labels = parts.labels.size();
+  options.multilabel = cfg.task == Task::Multilabel;
   auto model = std::make_shared<examples::TextCnn>(options);
   parts.model = model;
   const LabelSet labels = parts.labels;
@@ -129,10 +132,14 @@ int run(int argc, char** argv) {
   if (code != 0) return code;
 
   const auto ev = evaluate(*model, cfg.task, dev, labels, cfg.training.batch_size);
-  nlohmann::json out{{"dev_accuracy", ev.metrics.at("accuracy")},
-                     {"dev_loss", ev.metrics.at("loss")},
-                     {"majority_baseline", majority_baseline(dev)},
-                     {"dev_examples", dev.examples.size()}};
+  nlohmann::json out{{"dev_loss", ev.metrics.at("loss")}, {"dev_examples", dev.examples.size()}};
+  if (cfg.task == Task::Classification) {
+    out["dev_accuracy"] = ev.metrics.at("accuracy");
+    out["majority_baseline"] = majority_baseline(dev);
+  } else {
+    out["dev_micro_f1"] = ev.metrics.at("micro_f1");
+    out["dev_macro_f1"] = ev.metrics.at("macro_f1");
+  }
   std::cout << out.dump() << std::endl;
   return 0;
 }

@@ -2,7 +2,8 @@
 // the example of training your own model through the C++ API (docs/cpp-api.md). Word embedding
 // (the module adversarial methods perturb) → Conv1d filters of widths 2, 3, 4 with ReLU → max-pool
 // over the windows that lie inside each example (so padding never changes an example's logits) →
-// dropout → linear. Classification only: l_b = sample weight × cross-entropy, loss_count = B.
+// dropout → linear. Classification: l_b = sample weight × cross-entropy; multilabel (`multilabel`):
+// l_b = sample weight × mean over labels of the sigmoid cross-entropy (as the BERT head); loss_count = B.
 #pragma once
 #include <memory>
 #include <vector>
@@ -23,6 +24,7 @@ struct TextCnnOptions {
   std::vector<int64_t> widths{2, 3, 4};
   double dropout = 0.1;
   int64_t num_labels = 2;
+  bool multilabel = false;               // sigmoid per label instead of softmax
 };
 
 class TextCnn final : public models::TaskModel {
