@@ -157,6 +157,7 @@ DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master
   if (!master_) throw std::invalid_argument("DataParallelEngine: no model");
   if (devices_.empty()) throw UserError("parallel.devices: expected at least one device, e.g. [cpu]");
   const auto n = static_cast<int64_t>(devices_.size());
+  dropout_family_ = options.dropout_family;
   threads_ = options.threads_per_replica > 0 ? options.threads_per_replica
                                              : std::max<int64_t>(1, available_cores() / n);
 
@@ -303,7 +304,7 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
     }
     for (auto& [replica, gen] : dropout_generators_) {
       std::lock_guard<std::mutex> lock(gen.mutex());
-      gen.set_current_seed(base + 0x9E3779B97F4A7C15ULL * (replica + 1));
+      gen.set_current_seed(base + 0x9E3779B97F4A7C15ULL * (replica + 1) + 0xD1B54A32D192ED03ULL * dropout_family_);
     }
   }
   const torch::Device home = device_of(*master_);

@@ -62,6 +62,10 @@ struct DataParallelOptions {
   std::vector<torch::Device> devices{torch::kCPU, torch::kCPU};  // one per replica
   /// Intra-op (OpenMP) threads of each replica's worker; 0 = available cores / replicas (>= 1).
   int64_t threads_per_replica = 0;
+  /// Which family of dropout streams the replicas draw from: replica i of stream family f is
+  /// seeded from (global generator draw, f, i). A multi-process job passes the rank, so that the
+  /// ranks (which share the seed and hence the global generator) draw different masks.
+  uint64_t dropout_family = 0;
 };
 
 /// Wall-clock split of the last run(): the replicas' forward/backward (slowest replica) and the
@@ -129,6 +133,7 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   std::vector<torch::Tensor> master_params_, master_buffers_;
   std::vector<std::vector<torch::Tensor>> params_, buffers_;
   std::vector<std::pair<size_t, at::Generator>> dropout_generators_;  // (replica, its dropout generator)
+  uint64_t dropout_family_ = 0;
   std::vector<std::vector<size_t>> reduce_plan_;  // parameter indices each worker reduces / copies
 
   // Worker pool: generation_ advances once per job; each worker runs it once.

@@ -1,5 +1,7 @@
 #include "framework/train/build.h"
 
+#include <ATen/Parallel.h>
+
 #include "adversarial/fgm.h"
 #include "adversarial/freeat.h"
 #include "adversarial/freelb.h"
@@ -65,17 +67,21 @@ std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& c
     model_device = p.device();
     break;
   }
+  auto group = default_process_group();
   std::unique_ptr<adversarial::GradientEngine> local;
-  if (devices.size() == 1 && devices[0] == model_device) {
+  if (!group && devices.size() == 1 && devices[0] == model_device) {
     local = std::make_unique<LocalEngine>(model, std::move(optimizer_step));
   } else {
+    // Replicas on threads. In a multi-process job even one replica goes through DataParallelEngine:
+    // its dropout streams are keyed by the rank, so ranks (same seed) draw different masks.
     DataParallelOptions options;
+    const bool single = devices.size() == 1 && devices[0] == model_device;
     options.devices = std::move(devices);
-    options.threads_per_replica = cfg.threads_per_replica;
+    options.threads_per_replica = single && cfg.threads_per_replica == 0 ? at::get_num_threads() : cfg.threads_per_replica;
+    if (group) options.dropout_family = static_cast<uint64_t>(group->rank());
     local = std::make_unique<DataParallelEngine>(model, std::move(optimizer_step), std::move(options));
   }
-  if (auto group = default_process_group())
-    return std::make_unique<DistributedEngine>(std::move(group), std::move(model), std::move(local));
+  if (group) return std::make_unique<DistributedEngine>(std::move(group), std::move(model), std::move(local));
   return local;
 }
 

@@ -399,7 +399,9 @@ int Trainer::fit() {
               s.parts.train.encoded.size(), t.batch_size, t.grad_accum_steps, s.steps_per_epoch, s.total_steps,
               s.strategy->name(), s.strategy->passes_per_step(), s.strategy->passes_per_step() == 1 ? "" : "es");
 
+  int64_t saved_step = -1;  // the step of the last checkpoint this run wrote
   auto save_checkpoint = [&] {
+    saved_step = s.step;
     if (!s.writer) return;
     const auto dir = ckpt_root / ("step-" + std::to_string(s.step));
     std::error_code ec;
@@ -528,7 +530,7 @@ int Trainer::fit() {
   }
   if (s.tty) std::fputs("\n", stderr);
   if (interrupted) {
-    save_checkpoint();
+    if (saved_step != s.step) save_checkpoint();
     s.log->info("interrupted: checkpoint saved at step {}; run again with resume: auto to continue", s.step);
     return 130;
   }

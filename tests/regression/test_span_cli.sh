@@ -12,8 +12,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 head -n 40 data/cmrc2018_zh/dev.jsonl > "$tmp/train.jsonl"
 head -n 6 data/cmrc2018_zh/dev.jsonl > "$tmp/dev.jsonl"
+. "$(dirname "$0")/lib.sh"
+EXEC=
 run() {
-  "$UNIF" train configs/span_extraction.yaml --set "data.train=$tmp/train.jsonl" --set "data.dev=$tmp/dev.jsonl" \
+  $EXEC "$UNIF" train configs/span_extraction.yaml --set "data.train=$tmp/train.jsonl" --set "data.dev=$tmp/dev.jsonl" \
     --set training.max_steps=24 --set training.save_every=4 --set training.eval_every=12 --set training.log_every=4 \
     --set training.keep_checkpoints=10 --set training.batch_size=8 --set 'parallel.devices=[cpu, cpu]' \
     --set adversarial.method=fgm --set adversarial.epsilon=0.1 --set "output_dir=$1" \
@@ -23,16 +25,9 @@ run "$tmp/straight" > "$tmp/straight.log" 2>&1 || { cat "$tmp/straight.log"; exi
 grep '"split":"dev"' "$tmp/straight/metrics.jsonl" | grep -q '"cmrc_f1"'
 grep -q '"squad_f1"' "$tmp/straight/metrics.jsonl"
 
-run "$tmp/killed" > "$tmp/killed1.log" 2>&1 &
-pid=$!
-i=0
-while [ ! -f "$tmp/killed/checkpoints/step-8/COMPLETE" ]; do
-  i=$((i + 1))
-  if [ $i -gt 600 ] || ! kill -0 $pid 2>/dev/null; then break; fi
-  sleep 0.1
-done
-kill -9 $pid 2>/dev/null || true
-wait $pid 2>/dev/null || true
+stop_midway KILL "$tmp/killed/checkpoints/step-8/COMPLETE" 60 "$tmp/killed1.log" run "$tmp/killed"
+[ "$STOP_RC" -eq 137 ] && [ ! -f "$tmp/killed/final/COMPLETE" ] ||
+  { echo "FAIL: the first run was not killed mid-way (exit status $STOP_RC)"; cat "$tmp/killed1.log"; exit 1; }
 run "$tmp/killed" > "$tmp/killed2.log" 2>&1 || { cat "$tmp/killed2.log"; exit 1; }
 grep -q "resumed from" "$tmp/killed2.log" || { echo "FAIL: the second run did not resume"; cat "$tmp/killed2.log"; exit 1; }
 cmp "$tmp/straight/final/model.safetensors" "$tmp/killed/final/model.safetensors" ||

@@ -89,6 +89,13 @@ TEST_CASE("span records: one error per class of bad input, naming file and line"
   CHECK_THAT(bad(R"({"question":3,"context":"c"})"), Catch::Contains("field 'question' must be a string"));
   CHECK_THAT(bad(R"({"question":"q","context":"c"})"), Catch::Contains("missing field 'answers'"));
   CHECK(bad(R"({"question":"q","context":"c"})", /*require=*/false).empty());  // predict: no answers needed
+  CHECK_THAT(bad(R"({"question":"q","context":"c","answers":[{"text":"c","answer_start":0}],"weight":-2})"),
+             Catch::Contains("qa.jsonl:1: field 'weight' must be a non-negative number"));
+  auto weighted = make_span_examples(
+      span_fields(), "qa.jsonl",
+      records_of({R"({"question":"q","context":"c","answers":[{"text":"c","answer_start":0}],"weight":3})"}), true);
+  REQUIRE(weighted.size() == 1);
+  CHECK(weighted[0].weight == 3.0);
 }
 
 TEST_CASE("span windows: non-BMP characters and code-point offsets", "[span]") {

@@ -254,6 +254,19 @@ TEST_CASE("bad data files are errors naming file and line", "[unit][data]") {
   auto tl = LabelSet::from_names({"O"});
   REQUIRE_THAT(error_of([&] { make_examples(Task::TokenClassification, tc, tl, tok, read_records(tok), true); }),
                Catch::Contains("tok.jsonl:1: field 'tags' has 1 tags for 2 tokens"));
+  // Sample weights: a number >= 0 is read, null means 1, anything else names file and line.
+  auto weighted = write_tmp("w.jsonl", "{\"text\":\"a\",\"label\":\"x\",\"weight\":0.25}\n"
+                                       "{\"text\":\"b\",\"label\":\"y\",\"weight\":null}\n");
+  const auto wex = make_examples(Task::Classification, dc, labels, weighted, read_records(weighted), true);
+  REQUIRE(wex.size() == 2);
+  CHECK(wex[0].weight == 0.25);
+  CHECK(wex[1].weight == 1.0);
+  for (const std::string bad : {"-1", "\"heavy\"", "[1]"}) {
+    INFO(bad);
+    auto wb = write_tmp("wb.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\":\"b\",\"label\":\"y\",\"weight\":" + bad + "}\n");
+    REQUIRE_THAT(error_of([&] { make_examples(Task::Classification, dc, labels, wb, read_records(wb), true); }),
+                 Catch::Contains("wb.jsonl:2: field 'weight' must be a non-negative number"));
+  }
   auto one = write_tmp("one.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n");
   REQUIRE_THAT(error_of([&] { collect_labels(Task::Classification, dc, one, read_records(one)); }),
                Catch::Contains("fewer than 2 distinct labels"));
