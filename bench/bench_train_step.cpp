@@ -3,7 +3,12 @@
 // random token ids, dropout 0.1 as in training), beside this machine's own float32 matmul rate
 // measured in the same run.
 //
-//   build/bin/bench_train_step [--steps N] [--warmup N] [--batch B] [--seq L]
+//   build/bin/bench_train_step [--steps N] [--warmup N] [--batch B] [--seq L] [--dropout P]
+//                              [--profile trace.json]
+//
+// Prints the time of each phase (forward, backward, clip, optimizer, zero_grad) besides the step.
+// --profile writes one measured step's operator trace (Torch's legacy profiler, chrome://tracing
+// format); bench/profile_summary.py sums it per operator.
 //
 // Achieved GFLOP/s counts 6 * N_nonembedding * tokens (forward + backward of every weight matrix)
 // plus attention 12 * layers * B * L^2 * H (QK^T and AV, forward + backward).
@@ -13,6 +18,7 @@
 #include <string>
 
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 
 #include "framework/common/runtime.h"
 #include "framework/train/optimizer.h"
@@ -40,16 +46,21 @@ int main(int argc, char** argv) {
   init_runtime(argc, argv);
   int steps = 10, warmup = 2;
   int64_t B = 16, L = 128;
+  double dropout = 0.1;
+  std::string profile;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--steps")) steps = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--batch")) B = std::stoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seq")) L = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--dropout")) dropout = std::stod(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--profile")) profile = argv[i + 1];
   }
   torch::manual_seed(0);
   models::BertOptions opt;
   opt.vocab_size(21128).hidden_size(256).num_hidden_layers(4).num_attention_heads(4).intermediate_size(1024)
-      .max_position_embeddings(512).sparse_embeddings(true);
+      .max_position_embeddings(512).sparse_embeddings(true).hidden_dropout_prob(dropout)
+      .attention_probs_dropout_prob(dropout);
   auto model = models::make_bert_task_model(models::TaskKind::Classification, opt, 7);
   model->train();
   std::vector<std::pair<std::string, torch::Tensor>> named;
@@ -66,25 +77,47 @@ int main(int argc, char** argv) {
   batch.attention_mask = torch::ones({B, L}, torch::kInt64);
   batch.labels = torch::randint(0, 7, {B}, torch::kInt64);
 
+  double phase[5] = {0, 0, 0, 0, 0};  // forward, backward, clip, optimizer, zero_grad
   auto step = [&] {
+    auto t = Clock::now();
+    auto lap = [&](int i) {
+      const auto now = Clock::now();
+      phase[i] += std::chrono::duration<double>(now - t).count();
+      t = now;
+    };
     auto out = model->forward(batch);
-    (out.example_losses.sum() / static_cast<double>(B)).backward();
+    auto loss = out.example_losses.sum() / static_cast<double>(B);
+    lap(0);
+    loss.backward();
+    lap(1);
     framework::clip_grad_norm(optimizer->params(), 1.0);
+    lap(2);
     optimizer->step(1e-4);
+    lap(3);
     optimizer->zero_grad();
+    lap(4);
   };
   for (int i = 0; i < warmup; ++i) step();
+  for (double& p : phase) p = 0.0;
   auto t0 = Clock::now();
   for (int i = 0; i < steps; ++i) step();
   const double dt = seconds_since(t0) / steps;
-
+  double ms[5];
+  for (int i = 0; i < 5; ++i) ms[i] = phase[i] / steps * 1e3;
+  if (!profile.empty()) {
+    torch::autograd::profiler::RecordProfile guard(profile);
+    step();
+  }
   const double tokens = static_cast<double>(B * L);
   const double flops = 6.0 * static_cast<double>(n_nonemb) * tokens + 12.0 * 4 * B * L * L * 256;
   const double peak = matmul_gflops(1024, 20);
   std::printf("bench_train_step: hidden 256, 4 layers, 4 heads, intermediate 1024, batch %lld x seq %lld, "
-              "%d threads\n", static_cast<long long>(B), static_cast<long long>(L), at::get_num_threads());
+              "dropout %.2f, %d threads\n", static_cast<long long>(B), static_cast<long long>(L), dropout,
+              at::get_num_threads());
   std::printf("  non-embedding parameters: %lld\n", static_cast<long long>(n_nonemb));
   std::printf("  step: %.1f ms   %.1f samples/s   %.0f tokens/s\n", dt * 1e3, B / dt, tokens / dt);
+  std::printf("  phases (ms): forward %.1f  backward %.1f  clip %.1f  optimizer %.1f  zero_grad %.1f\n",
+              ms[0], ms[1], ms[2], ms[3], ms[4]);
   std::printf("  achieved: %.1f GFLOP/s   matmul 1024^3 float32: %.1f GFLOP/s   ratio: %.0f%%\n",
               flops / dt / 1e9, peak, 100.0 * flops / dt / 1e9 / peak);
   return 0;

@@ -6,6 +6,8 @@
 
 #include <torch/nn/utils/clip_grad.h>
 
+#include "framework/train/adamw_kernel.h"
+
 namespace unif::framework {
 
 void Optimizer::zero_grad() {
@@ -68,11 +70,23 @@ class AdamW final : public Optimizer {
     const double bc2_sqrt = std::sqrt(1.0 - std::pow(o_.beta2, steps_));
     for (size_t i = 0; i < params_.size(); ++i) {
       auto& p = params_[i];
-      auto g = dense_grad(p.tensor);
-      if (!g.defined()) continue;
+      const auto& raw = p.tensor.grad();
+      if (!raw.defined()) continue;
       const double plr = lr * p.lr_scale;
       auto& m = slot(i, "exp_avg");
       auto& v = slot(i, "exp_avg_sq");
+      if (adamw_fused_supported(p.tensor, raw, m, v)) {  // one pass, sparse rows read in place
+        AdamWScalars s;
+        s.decay = static_cast<float>(1.0 - plr * p.weight_decay);
+        s.beta1 = static_cast<float>(o_.beta1), s.one_minus_beta1 = static_cast<float>(1.0 - o_.beta1);
+        s.beta2 = static_cast<float>(o_.beta2), s.one_minus_beta2 = static_cast<float>(1.0 - o_.beta2);
+        s.bc2_sqrt = static_cast<float>(bc2_sqrt), s.eps = static_cast<float>(o_.eps);
+        s.step = static_cast<float>(-plr / bc1);
+        auto data = p.tensor.detach();
+        adamw_fused(data, raw, m, v, s);
+        continue;
+      }
+      auto g = dense_grad(p.tensor);
       p.tensor.mul_(1.0 - plr * p.weight_decay);
       m.mul_(o_.beta1).add_(g, 1.0 - o_.beta1);
       v.mul_(o_.beta2).addcmul_(g, g, 1.0 - o_.beta2);

@@ -8,12 +8,14 @@
 #include <stdexcept>
 #include <string>
 
+#include <ATen/Parallel.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/types.h>
 
 #include "framework/checkpoint/safetensors.h"
 #include "models/bert/activations.h"
 #include "models/bert/bert_model.h"
+#include "models/bert/dropout.h"
 #include "models/heads/factory.h"
 #include "models/heads/sequence_classification.h"
 #include "models/heads/span_extraction.h"
@@ -274,4 +276,36 @@ TEST_CASE("sparse_embeddings gives a sparse word-embedding gradient equal to the
   REQUIRE(g.is_sparse());
   CHECK(torch::allclose(g.to_dense(), dense->word_embeddings()->weight.grad(), 0.0, 1e-7));
   CHECK(dense->word_embeddings()->weight.grad()[0].abs().max().item<double>() == 0.0);  // padding_idx row
+}
+
+TEST_CASE("Dropout: keep rate 1-p, kept values scaled, gradient through the mask, same mask on any thread count",
+          "[unit][models]") {
+  Dropout d(0.25);
+  d->train();
+  auto x = torch::ones({1000, 1000}, torch::requires_grad());
+  torch::manual_seed(3);
+  const int threads = at::get_num_threads();
+  auto y = d(x);
+  const auto kept = (y != 0).to(torch::kDouble).mean().item<double>();
+  CHECK(std::abs(kept - 0.75) < 0.003);  // 1e6 draws: standard error 4.3e-4
+  CHECK(((y == 0) | (y == static_cast<float>(1.0 / 0.75))).all().item<bool>());
+  // Rows and columns are not correlated (a broken counter mix would stripe the mask).
+  const auto row_rate = (y != 0).to(torch::kDouble).mean(1);
+  CHECK((row_rate - 0.75).abs().max().item<double>() < 0.07);  // 1000 draws per row: 6 sigma
+  y.sum().backward();
+  CHECK(torch::equal(x.grad(), y.detach()));  // d(sum y)/dx = mask = y for x = 1
+
+  at::set_num_threads(1);
+  torch::manual_seed(3);
+  auto y1 = d(x).detach();
+  at::set_num_threads(threads);
+  CHECK(torch::equal(y1, y.detach()));  // the same seed gives the same mask on 1 thread
+  auto y2 = d(x).detach();              // the next pass draws a new seed
+  CHECK_FALSE(torch::equal(y2, y1));
+
+  d->eval();
+  CHECK(torch::equal(d(x), x));
+  Dropout none(0.0);
+  none->train();
+  CHECK(torch::equal(none(x), x));
 }
