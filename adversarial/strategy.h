@@ -41,6 +41,16 @@ struct PassRequest {
   LossFn loss_fn;                // empty: the task loss
 };
 
+/// The request run(batch, delta, scale, want_delta_grad) stands for: the task loss with parameter
+/// gradients (engines that implement run_custom fully serve run() through it).
+inline PassRequest task_pass(const torch::Tensor& delta, double scale, bool want_delta_grad) {
+  PassRequest request;
+  request.delta = delta;
+  request.scale = scale;
+  request.want_delta_grad = want_delta_grad;
+  return request;
+}
+
 /// Runs forward+backward at a perturbation of the word-embedding output; implemented by the
 /// framework on one device or many replicas (the strategy cannot tell which).
 class GradientEngine {

@@ -279,11 +279,7 @@ void DataParallelEngine::on_workers(const std::function<void(int64_t)>& job, con
 
 adversarial::PassResult DataParallelEngine::run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                                                 bool want_delta_grad) {
-  adversarial::PassRequest request;
-  request.delta = delta;
-  request.scale = scale;
-  request.want_delta_grad = want_delta_grad;
-  return run_custom(batch, request);
+  return run_custom(batch, adversarial::task_pass(delta, scale, want_delta_grad));
 }
 
 adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batch,

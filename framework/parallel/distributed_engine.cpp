@@ -127,11 +127,7 @@ void DistributedEngine::parameters_loaded() {
 
 adversarial::PassResult DistributedEngine::run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                                                bool want_delta_grad) {
-  adversarial::PassRequest request;
-  request.delta = delta;
-  request.scale = scale;
-  request.want_delta_grad = want_delta_grad;
-  return run_custom(batch, request);
+  return run_custom(batch, adversarial::task_pass(delta, scale, want_delta_grad));
 }
 
 adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch,

@@ -163,6 +163,23 @@ size_t count_lines(const fs::path& p) {
   return n;
 }
 
+// The final models of the runs in `one` and `two` agree within |a-b| <= 1e-6 + 1e-5|b|, and the
+// runs really trained (more than 10 tensors moved from the fixture: embeddings, encoder, head).
+void same_final_model(const fs::path& one, const fs::path& two) {
+  const auto a = framework::read_safetensors(one / "final" / "model.safetensors").tensors;
+  const auto b = framework::read_safetensors(two / "final" / "model.safetensors").tensors;
+  const auto start = framework::read_safetensors(kFixture / "model.safetensors").tensors;
+  REQUIRE(a.size() == b.size());
+  size_t moved = 0;
+  for (const auto& [name, value] : a) {
+    INFO(name);
+    REQUIRE(b.count(name));
+    CHECK(worst_excess(b.at(name), value) <= 0.0);
+    if (start.count(name) && !torch::equal(start.at(name), value)) ++moved;
+  }
+  CHECK(moved > 10);
+}
+
 // Trains with `sets` as one process and as two ranks; the final models must agree. `agent`: as
 // under torchrun's static rendezvous, this test serves the store (as torchrun's agent does) and
 // both ranks connect to it as clients (TORCHELASTIC_USE_AGENT_STORE=True).
@@ -199,18 +216,7 @@ void one_vs_two_processes(const std::vector<std::string>& sets, bool agent = fal
   CHECK(read_file(r1.log).find("training:") == std::string::npos);
   CHECK(read_file(r0.log).find("training:") != std::string::npos);
 
-  const auto a = framework::read_safetensors(tmp.path / "one" / "final" / "model.safetensors").tensors;
-  const auto b = framework::read_safetensors(tmp.path / "two" / "final" / "model.safetensors").tensors;
-  const auto start = framework::read_safetensors(kFixture / "model.safetensors").tensors;
-  REQUIRE(a.size() == b.size());
-  size_t moved = 0;
-  for (const auto& [name, value] : a) {
-    INFO(name);
-    REQUIRE(b.count(name));
-    CHECK(worst_excess(b.at(name), value) <= 0.0);
-    if (start.count(name) && !torch::equal(start.at(name), value)) ++moved;
-  }
-  CHECK(moved > 10);  // the run really trained (word embeddings, encoder, classifier)
+  same_final_model(tmp.path / "one", tmp.path / "two");
 }
 
 }  // namespace
@@ -264,18 +270,7 @@ TEST_CASE("torchrun --no_python --nproc_per_node=2 unif train = 1 process", "[pa
   REQUIRE(fs::exists(tmp.path / "two" / "final" / "COMPLETE"));
   CHECK(count_lines(tmp.path / "two" / "metrics.jsonl") == count_lines(tmp.path / "one" / "metrics.jsonl"));
 
-  const auto a = framework::read_safetensors(tmp.path / "one" / "final" / "model.safetensors").tensors;
-  const auto b = framework::read_safetensors(tmp.path / "two" / "final" / "model.safetensors").tensors;
-  const auto start = framework::read_safetensors(kFixture / "model.safetensors").tensors;
-  REQUIRE(a.size() == b.size());
-  size_t moved = 0;
-  for (const auto& [name, value] : a) {
-    INFO(name);
-    REQUIRE(b.count(name));
-    CHECK(worst_excess(b.at(name), value) <= 0.0);
-    if (start.count(name) && !torch::equal(start.at(name), value)) ++moved;
-  }
-  CHECK(moved > 10);
+  same_final_model(tmp.path / "one", tmp.path / "two");
 }
 #endif
 
@@ -313,14 +308,7 @@ TEST_CASE("2 processes x 2 replicas: stop after step 1, resume to step 2 = 1 pro
           tmp.path, "resumed");
   CHECK(read_file(tmp.path / "resumed-rank0.log").find("resumed from") != std::string::npos);
 
-  const auto a = framework::read_safetensors(tmp.path / "one" / "final" / "model.safetensors").tensors;
-  const auto b = framework::read_safetensors(tmp.path / "two" / "final" / "model.safetensors").tensors;
-  REQUIRE(a.size() == b.size());
-  for (const auto& [name, value] : a) {
-    INFO(name);
-    REQUIRE(b.count(name));
-    CHECK(worst_excess(b.at(name), value) <= 0.0);
-  }
+  same_final_model(tmp.path / "one", tmp.path / "two");
 }
 
 TEST_CASE("a rank that dies makes the other fail with error: within the timeout", "[parallel][distributed]") {

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "framework/common/error.h"
+#include "support/user_error.h"
 #include "framework/data/batching.h"
 #include "framework/data/records.h"
 #include "framework/data/span_dataset.h"
@@ -15,6 +16,8 @@
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
+
+using unif::test::user_error_of;
 
 namespace {
 
@@ -43,15 +46,6 @@ std::string answer_text(const Example& ex, const EncodedExample& e) {
                            e.context_spans[static_cast<size_t>(e.end_position)].end);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const unif::UserError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("span records: SQuAD list form, HF column form, ids", "[span]") {
@@ -71,7 +65,7 @@ TEST_CASE("span records: SQuAD list form, HF column form, ids", "[span]") {
 
 TEST_CASE("span records: one error per class of bad input, naming file and line", "[span]") {
   auto bad = [](const std::string& line, bool require = true) {
-    return error_of([&] { make_span_examples(span_fields(), "qa.jsonl", records_of({line}), require); });
+    return user_error_of([&] { make_span_examples(span_fields(), "qa.jsonl", records_of({line}), require); });
   };
   // answer_start counts code points: 2 is right, 6 (the UTF-8 byte offset) is not.
   CHECK_THAT(bad(R"({"question":"q","context":"我叫小明。","answers":[{"text":"小明","answer_start":6}]})"),

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "framework/common/error.h"
+#include "support/user_error.h"
 #include "framework/data/batching.h"
 #include "framework/data/dataset.h"
 #include "framework/data/records.h"
@@ -21,6 +22,8 @@
 using namespace unif::framework;
 namespace fs = std::filesystem;
 
+using unif::test::user_error_of;
+
 namespace {
 
 fs::path write_tmp(const std::string& name, const std::string& text) {
@@ -29,15 +32,6 @@ fs::path write_tmp(const std::string& name, const std::string& text) {
   auto p = dir / name;
   std::ofstream(p, std::ios::binary) << text;
   return p;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const unif::UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 }  // namespace
@@ -226,34 +220,34 @@ TEST_CASE("parameter groups: no decay on biases and LayerNorm weights, layer-wis
 
 TEST_CASE("bad data files are errors naming file and line", "[unit][data]") {
   DataConfig dc;
-  REQUIRE_THAT(error_of([] { read_records("/nonexistent/train.jsonl"); }), Catch::Contains("data file not found"));
+  REQUIRE_THAT(user_error_of([] { read_records("/nonexistent/train.jsonl"); }), Catch::Contains("data file not found"));
   auto bad_json = write_tmp("bad.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\": oops}\n");
-  REQUIRE_THAT(error_of([&] { read_records(bad_json); }), Catch::Contains("bad.jsonl:2: invalid JSON"));
+  REQUIRE_THAT(user_error_of([&] { read_records(bad_json); }), Catch::Contains("bad.jsonl:2: invalid JSON"));
   auto not_obj = write_tmp("arr.jsonl", "[1,2]\n");
-  REQUIRE_THAT(error_of([&] { read_records(not_obj); }), Catch::Contains("arr.jsonl:1: expected a JSON object"));
+  REQUIRE_THAT(user_error_of([&] { read_records(not_obj); }), Catch::Contains("arr.jsonl:1: expected a JSON object"));
   auto ragged = write_tmp("r.tsv", "text\tlabel\nhello\tpos\nbroken\n");
-  REQUIRE_THAT(error_of([&] { read_records(ragged); }), Catch::Contains("r.tsv:3: expected 2 tab-separated cells"));
+  REQUIRE_THAT(user_error_of([&] { read_records(ragged); }), Catch::Contains("r.tsv:3: expected 2 tab-separated cells"));
   auto empty = write_tmp("empty.jsonl", "\n\n");
-  REQUIRE_THAT(error_of([&] { read_records(empty); }), Catch::Contains("no examples"));
+  REQUIRE_THAT(user_error_of([&] { read_records(empty); }), Catch::Contains("no examples"));
 
   auto file = write_tmp("ok.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\":\"b\",\"label\":\"y\"}\n");
   auto recs = read_records(file);
   auto labels = collect_labels(Task::Classification, dc, file, recs);
   REQUIRE(labels.names == std::vector<std::string>{"x", "y"});
   auto unknown = write_tmp("dev.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\":\"b\",\"label\":\"zzz\"}\n");
-  REQUIRE_THAT(error_of([&] { make_examples(Task::Classification, dc, labels, unknown, read_records(unknown), true); }),
+  REQUIRE_THAT(user_error_of([&] { make_examples(Task::Classification, dc, labels, unknown, read_records(unknown), true); }),
                Catch::Contains("dev.jsonl:2: label 'zzz' is not in the label set"));
   auto missing = write_tmp("m.jsonl", "{\"txt\":\"a\",\"label\":\"x\"}\n");
-  REQUIRE_THAT(error_of([&] { make_examples(Task::Classification, dc, labels, missing, read_records(missing), true); }),
+  REQUIRE_THAT(user_error_of([&] { make_examples(Task::Classification, dc, labels, missing, read_records(missing), true); }),
                Catch::Contains("m.jsonl:1: missing field 'text'"));
   auto reg = write_tmp("reg.jsonl", "{\"text\":\"a\",\"label\":\"high\"}\n");
-  REQUIRE_THAT(error_of([&] { make_examples(Task::Regression, dc, {}, reg, read_records(reg), true); }),
+  REQUIRE_THAT(user_error_of([&] { make_examples(Task::Regression, dc, {}, reg, read_records(reg), true); }),
                Catch::Contains("reg.jsonl:1: field 'label': expected a number"));
   DataConfig tc;
   tc.text_fields = {"tokens"}, tc.label_field = "tags";
   auto tok = write_tmp("tok.jsonl", "{\"tokens\":[\"a\",\"b\"],\"tags\":[\"O\"]}\n");
   auto tl = LabelSet::from_names({"O"});
-  REQUIRE_THAT(error_of([&] { make_examples(Task::TokenClassification, tc, tl, tok, read_records(tok), true); }),
+  REQUIRE_THAT(user_error_of([&] { make_examples(Task::TokenClassification, tc, tl, tok, read_records(tok), true); }),
                Catch::Contains("tok.jsonl:1: field 'tags' has 1 tags for 2 tokens"));
   // Sample weights: a number >= 0 is read, null means 1, anything else names file and line.
   auto weighted = write_tmp("w.jsonl", "{\"text\":\"a\",\"label\":\"x\",\"weight\":0.25}\n"
@@ -265,11 +259,11 @@ TEST_CASE("bad data files are errors naming file and line", "[unit][data]") {
   for (const std::string bad : {"-1", "\"heavy\"", "[1]"}) {
     INFO(bad);
     auto wb = write_tmp("wb.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\":\"b\",\"label\":\"y\",\"weight\":" + bad + "}\n");
-    REQUIRE_THAT(error_of([&] { make_examples(Task::Classification, dc, labels, wb, read_records(wb), true); }),
+    REQUIRE_THAT(user_error_of([&] { make_examples(Task::Classification, dc, labels, wb, read_records(wb), true); }),
                  Catch::Contains("wb.jsonl:2: field 'weight' must be a non-negative number"));
   }
   auto one = write_tmp("one.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n");
-  REQUIRE_THAT(error_of([&] { collect_labels(Task::Classification, dc, one, read_records(one)); }),
+  REQUIRE_THAT(user_error_of([&] { collect_labels(Task::Classification, dc, one, read_records(one)); }),
                Catch::Contains("fewer than 2 distinct labels"));
 }
 
