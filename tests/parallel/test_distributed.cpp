@@ -30,29 +30,18 @@
 #include <torch/types.h>
 
 #include "framework/checkpoint/safetensors.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
+
+using unif::test::TempDir;
 
 namespace {
 
 const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
 const fs::path kCase = kFixture / "reference" / "train" / "cls_pair";
 const fs::path kUnif = fs::path(UNIF_BINARY_DIR) / "bin" / "unif";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() / ("unif-dist-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p);

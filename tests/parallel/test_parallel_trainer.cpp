@@ -16,29 +16,18 @@
 #include "framework/checkpoint/safetensors.h"
 #include "framework/config/run_config.h"
 #include "framework/train/trainer.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
+
+using unif::test::TempDir;
 
 namespace {
 
 const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
 const fs::path kCase = kFixture / "reference" / "train" / "cls_pair";
 const std::string kWords = "bert.embeddings.word_embeddings.weight";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() / ("unif-parallel-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
   for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);

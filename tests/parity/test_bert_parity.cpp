@@ -17,27 +17,19 @@
 #include "framework/checkpoint/safetensors.h"
 #include "framework/common/error.h"
 #include "models/heads/sequence_classification.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
 using framework::TensorMap;
+
+using unif::test::TempDir;
 
 namespace {
 
 const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
 
 // A fresh directory under the system temp dir, removed at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() / ("unif-bert-parity-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { std::error_code ec; fs::remove_all(path, ec); }
-};
-
 // max over elements of |a-b| - (atol + rtol*|b|) where mask (broadcastable) is true; <= 0 means close.
 double worst_excess(const torch::Tensor& a, const torch::Tensor& b, double atol, double rtol,
                     const torch::Tensor& mask = {}) {

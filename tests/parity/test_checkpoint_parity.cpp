@@ -19,27 +19,16 @@
 #include "framework/checkpoint/safetensors.h"
 #include "framework/checkpoint/state_dict.h"
 #include "framework/checkpoint/torch_bin.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
 
+using unif::test::TempDir;
+
 namespace {
 
 const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> n{0};
-    path = fs::temp_directory_path() / ("unif-parity-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path operator/(const std::string& name) const { return path / name; }
-};
 
 std::string slurp(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

@@ -16,25 +16,18 @@
 
 #include "framework/config/run_config.h"
 #include "framework/train/trainer.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
+
+using unif::test::TempDir;
 
 namespace {
 
 constexpr double kMajorityBaseline = 0.2525;  // 25 / 99 dev examples are the most frequent topic
 constexpr int kEpochs = 4;
 constexpr double kMargin = 0.05;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() / ("unif-adv-regression-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-  }
-  ~TempDir() { std::error_code ec; fs::remove_all(path, ec); }
-};
 
 struct RunSummary {
   double best_accuracy = 0.0;
@@ -45,7 +38,7 @@ struct RunSummary {
 RunSummary train(const std::vector<std::string>& overrides) {
   TempDir out;
   std::vector<std::string> all = overrides;
-  all.push_back("output_dir=" + out.path.string());
+  all.push_back("output_dir=" + (out.path / "run").string());
   fs::current_path(UNIF_SOURCE_DIR);  // the config's relative paths (data/, tests/fixtures/)
   auto cfg = framework::load_config("configs/demo.yaml", all, framework::Purpose::Train);
   framework::Trainer trainer(cfg);
@@ -53,7 +46,7 @@ RunSummary train(const std::vector<std::string>& overrides) {
   REQUIRE(trainer.fit() == 0);
   RunSummary s;
   int64_t steps = 0;
-  std::ifstream in(out.path / "metrics.jsonl");
+  std::ifstream in(out.path / "run" / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line);
     if (j.at("split") == "dev" && j.contains("accuracy")) s.best_accuracy = std::max(s.best_accuracy, j.at("accuracy").get<double>());

@@ -20,26 +20,15 @@
 
 #include "framework/checkpoint/torch_bin.h"
 #include "framework/common/error.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
 using Catch::Matchers::Contains;
 
-namespace {
+using unif::test::TempDir;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> n{0};
-    path = fs::temp_directory_path() / ("unif-test-bin-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path operator/(const std::string& name) const { return path / name; }
-};
+namespace {
 
 std::string slurp(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
