@@ -22,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <ATen/Parallel.h>
@@ -46,7 +47,31 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 struct Figures {
   double step_s = 0, reduce_s = 0, sync_s = 0;
+  int64_t nonembedding = 0;  // parameters outside the embeddings (for the FLOP count)
 };
+
+// The machine's float32 GEMM rate through Torch in GFLOP/s: one 1024^3 product at a time (using
+// the BLAS's own threads), or `concurrent` products at once on as many threads (the rate of
+// single-threaded BLAS, OPENBLAS_NUM_THREADS=1, across the cores). The larger is the reference.
+double matmul_rate(int concurrent) {
+  const int64_t n = 1024;
+  const int reps = 10;
+  auto a = torch::randn({n, n}), b = torch::randn({n, n});
+  torch::mm(a, b);  // warm-up
+  auto t0 = Clock::now();
+  if (concurrent == 1) {
+    for (int i = 0; i < reps; ++i) torch::mm(a, b);
+    return 2.0 * n * n * n * reps / since(t0) / 1e9;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < concurrent; ++t)
+    pool.emplace_back([&] {
+      at::set_num_threads(1);
+      for (int i = 0; i < reps; ++i) torch::mm(a, b);
+    });
+  for (auto& th : pool) th.join();
+  return 2.0 * n * n * n * reps * concurrent / since(t0) / 1e9;
+}
 
 models::Batch make_batch(int64_t vocab) {
   torch::manual_seed(1);
@@ -68,7 +93,11 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
   std::shared_ptr<models::TaskModel> model = models::make_bert_task_model(models::TaskKind::Classification, o, 2);
   model->train();
   std::vector<std::pair<std::string, torch::Tensor>> named;
-  for (auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
+  int64_t nonembedding = 0;
+  for (auto& p : model->named_parameters()) {
+    named.emplace_back(p.key(), p.value());
+    if (p.key().find("embeddings.") == std::string::npos) nonembedding += p.value().numel();
+  }
   framework::OptimizerOptions oo;
   auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 4), oo);
   double optimizer_s = 0;
@@ -102,6 +131,7 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
   }
   const auto batch = make_batch(o.vocab_size());
   Figures f;
+  f.nonembedding = nonembedding;
   for (int i = 0; i < warmup + steps; ++i) {
     optimizer_s = 0;
     const auto t0 = Clock::now();
@@ -143,13 +173,17 @@ int main(int argc, char** argv) {
   if (!env || env->rank == 0) {
     std::printf("BERT h256 L4 A4 I1024, batch %lld x %lld, AdamW; %d steps after %d warm-up; %d cores\n",
                 static_cast<long long>(kBatch), static_cast<long long>(kLength), steps, warmup, available_cores());
-    std::printf("%-24s %10s %10s %12s %10s %10s\n", "config", "samples/s", "step ms", "reduce ms", "sync ms", "overhead");
+    std::printf("%-24s %10s %10s %12s %10s %10s %9s\n", "config", "samples/s", "step ms", "reduce ms", "sync ms",
+                "overhead", "GFLOP/s");
   }
   // overhead: (reduce + sync) / step in one process; reduce / step for ranks (sync is waiting there).
   auto row = [&](const std::string& name, const Figures& f, bool ranks = false) {
     const double overhead = ranks ? f.reduce_s : f.reduce_s + f.sync_s;
-    std::printf("%-24s %10.2f %10.1f %12.2f %10.2f %9.1f%%\n", name.c_str(), kBatch / f.step_s, 1e3 * f.step_s,
-                1e3 * f.reduce_s, 1e3 * f.sync_s, 100.0 * overhead / f.step_s);
+    // As bench_train_step: 6 x N_nonembedding x tokens plus attention 12 x layers x B x L^2 x H.
+    const double tokens = static_cast<double>(kBatch * kLength);
+    const double flops = 6.0 * static_cast<double>(f.nonembedding) * tokens + 12.0 * 4 * kBatch * kLength * kLength * 256;
+    std::printf("%-24s %10.2f %10.1f %12.2f %10.2f %9.1f%% %9.1f\n", name.c_str(), kBatch / f.step_s, 1e3 * f.step_s,
+                1e3 * f.reduce_s, 1e3 * f.sync_s, 100.0 * overhead / f.step_s, flops / f.step_s / 1e9);
     std::fflush(stdout);
   };
   const auto t = std::to_string(threads);
@@ -160,7 +194,13 @@ int main(int argc, char** argv) {
     group->barrier();
     return 0;
   }
+  const int blas = blas_threads();  // the replicas' engine sets 1 (unless OPENBLAS_NUM_THREADS)
   row("1 replica x " + t + " threads", measure(0, threads, steps, warmup));
   row(t + " replicas x 1 thread", measure(threads, 1, steps, warmup));
+  if (blas > 0) set_blas_threads(blas);
+  at::set_num_threads(static_cast<int>(threads));
+  const double one = matmul_rate(1), many = matmul_rate(static_cast<int>(threads));
+  std::printf("matmul 1024^3 float32: %.1f GFLOP/s one at a time, %.1f GFLOP/s %lld at once (reference: %.1f)\n",
+              one, many, static_cast<long long>(threads), std::max(one, many));
   return 0;
 }

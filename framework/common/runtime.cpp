@@ -1,5 +1,6 @@
 #include "framework/common/runtime.h"
 
+#include <dlfcn.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -21,6 +22,20 @@ int available_cores() {
   }
   unsigned n = std::thread::hardware_concurrency();
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+bool set_blas_threads(int threads) {
+  using SetFn = void (*)(int);
+  auto set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (set == nullptr || threads < 1) return false;
+  set(threads);
+  return true;
+}
+
+int blas_threads() {
+  using GetFn = int (*)();
+  auto get = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  return get == nullptr ? 0 : get();
 }
 
 void init_runtime(int argc, char** argv) {

@@ -14,4 +14,13 @@ void init_runtime(int argc, char** argv);
 /// Number of cores this process may use (sched affinity), at least 1.
 int available_cores();
 
+/// Threads of the BLAS's own pool (OpenBLAS, found at run time with dlsym: Debian's LibTorch calls
+/// whichever libblas.so.3 is installed). Returns false, changing nothing, when the BLAS has no such
+/// setting. OpenBLAS's pool serves one caller at a time, so concurrent replicas that each start a
+/// multi-threaded GEMM queue behind each other: the data-parallel engine sets 1 (each replica's
+/// GEMMs then run on its own thread, all at once) unless OPENBLAS_NUM_THREADS is set.
+bool set_blas_threads(int threads);
+/// The BLAS pool's thread count, or 0 when the BLAS does not say.
+int blas_threads();
+
 }  // namespace unif

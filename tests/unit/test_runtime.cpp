@@ -12,3 +12,13 @@ TEST_CASE("init_runtime makes OpenMP threads wait passively", "[unit][runtime]")
   if (std::getenv("UNIF_NO_REEXEC") != nullptr) REQUIRE(std::string(policy) == "PASSIVE");
   REQUIRE(unif::available_cores() >= 1);
 }
+
+TEST_CASE("the BLAS pool's threads can be set (OpenBLAS, as Debian's LibTorch uses)", "[unit][runtime]") {
+  const int before = unif::blas_threads();
+  REQUIRE(before >= 1);  // OpenBLAS is linked (scripts/setup.sh installs libopenblas0-pthread)
+  REQUIRE(unif::set_blas_threads(1));
+  CHECK(unif::blas_threads() == 1);
+  REQUIRE(unif::set_blas_threads(before));
+  CHECK(unif::blas_threads() == before);
+  CHECK_FALSE(unif::set_blas_threads(0));
+}
