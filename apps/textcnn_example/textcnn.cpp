@@ -23,7 +23,7 @@ TextCnn::TextCnn(TextCnnOptions options) : options_(std::move(options)) {
     convs_.push_back(register_module(
         "conv" + std::to_string(options_.widths[i]),
         torch::nn::Conv1d(torch::nn::Conv1dOptions(options_.embedding_dim, options_.filters, options_.widths[i]))));
-  dropout_ = register_module("dropout", torch::nn::Dropout(options_.dropout));
+  dropout_ = register_module("dropout", models::Dropout(options_.dropout));
   classifier_ = register_module(
       "classifier", torch::nn::Linear(options_.filters * static_cast<int64_t>(options_.widths.size()), options_.num_labels));
 }

@@ -10,9 +10,9 @@
 
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 
+#include "models/bert/dropout.h"
 #include "models/task_model.h"
 
 namespace unif::examples {
@@ -39,7 +39,7 @@ class TextCnn final : public models::TaskModel {
   TextCnnOptions options_;
   torch::nn::Embedding embedding_{nullptr};
   std::vector<torch::nn::Conv1d> convs_;
-  torch::nn::Dropout dropout_{nullptr};
+  models::Dropout dropout_{nullptr};  // per-replica generators under data parallelism (models/bert/dropout.h)
   torch::nn::Linear classifier_{nullptr};
 };
 
