@@ -15,6 +15,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "framework/checkpoint/atomic_file.h"
 #include "framework/checkpoint/safetensors.h"
 #include "framework/common/error.h"
 #include "framework/data/batching.h"
@@ -318,6 +319,30 @@ fs::path newest_complete_checkpoint(const fs::path& dir) {
   return all.empty() ? fs::path() : all.back().second;
 }
 
+// A resumed run repeats the steps after its checkpoint: metrics.jsonl keeps only the lines of
+// steps up to `step` (lines a killed run wrote later, and a torn last line, are dropped), so the
+// file reads as if the run had never stopped. Returns how many lines were dropped.
+int64_t trim_metrics(const fs::path& file, int64_t step) {
+  std::ifstream in(file);
+  if (!in) return 0;
+  std::vector<std::string> keep;
+  int64_t dropped = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    const auto j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("step") && j.at("step").is_number_integer() && j.at("step").get<int64_t>() <= step)
+      keep.push_back(line);
+    else
+      ++dropped;
+  }
+  in.close();
+  if (dropped > 0)
+    detail::write_file_atomic(file, [&](std::ostream& out) {
+      for (const auto& l : keep) out << l << "\n";
+    });
+  return dropped;
+}
+
 }  // namespace
 
 int Trainer::fit() {
@@ -392,6 +417,10 @@ int Trainer::fit() {
                       "(step, epoch, batch in epoch, total steps, training examples, batch size, accumulation)");
   if (!resume_from.empty()) s.engine->parameters_loaded();  // replicas / other ranks take the loaded parameters
   for (const auto& note : s.parts.notes) s.log->info("{}", note);
+  if (s.writer && !resume_from.empty())
+    if (const auto dropped = trim_metrics(s.out_dir / "metrics.jsonl", s.step))
+      s.log->info("metrics.jsonl: dropped {} line{} written after step {} by the interrupted run", dropped,
+                  dropped == 1 ? "" : "s", s.step);
   if (s.writer) s.metrics.open(s.out_dir / "metrics.jsonl", std::ios::app);
   if (s.writer && !s.metrics) throw UserError("output_dir: cannot write " + (s.out_dir / "metrics.jsonl").string());
 

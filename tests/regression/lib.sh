@@ -4,7 +4,8 @@
 #   Starts COMMAND (a shell function whose unif call reads `$EXEC "$UNIF" ...`) in the background
 #   with EXEC=exec, so that the background job IS the unif process: a signal sent to a subshell
 #   would not reach unif (and a SIGKILLed subshell would leave unif running on). Waits until FILE
-#   exists (at most LIMIT_S seconds, or until the process ends), sends SIGNAL, waits for the exit.
+#   exists and, when STOP_GREP is set, holds a line matching it (at most LIMIT_S seconds, or until
+#   the process ends), sends SIGNAL, waits for the exit.
 #   Sets STOP_RC to the exit status (128 + signal number when the signal killed it).
 stop_midway() {
   _sig=$1 _file=$2 _limit=$3 _log=$4
@@ -15,7 +16,7 @@ stop_midway() {
   ) > "$_log" 2>&1 &
   _pid=$!
   _i=0
-  while [ ! -f "$_file" ]; do
+  while ! { [ -f "$_file" ] && { [ -z "${STOP_GREP:-}" ] || grep -q "$STOP_GREP" "$_file"; }; }; do
     _i=$((_i + 1))
     if [ $_i -gt $((_limit * 100)) ] || ! kill -0 $_pid 2>/dev/null; then break; fi
     sleep 0.01

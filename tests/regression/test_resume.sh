@@ -16,14 +16,19 @@ trap 'rm -rf "$tmp"' EXIT
 EXEC=
 run() {
   $EXEC "$UNIF" train configs/demo.yaml --set training.max_steps=40 --set training.save_every=5 \
-    --set training.eval_every=20 --set training.log_every=10 --set training.keep_checkpoints=10 \
+    --set training.eval_every=20 --set training.log_every=2 --set training.keep_checkpoints=10 \
     --set training.batch_size=16 --set training.grad_accum_steps=2 --set "output_dir=$1" $EXTRA
 }
 run "$tmp/straight" > "$tmp/straight.log" 2>&1
 
 SIGNAL=${SIGNAL:-KILL}
-[ "$SIGNAL" = INT ] && wait_for=step-5 || wait_for=step-10
-stop_midway "$SIGNAL" "$tmp/killed/checkpoints/$wait_for/COMPLETE" 30 "$tmp/killed1.log" run "$tmp/killed"
+if [ "$SIGNAL" = INT ]; then
+  stop_midway INT "$tmp/killed/checkpoints/step-5/COMPLETE" 30 "$tmp/killed1.log" run "$tmp/killed"
+else
+  # Killed once step 12 is logged: the newest checkpoint is step 10, so metrics.jsonl holds lines
+  # past it that the resumed run must drop rather than repeat.
+  STOP_GREP='"step":12}' stop_midway KILL "$tmp/killed/metrics.jsonl" 30 "$tmp/killed1.log" run "$tmp/killed"
+fi
 rc=$STOP_RC
 if [ -f "$tmp/killed/final/COMPLETE" ]; then
   echo "FAIL: the first run finished before it could be stopped; the test proves nothing"
@@ -45,6 +50,14 @@ fi
 run "$tmp/killed" > "$tmp/killed2.log" 2>&1
 grep -q "resumed from" "$tmp/killed2.log" || { echo "FAIL: the second run did not resume"; cat "$tmp/killed2.log"; exit 1; }
 grep "resumed from" "$tmp/killed2.log"
+# metrics.jsonl reads as if the run had never stopped: the same (split, step) lines in the same order
+# (the killed run's lines after its checkpoint are dropped on resume, not repeated).
+steps() { sed -E 's/.*"split":"([a-z]+)".*"step":([0-9]+).*/\1 \2/' "$1"; }
+if [ "$(steps "$tmp/straight/metrics.jsonl")" != "$(steps "$tmp/killed/metrics.jsonl")" ]; then
+  echo "FAIL: metrics.jsonl of the resumed run differs from the straight run's (split, step) lines"
+  diff "$tmp/straight/metrics.jsonl" "$tmp/killed/metrics.jsonl" || true
+  exit 1
+fi
 if cmp "$tmp/straight/final/model.safetensors" "$tmp/killed/final/model.safetensors"; then
   echo "PASS: resumed run is bit-identical to the straight run"
 else
