@@ -31,6 +31,7 @@
 
 #include "framework/checkpoint/safetensors.h"
 #include "support/temp_dir.h"
+#include "support/fixture_config.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
@@ -39,8 +40,7 @@ using unif::test::TempDir;
 
 namespace {
 
-const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
-const fs::path kCase = kFixture / "reference" / "train" / "cls_pair";
+const fs::path kFixture = unif::test::kTinyBertZh;
 const fs::path kUnif = fs::path(UNIF_BINARY_DIR) / "bin" / "unif";
 
 std::string read_file(const fs::path& p) {
@@ -50,16 +50,9 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
-}
-
 // The fixture's one-step SGD config with output_dir `out`, written to dir/name.yaml.
 fs::path write_config(const fs::path& dir, const std::string& name, const fs::path& out) {
-  std::string yaml = read_file(kCase / "none" / "unif_sgd.yaml");
-  replace_all(yaml, "@CKPT_DIR@", kFixture.string());
-  replace_all(yaml, "@CASE_DIR@", kCase.string());
-  replace_all(yaml, "@OUTPUT_DIR@", out.string());
+  const std::string yaml = unif::test::fixture_config("cls_pair", "none", "unif_sgd.yaml", out);
   const auto file = dir / (name + ".yaml");
   std::ofstream(file) << yaml;
   return file;

@@ -17,6 +17,7 @@
 #include "framework/config/run_config.h"
 #include "framework/train/trainer.h"
 #include "support/temp_dir.h"
+#include "support/fixture_config.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
@@ -25,13 +26,9 @@ using unif::test::TempDir;
 
 namespace {
 
-const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
-const fs::path kCase = kFixture / "reference" / "train" / "cls_pair";
+const fs::path kFixture = unif::test::kTinyBertZh;
+const fs::path kCase = unif::test::fixture_case("cls_pair");
 const std::string kWords = "bert.embeddings.word_embeddings.weight";
-
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
-}
 
 double worst_excess(const torch::Tensor& a, const torch::Tensor& b) {
   REQUIRE(a.sizes() == b.sizes());
@@ -41,13 +38,7 @@ double worst_excess(const torch::Tensor& a, const torch::Tensor& b) {
 
 // Trains the fixture config with `devices` and returns final/model.safetensors.
 framework::TensorMap train(const std::string& devices, const fs::path& out) {
-  std::ifstream in(kCase / "none" / "unif_sgd.yaml");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string yaml = ss.str();
-  replace_all(yaml, "@CKPT_DIR@", kFixture.string());
-  replace_all(yaml, "@CASE_DIR@", kCase.string());
-  replace_all(yaml, "@OUTPUT_DIR@", out.string());
+  const std::string yaml = unif::test::fixture_config("cls_pair", "none", "unif_sgd.yaml", out);
   auto cfg = framework::parse_config(yaml, "unif_sgd.yaml", {"parallel.devices=" + devices}, framework::Purpose::Train);
   framework::Trainer trainer(cfg);
   REQUIRE(trainer.fit() == 0);

@@ -13,36 +13,22 @@
 #include "framework/checkpoint/safetensors.h"
 #include "framework/config/run_config.h"
 #include "framework/train/trainer.h"
+#include "support/fixture_config.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kCkpt = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-}
+const fs::path kCkpt = unif::test::kTinyBertZh;
 
 // Runs the fixture's config for `kase`/`method`/`yaml` into a fresh output dir; returns final weights.
 TensorMap run_fixture_config(const std::string& kase, const std::string& method, const std::string& yaml,
                              const std::vector<std::string>& overrides) {
-  const auto case_dir = kCkpt / "reference" / "train" / kase;
   auto out = fs::temp_directory_path() / ("unif_parity_train_" + kase + "_" + method + "_" + yaml);
   for (auto& o : overrides) out += "_" + std::to_string(std::hash<std::string>{}(o) % 1000);
   fs::remove_all(out);
-  auto text = slurp(case_dir / method / yaml);
-  replace_all(text, "@CKPT_DIR@", kCkpt.string());
-  replace_all(text, "@CASE_DIR@", case_dir.string());
-  replace_all(text, "@OUTPUT_DIR@", out.string());
+  const auto text = unif::test::fixture_config(kase, method, yaml, out);
   auto cfg = parse_config(text, yaml, overrides, Purpose::Train);
   Trainer trainer(cfg);
   REQUIRE(trainer.fit() == 0);
