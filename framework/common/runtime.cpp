@@ -38,6 +38,16 @@ int blas_threads() {
   return get == nullptr ? 0 : get();
 }
 
+ScopedBlasThreads::ScopedBlasThreads(int threads) {
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
+  const int before = blas_threads();
+  if (before > 0 && set_blas_threads(threads)) previous_ = before;
+}
+
+ScopedBlasThreads::~ScopedBlasThreads() {
+  if (previous_ > 0) set_blas_threads(previous_);
+}
+
 void init_runtime(int argc, char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("UNIF_NO_REEXEC") == nullptr) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", 1);

@@ -23,4 +23,19 @@ bool set_blas_threads(int threads);
 /// The BLAS pool's thread count, or 0 when the BLAS does not say.
 int blas_threads();
 
+/// The BLAS pool at `threads` for this object's lifetime, then back to the count it had. Changes
+/// nothing when the user set OPENBLAS_NUM_THREADS (theirs wins) or the BLAS has no such setting.
+/// The data-parallel engine holds one at 1 while it lives (CPU replicas); the trainer's evaluation,
+/// which runs alone on the calling thread, holds one at every core.
+class ScopedBlasThreads {
+ public:
+  explicit ScopedBlasThreads(int threads);
+  ~ScopedBlasThreads();
+  ScopedBlasThreads(const ScopedBlasThreads&) = delete;
+  ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
+
+ private:
+  int previous_ = 0;  // 0: nothing to restore
+};
+
 }  // namespace unif

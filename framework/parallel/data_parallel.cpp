@@ -165,7 +165,8 @@ DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master
   // lets every replica multiply on its own thread at once (2 replicas on 2 cores: 48-54 samples/s
   // against 27-31 with the pooled BLAS, docs/performance.md). The user's OPENBLAS_NUM_THREADS wins.
   const auto cpu_replicas = std::count_if(devices_.begin(), devices_.end(), [](const torch::Device& d) { return d.is_cpu(); });
-  if (cpu_replicas > 1 && std::getenv("OPENBLAS_NUM_THREADS") == nullptr) set_blas_threads(1);
+  // Restored when the engine goes (ScopedBlasThreads).
+  if (cpu_replicas > 1) blas_threads_.emplace(1);
 
   // Replicas: the master itself where it already lives on device 0, deep copies elsewhere.
   const torch::Device master_device = device_of(*master_);
@@ -347,7 +348,12 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
     p.loss_count = out.loss_count;
   };
   auto t0 = Clock::now();
-  on_workers(pass, active);
+  try {
+    on_workers(pass, active);
+  } catch (...) {
+    drop_replica_gradients();  // a failed pass must not leak into the next reduction
+    throw;
+  }
   timing_.compute_s = seconds_since(t0);
 
   t0 = Clock::now();
@@ -422,17 +428,25 @@ void DataParallelEngine::sync_replicas() {
   on_workers(copy, active);
 }
 
+void DataParallelEngine::drop_replica_gradients() {
+  for (size_t r = master_is_replica0_ ? 1 : 0; r < replicas_.size(); ++r)
+    for (auto& p : params_[r]) p.mutable_grad().reset();
+}
+
 models::ModelOutput DataParallelEngine::forward_with(const models::Batch& batch,
                                                      const std::vector<torch::Tensor>& params) {
   adversarial::PassResult r;
-  {
+  try {
     ParameterSwap swap(master_params_, params);
     sync_replicas();
     adversarial::PassRequest forward_only;
     forward_only.param_grads = false;
     r = run_custom(batch, forward_only);
-  }  // the master's own values are back
-  sync_replicas();
+  } catch (...) {  // the swap has put the master's values back: the replicas take them again
+    sync_replicas();
+    throw;
+  }
+  sync_replicas();  // the master's own values are back
   return std::move(r.output);
 }
 

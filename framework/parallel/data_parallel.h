@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,7 @@
 #include <torch/types.h>
 
 #include "adversarial/strategy.h"
+#include "framework/common/runtime.h"
 #include "models/task_model.h"
 
 namespace unif::framework {
@@ -86,8 +88,9 @@ class DataParallelEngine final : public adversarial::GradientEngine {
 
   /// Forward at E + delta and backward of scale * sum_b l_b on every shard; the reduced gradient is
   /// ADDED to the master's. An exception in a replica is re-thrown here as the same class
-  /// (UserError stays UserError, anything else std::runtime_error) naming the replica; the
-  /// gradients of that pass are then incomplete and the caller should not step on them.
+  /// (UserError stays UserError, anything else std::runtime_error) naming the replica; the other
+  /// replicas' gradients of that pass are dropped (they never reach a later reduction), but the
+  /// master's may hold part of the pass: zero them (or stop) rather than step on them.
   adversarial::PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                               bool want_delta_grad) override;
   /// The general pass (adversarial/strategy.h PassRequest) on every shard: request.loss_fn is called
@@ -99,7 +102,8 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   /// The master's parameters.
   std::vector<torch::Tensor> parameters() override { return master_params_; }
   /// A forward-only pass over the replicas (sharded as run_custom) with `params` copied into the
-  /// master and every replica; afterwards the master's values are restored and copied back out.
+  /// master and every replica; afterwards the master's values are restored and copied back out,
+  /// also when the pass throws.
   models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
   /// The given optimizer_step on the master, then every replica's parameters and buffers copied
   /// from the master in place and the replicas' gradients reset (undefined).
@@ -122,6 +126,8 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   /// Adds every replica's gradients (except the master's own) into the master's; resets them.
   void reduce_gradients(const std::vector<bool>& active);
   void sync_replicas();
+  /// Resets the gradients of every replica but the master (after a pass that threw).
+  void drop_replica_gradients();
 
   std::shared_ptr<models::TaskModel> master_;
   std::function<void()> optimizer_step_;
@@ -148,6 +154,7 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   bool stop_ = false;
 
   PassTiming timing_;
+  std::optional<ScopedBlasThreads> blas_threads_;  // 1 with several CPU replicas, until destruction
 };
 
 }  // namespace unif::framework

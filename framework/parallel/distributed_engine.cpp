@@ -134,17 +134,17 @@ adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch
                                                       const adversarial::PassRequest& request) {
   const auto shards = shard_batch(batch.size(), group_->size());
   const Shard mine = shards[static_cast<size_t>(group_->rank())];
-  adversarial::PassResult local;
-  if (mine.size > 0) {
-    adversarial::PassRequest req = request;
-    if (req.delta.defined()) req.delta = req.delta.narrow(0, mine.begin, mine.size);
-    if (request.loss_fn) {
-      auto fn = request.loss_fn;
-      const int64_t offset = mine.begin;
-      req.loss_fn = [fn, offset](const models::ModelOutput& out, int64_t first) { return fn(out, offset + first); };
-    }
-    local = local_->run_custom(slice_batch(batch, mine), req);
+  // The local engine runs even on an empty slice (a last batch smaller than the ranks): it then
+  // computes nothing but still takes the per-pass draws from the global generator (dropout seeds),
+  // so every rank's generator stays where rank 0's is, which is the state a checkpoint keeps.
+  adversarial::PassRequest req = request;
+  if (req.delta.defined()) req.delta = req.delta.narrow(0, mine.begin, mine.size);
+  if (request.loss_fn) {
+    auto fn = request.loss_fn;
+    const int64_t offset = mine.begin;
+    req.loss_fn = [fn, offset](const models::ModelOutput& out, int64_t first) { return fn(out, offset + first); };
   }
+  const adversarial::PassResult local = local_->run_custom(slice_batch(batch, mine), req);
 
   if (options_.separate_waits) {
     const auto w0 = Clock::now();
@@ -169,6 +169,26 @@ adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch
   if (g[2].defined()) r.output.example_losses = g[2].to(home);
   timing_.output_s += seconds_since(t0);
   return r;
+}
+
+std::vector<torch::Tensor> DistributedEngine::parameters() { return local_->parameters(); }
+
+models::ModelOutput DistributedEngine::forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) {
+  const auto shards = shard_batch(batch.size(), group_->size());
+  const Shard mine = shards[static_cast<size_t>(group_->rank())];
+  // Every rank's local engine runs, an empty slice too (same generator draws on every rank).
+  const auto local = local_->forward_with(slice_batch(batch, mine), params);
+  const auto t0 = Clock::now();
+  auto count = torch::tensor({static_cast<double>(local.loss_count)}, torch::kFloat64);
+  group_->all_reduce_sum(count);
+  auto g = gather_rows(*group_, {local.logits, local.example_losses}, shards);
+  models::ModelOutput out;
+  out.loss_count = static_cast<int64_t>(count[0].item<double>() + 0.5);
+  const auto home = batch.input_ids.device();
+  if (g[0].defined()) out.logits = g[0].to(home);
+  if (g[1].defined()) out.example_losses = g[1].to(home);
+  timing_.output_s += seconds_since(t0);
+  return out;
 }
 
 void DistributedEngine::reduce_gradients() {
@@ -228,8 +248,9 @@ void DistributedEngine::reduce_gradients() {
   for (size_t s = 0; s < sparse.size(); ++s) {
     auto& p = params_[static_cast<size_t>(sparse[s])];
     torch::Tensor g = p.grad();
-    if (!g.defined()) g = torch::sparse_coo_tensor(torch::zeros({1, 0}, torch::kInt64),
-                                                   torch::zeros({0, p.size(1)}, p.options()), p.sizes(), p.options());
+    if (!g.defined())  // no rows on this rank (an empty slice): an empty sparse gradient
+      g = torch::sparse_coo_tensor(torch::zeros({1, 0}, torch::kInt64), torch::zeros({0, p.size(1)}, p.options()),
+                                   p.sizes(), p.options().layout(torch::kSparse));
     else if (!g.is_sparse()) g = g.to_sparse(1);
     if (p.dim() != 2 || g.sparse_dim() != 1) throw std::logic_error("DistributedEngine: sparse gradients must be (V, H) with rows sparse");
     local[s] = g.coalesce().to(torch::kCPU);

@@ -2,7 +2,10 @@
 // holds the whole global batch (same data, same order); a pass runs the wrapped local engine (one
 // device, or DataParallelEngine replicas, which may shard further) on this rank's contiguous slice
 // shard_batch(B, world_size)[rank], with `first` of a custom loss shifted to the slice's global
-// offset, and then makes the result global again:
+// offset, and then makes the result global again. A rank whose slice is empty (a batch smaller than
+// the number of ranks) still runs the local engine on it: nothing is computed, but the engine takes
+// the same per-pass generator draws (dropout seeds) as on every other rank, so the ranks' generators
+// stay equal and a checkpoint's (rank 0's) state resumes every rank exactly.
 //   - loss_sum, custom_loss, loss_count: summed over ranks;
 //   - delta_grad (B, L, H), logits, example_losses: all-gathered back into global batch order, so
 //     strategies see the global batch and work unchanged.
@@ -61,6 +64,11 @@ class DistributedEngine final : public adversarial::GradientEngine {
                               bool want_delta_grad) override;
   adversarial::PassResult run_custom(const models::Batch& batch, const adversarial::PassRequest& request) override;
   int64_t embedding_dim() const override { return local_->embedding_dim(); }
+  /// The local engine's (master's) parameters: the same values on every rank.
+  std::vector<torch::Tensor> parameters() override;
+  /// The local engine's forward_with on this rank's slice (an empty one too), outputs gathered
+  /// back into global batch order as run_custom does (SMART's teacher).
+  models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
   /// Combines the ranks' accumulated gradients, then the local engine's optimizer step.
   void optimizer_step() override;
   /// Rank 0's parameters and buffers to every rank, then the local engine's parameters_loaded().

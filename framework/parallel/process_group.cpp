@@ -108,13 +108,17 @@ std::optional<DistEnv> read_dist_env() {
   if (const auto addr = env("MASTER_ADDR")) e.master_addr = *addr;
   if (const auto port = env("MASTER_PORT"))
     e.master_port = static_cast<uint16_t>(parse_int("MASTER_PORT", *port, 1, 65535, "a TCP port, 1..65535"));
-  if (const auto t = env("UNIF_DIST_TIMEOUT")) {
+  const auto seconds_var = [&](const char* name, std::chrono::milliseconds& out) {
+    const auto t = env(name);
+    if (!t) return;
     char* end = nullptr;
     const double s = std::strtod(t->c_str(), &end);
     if (end != t->c_str() + t->size() || !(s > 0) || s > 1e7)
-      throw UserError("UNIF_DIST_TIMEOUT='" + *t + "': expected a positive number of seconds");
-    e.timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0 + 0.5));
-  }
+      throw UserError(std::string(name) + "='" + *t + "': expected a positive number of seconds");
+    out = std::chrono::milliseconds(static_cast<int64_t>(s * 1000.0 + 0.5));
+  };
+  seconds_var("UNIF_DIST_TIMEOUT", e.timeout);
+  seconds_var("UNIF_DIST_SAVE_TIMEOUT", e.save_timeout);
   e.agent_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
   if (const auto restarts = env("TORCHELASTIC_RESTART_COUNT"))
     e.restart_count = parse_int("TORCHELASTIC_RESTART_COUNT", *restarts, 0, 1 << 30, "an integer >= 0");
@@ -246,6 +250,30 @@ void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int64_t root) 
 
 void ProcessGroup::barrier() {
   guarded(env_, "barrier", [&] { impl_->gloo->barrier()->wait(); });
+}
+
+bool ProcessGroup::any(bool mine) {
+  auto flag = torch::tensor({mine ? int64_t{1} : int64_t{0}}, torch::kInt64);
+  all_reduce_max(flag);
+  return flag[0].item<int64_t>() != 0;
+}
+
+void ProcessGroup::writer_done() {
+  const std::string key = "writer-done/" + std::to_string(writes_++);
+  if (env_.rank == 0) {
+    guarded(env_, "posting that rank 0's save is done", [&] { impl_->store->set(key, std::vector<uint8_t>{1}); });
+    return;
+  }
+  const std::string where = "distributed rank " + std::to_string(env_.rank) + " of " + std::to_string(env_.world_size) +
+                            ": waiting for rank 0's save failed";
+  try {
+    impl_->store->wait({key}, env_.save_timeout);
+  } catch (const std::exception& x) {
+    const std::string msg = dynamic_cast<const c10::Error*>(&x) ? static_cast<const c10::Error&>(x).what_without_backtrace()
+                                                                : std::string(x.what());
+    throw DistributedError(where + ": " + msg + " (rank 0 exited or failed, or its save took longer than "
+                           "UNIF_DIST_SAVE_TIMEOUT = " + seconds(env_.save_timeout) + "; see its own error)");
+  }
 }
 
 void ProcessGroup::check_same(const std::vector<int64_t>& values, const std::string& what) {

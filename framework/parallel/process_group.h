@@ -46,6 +46,9 @@ struct DistEnv {
   bool agent_store = false;
   /// TORCHELASTIC_RESTART_COUNT: keys of a restarted worker group do not collide in the store.
   int64_t restart_count = 0;
+  /// How long the other ranks wait for rank 0's saves (ProcessGroup::writer_done):
+  /// UNIF_DIST_SAVE_TIMEOUT seconds (default 3600).
+  std::chrono::milliseconds save_timeout{3600000};
 };
 
 /// The environment's process-group settings; nullopt when WORLD_SIZE is unset or 1 (one process).
@@ -68,6 +71,8 @@ class ProcessGroup {
   int64_t rank() const { return env_.rank; }
   int64_t size() const { return env_.world_size; }
   const DistEnv& env() const { return env_; }
+  /// The c10d backend the collectives run on ("gloo").
+  std::string backend() const { return "gloo"; }
 
   /// In place: t = sum over ranks of t (contiguous CPU tensor).
   void all_reduce_sum(torch::Tensor& t);
@@ -78,6 +83,15 @@ class ProcessGroup {
   /// In place: every tensor takes rank `root`'s values.
   void broadcast(std::vector<torch::Tensor>& tensors, int64_t root = 0);
   void barrier();
+  /// True on every rank when `mine` is true on any rank (one all-reduce): decisions the ranks must
+  /// take together, such as stopping on a signal that reached only some of them.
+  bool any(bool mine);
+  /// Rank 0 (the only writer) has finished a write that the others do not take part in (a
+  /// checkpoint, best/): every rank calls this at the same point; rank 0 posts a key in the store,
+  /// the others wait for it with `save_timeout`, not the collectives' timeout, so a slow save (a
+  /// large model, a network filesystem) does not fail their next collective. A rank 0 that dies
+  /// while saving ends the wait at once when it serves the store.
+  void writer_done();
   /// Every rank must hold the same `values` (e.g. resumed step, total steps, data size): throws
   /// UserError on every rank, listing each rank's values, when they differ. `what` names them.
   void check_same(const std::vector<int64_t>& values, const std::string& what);
@@ -87,6 +101,7 @@ class ProcessGroup {
   ProcessGroup(DistEnv env, std::unique_ptr<Impl> impl);
   DistEnv env_;
   std::unique_ptr<Impl> impl_;
+  int64_t writes_ = 0;  // writer_done() calls so far: the key of each
 };
 
 /// The group `unif train` joined, or nullptr (single process).

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <csignal>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -18,6 +20,7 @@
 #include "framework/checkpoint/atomic_file.h"
 #include "framework/checkpoint/safetensors.h"
 #include "framework/common/error.h"
+#include "framework/common/runtime.h"
 #include "framework/data/batching.h"
 #include "framework/metrics/classification.h"
 #include "framework/metrics/multilabel.h"
@@ -25,6 +28,7 @@
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/metrics/span.h"
 #include "framework/text/unicode.h"
+#include "framework/parallel/data_parallel.h"
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
 #include "framework/train/model_dir.h"
@@ -427,11 +431,29 @@ int Trainer::fit() {
   s.log->info("training: {} examples, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step)",
               s.parts.train.encoded.size(), t.batch_size, t.grad_accum_steps, s.steps_per_epoch, s.total_steps,
               s.strategy->name(), s.strategy->passes_per_step(), s.strategy->passes_per_step() == 1 ? "" : "es");
+  if (const auto group = default_process_group()) {
+    std::string shares;
+    for (const auto& sh : shard_batch(t.batch_size, group->size())) shares += (shares.empty() ? "" : " + ") + std::to_string(sh.size);
+    std::string devices;
+    for (const auto& d : s.cfg.parallel.devices) devices += (devices.empty() ? "" : ", ") + d;
+    s.log->info("distributed: {} processes, backend {}, this is rank {} (the writer); each batch of {} is split {} "
+                "over the ranks; parallel.devices [{}] in each rank",
+                group->size(), group->backend(), group->rank(), t.batch_size, shares, devices);
+  }
 
   int64_t saved_step = -1;  // the step of the last checkpoint this run wrote
+  const auto group = default_process_group();
+  // Rank 0 writes alone; the others wait for it on the store (ProcessGroup::writer_done), under
+  // UNIF_DIST_SAVE_TIMEOUT rather than the collectives' timeout.
+  const auto writer_done = [&] {
+    if (group) group->writer_done();
+  };
   auto save_checkpoint = [&] {
     saved_step = s.step;
-    if (!s.writer) return;
+    if (!s.writer) return writer_done();
+    // Test hook: a slow save (a large model, a network filesystem), for the multi-process tests.
+    if (const char* ms = std::getenv("UNIF_TEST_SLOW_SAVE_MS"))
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atol(ms)));
     const auto dir = ckpt_root / ("step-" + std::to_string(s.step));
     std::error_code ec;
     fs::create_directories(ckpt_root, ec);
@@ -457,11 +479,17 @@ int Trainer::fit() {
       all.erase(all.begin());
     }
     s.log->info("saved checkpoint {}", dir.string());
+    writer_done();
   };
 
   auto run_eval = [&] {
     if (s.parts.dev.encoded.empty()) return;
-    auto ev = evaluate(*s.parts.model, s.cfg.task, s.parts.dev, s.parts.labels, t.batch_size);
+    Evaluation ev;
+    {
+      // The evaluation runs alone on this thread: BLAS on every core, whatever the replicas set.
+      ScopedBlasThreads blas(available_cores());
+      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.dev, s.parts.labels, t.batch_size);
+    }
     json j{{"split", "dev"}, {"step", s.step}};
     for (auto& [k, v] : ev.metrics) j[k] = v;
     s.write_metrics(j);
@@ -477,6 +505,7 @@ int Trainer::fit() {
       if (s.writer) s.parts.save_model(s.out_dir / "best", {});
       s.log->info("new best {}={} -> {}", key, fmt_num(it->second), (s.out_dir / "best").string());
     }
+    writer_done();  // after every evaluation: the ranks need not agree bit for bit on "new best"
   };
 
   s.parts.model->train();
@@ -499,7 +528,9 @@ int Trainer::fit() {
   std::vector<int64_t> order = order_of(s.epoch);
 
   while (s.step < s.total_steps) {
-    if (g_stop.load()) {
+    // A signal may reach only some ranks (or reach them at different steps): the ranks stop
+    // together, at the same step, so that rank 0 saves the checkpoint every rank resumes from.
+    if (group ? group->any(g_stop.load()) : g_stop.load()) {
       interrupted = true;
       break;
     }

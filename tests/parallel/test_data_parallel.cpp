@@ -32,6 +32,7 @@
 #include "framework/checkpoint/pretrained.h"
 #include "framework/checkpoint/safetensors.h"
 #include "framework/common/error.h"
+#include "framework/common/runtime.h"
 #include "framework/data/batching.h"
 #include "framework/data/records.h"
 #include "framework/parallel/data_parallel.h"
@@ -565,6 +566,79 @@ TEST_CASE("a replica that throws surfaces as an exception naming the replica, ne
     auto r = engine.run(toy_batch(6), {}, 1.0, false);
     CHECK(r.output.logits.size(0) == 6);
   });
+}
+
+// Replica 2's example is poisoned, so the pass throws after replica 1 has run its backward. Its
+// gradient used to stay on the replica and be added at the next reduction: the next clean pass
+// then gave the master more than that pass's gradient.
+TEST_CASE("after a replica throws, the other replicas' gradients of that pass never reach a later step",
+          "[parallel]") {
+  auto state = std::make_shared<ToyState>();
+  auto model = std::make_shared<Toy>(state);
+  auto reference = std::make_shared<Toy>(state);
+  models::copy_module_state(*model, *reference);
+  DataParallelOptions o;
+  o.devices = {torch::kCPU, torch::kCPU, torch::kCPU};
+  o.threads_per_replica = 1;
+  within_seconds(60, [&] {
+    DataParallelEngine engine(model, [] {}, o);
+    auto poisoned = toy_batch(6);  // shards 2, 2, 2: example 4 is replica 2's
+    poisoned.input_ids[4][1] = Toy::kPoison;
+    CHECK_THROWS(engine.run(poisoned, {}, 1.0, false));
+    model->zero_grad();  // the master's part of the failed pass (the contract: zero before going on)
+    engine.run(toy_batch(6), {}, 1.0, false);
+
+    LocalEngine local(reference, [] {});
+    local.run(toy_batch(6), {}, 1.0, false);
+    const auto got = model->named_parameters(), want = reference->named_parameters();
+    for (const auto& item : want) {
+      INFO(item.key());
+      REQUIRE(got[item.key()].grad().defined());
+      CHECK(worst_excess(dense(got[item.key()].grad()), dense(item.value().grad())) <= 0.0);
+    }
+  });
+}
+
+TEST_CASE("forward_with that throws leaves every replica with the master's own parameters", "[parallel]") {
+  auto state = std::make_shared<ToyState>();
+  auto model = std::make_shared<Toy>(state);
+  DataParallelOptions o;
+  o.devices = {torch::kCPU, torch::kCPU};
+  o.threads_per_replica = 1;
+  within_seconds(60, [&] {
+    DataParallelEngine engine(model, [] {}, o);
+    std::vector<torch::Tensor> teacher;
+    for (const auto& p : engine.parameters()) teacher.push_back(p.detach() * 2 + 1);
+    auto poisoned = toy_batch(4);
+    poisoned.input_ids[0][0] = Toy::kPoison;  // replica 0 throws; replica 1 ran with the teacher
+    CHECK_THROWS(engine.forward_with(poisoned, teacher));
+    const auto master = model->parameters(), replica = engine.replica(1)->parameters();
+    REQUIRE(master.size() == replica.size());
+    for (size_t j = 0; j < master.size(); ++j) CHECK(torch::equal(master[j], replica[j]));
+  });
+}
+
+// The engine sets OpenBLAS to one thread while several CPU replicas run; it used to leave it so for
+// the rest of the process (the evaluation after training ran on one core).
+TEST_CASE("several CPU replicas set single-threaded BLAS while the engine lives, then restore it", "[parallel]") {
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr || unif::blas_threads() == 0) {
+    WARN("skipped: OPENBLAS_NUM_THREADS is set or the BLAS is not OpenBLAS");
+    return;
+  }
+  REQUIRE(unif::set_blas_threads(2));
+  {
+    auto model = std::make_shared<Toy>(std::make_shared<ToyState>());
+    DataParallelOptions o;
+    o.devices = {torch::kCPU, torch::kCPU};
+    DataParallelEngine engine(model, [] {}, o);
+    CHECK(unif::blas_threads() == 1);
+    {
+      unif::ScopedBlasThreads full(3);  // what the trainer's evaluation holds
+      CHECK(unif::blas_threads() == 3);
+    }
+    CHECK(unif::blas_threads() == 1);
+  }
+  CHECK(unif::blas_threads() == 2);
 }
 
 TEST_CASE("a Torch error inside BERT on one replica names that replica", "[parallel]") {
