@@ -110,7 +110,7 @@ std::string some_names(const std::vector<std::string>& names) {
 
 }  // namespace
 
-void load_checkpoint_weights(models::BertTaskModel& model, const fs::path& dir) {
+void load_checkpoint_weights(torch::nn::Module& model, const fs::path& dir) {
   const auto report = load_state_dict(model, read_weights(dir));
   if (report.missing.empty() && report.unexpected.empty()) return;
   std::string what;

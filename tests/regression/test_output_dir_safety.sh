@@ -19,8 +19,8 @@ EXEC=
 run() {
   o=$1
   shift
-  $EXEC "$UNIF" train configs/demo.yaml --set training.max_steps=60 --set training.save_every=5 \
-    --set training.eval_every=5 --set training.log_every=5 --set "output_dir=$o" "$@"
+  $EXEC "$UNIF" train configs/demo.yaml --set training.max_steps=120 --set training.save_every=10 \
+    --set training.eval_every=10 --set training.log_every=10 --set "output_dir=$o" "$@"
 }
 out=$tmp/run
 
@@ -31,7 +31,7 @@ out=$tmp/run
 ) > "$tmp/a.log" 2>&1 &
 a=$!
 i=0
-while [ ! -f "$out/checkpoints/step-5/COMPLETE" ] && kill -0 $a 2>/dev/null && [ $i -lt 3000 ]; do
+while [ ! -f "$out/checkpoints/step-10/COMPLETE" ] && kill -0 $a 2>/dev/null && [ $i -lt 3000 ]; do
   i=$((i + 1)); sleep 0.01
 done
 run "$out" > "$tmp/b.out" 2> "$tmp/b.err"
@@ -54,17 +54,17 @@ fi
 # --- 2. recovery of an interrupted replace ---
 [ -f "$out/best/COMPLETE" ] || fail "no best/ after the first run"
 mv "$out/best" "$out/best.old-123"
-mv "$out/checkpoints/step-60" "$out/checkpoints/step-60.tmp-456"
+mv "$out/checkpoints/step-120" "$out/checkpoints/step-120.tmp-456"
 run "$out" > "$tmp/c.log" 2>&1 || { fail "the recovering run failed"; tail -n 5 "$tmp/c.log"; }
 if [ -f "$out/best/COMPLETE" ] && [ ! -e "$out/best.old-123" ] && grep -q "restored $out/best from best.old-123" "$tmp/c.log"; then
   echo "ok   best/ restored from best.old-123"
 else
   fail "best/ was not restored from best.old-123"; ls "$out"
 fi
-if grep -q "resumed from $out/checkpoints/step-60 " "$tmp/c.log" && [ ! -e "$out/checkpoints/step-60.tmp-456" ]; then
-  echo "ok   checkpoint step-60 restored and resumed from"
+if grep -q "resumed from $out/checkpoints/step-120 " "$tmp/c.log" && [ ! -e "$out/checkpoints/step-120.tmp-456" ]; then
+  echo "ok   checkpoint step-120 restored and resumed from"
 else
-  fail "the run did not resume from the restored step-60"; grep "resumed\|restored" "$tmp/c.log"; ls "$out/checkpoints"
+  fail "the run did not resume from the restored step-120"; grep "resumed\|restored" "$tmp/c.log"; ls "$out/checkpoints"
 fi
 
 # --- 3. resume checks ---
@@ -81,11 +81,11 @@ expect_error() {
     fail "$name: exit $code, last stderr line: $last"
   fi
 }
-expect_error extra_weights "checkpoints/step-60: the checkpoint does not fit the model \(.*weight\(s\) the model does not have: bert\.encoder\.layer\.1\." \
+expect_error extra_weights "checkpoints/step-120: the checkpoint does not fit the model \(.*weight\(s\) the model does not have: bert\.encoder\.layer\.1\." \
   -- run "$out" --set model.bert.num_hidden_layers=1
-expect_error other_optimizer "checkpoints/step-60/optimizer\.safetensors: the optimizer state does not fit.*'exp_avg' is not a state of this optimizer" \
+expect_error other_optimizer "checkpoints/step-120/optimizer\.safetensors: the optimizer state does not fit.*'exp_avg' is not a state of this optimizer" \
   -- run "$out" --set training.optimizer.name=sgd --set training.optimizer.momentum=0.9
-head -c 1000 "$out/checkpoints/step-60/optimizer.safetensors" > "$tmp/opt" && mv "$tmp/opt" "$out/checkpoints/step-60/optimizer.safetensors"
-expect_error truncated_optimizer "checkpoints/step-60/optimizer\.safetensors" -- run "$out"
+head -c 1000 "$out/checkpoints/step-120/optimizer.safetensors" > "$tmp/opt" && mv "$tmp/opt" "$out/checkpoints/step-120/optimizer.safetensors"
+expect_error truncated_optimizer "checkpoints/step-120/optimizer\.safetensors" -- run "$out"
 
 [ $fails -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

@@ -28,6 +28,7 @@ using namespace unif::framework;
 using unif::test::TempDir;
 using unif::test::user_error_of;
 namespace fs = std::filesystem;
+namespace fd = unif::framework::detail;
 
 namespace {
 
@@ -78,9 +79,9 @@ TEST_CASE("save_model_dir syncs every file and the directory before COMPLETE, th
   const auto model = tiny_model();
   const auto dir = tmp / "best";
   std::vector<fs::path> synced;
-  detail::set_sync_observer([&](const fs::path& p) { synced.push_back(p); });
+  fd::set_sync_observer([&](const fs::path& p) { synced.push_back(p); });
   struct Reset {
-    ~Reset() { detail::set_sync_observer({}); }
+    ~Reset() { fd::set_sync_observer({}); }
   } reset;
   for (int round = 0; round < 2; ++round) {  // a first save, then a replace
     synced.clear();
@@ -130,7 +131,7 @@ TEST_CASE("write_file_atomic reports a stream that fails (disk full) naming the 
   std::string msg;
   {
     FileSizeLimit limit(4);
-    msg = user_error_of([&] { detail::write_text_file_atomic(tmp / "trainer_state.json", "{\"step\": 12}\n"); });
+    msg = user_error_of([&] { fd::write_text_file_atomic(tmp / "trainer_state.json", "{\"step\": 12}\n"); });
   }
   CHECK_THAT(msg, Catch::Contains("trainer_state.json") && Catch::Contains("File too large"));
   CHECK(fs::is_empty(tmp.path));
@@ -144,7 +145,7 @@ TEST_CASE("a replace swaps the directories in one step: best/ is there at every 
   // the new model and the old one sits under the temporary name; there never was a moment without
   // best/ (no best.old-PID: the two-rename fallback was not needed).
   bool seen = false;
-  detail::set_sync_observer([&](const fs::path& p) {
+  fd::set_sync_observer([&](const fs::path& p) {
     if (p != tmp.path) return;
     seen = true;
     CHECK(read_hf_config(tmp / "best" / "config.json").bert.num_hidden_layers() == 1);
@@ -156,7 +157,7 @@ TEST_CASE("a replace swaps the directories in one step: best/ is there at every 
     CHECK_FALSE(fs::exists(old));
   });
   struct Reset {
-    ~Reset() { detail::set_sync_observer({}); }
+    ~Reset() { fd::set_sync_observer({}); }
   } reset;
   save_tiny(tmp / "best", *second);
   CHECK(seen);
