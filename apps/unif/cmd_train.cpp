@@ -3,10 +3,10 @@
 // variables) the process first joins the c10d process group; only rank 0 writes.
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "apps/unif/commands.h"
+#include "framework/checkpoint/atomic_file.h"
 #include "framework/common/error.h"
 #include "framework/config/run_config.h"
 #include "framework/parallel/process_group.h"
@@ -29,12 +29,9 @@ Command add_train(CLI::App& app) {
       const bool writer = !dist || dist->rank == 0;
       auto cfg = framework::load_config(*config, *sets, framework::Purpose::Train);
       framework::Trainer trainer(cfg);
-      if (writer) {
-        const auto file = std::filesystem::path(cfg.output_dir) / "config.yaml";
-        const auto tmp = std::filesystem::path(file.string() + ".tmp");
-        std::ofstream(tmp) << framework::to_yaml(cfg);
-        std::filesystem::rename(tmp, file);
-      }
+      if (writer)  // checked and synced (a full disk is an error naming the file)
+        framework::detail::write_text_file_atomic(std::filesystem::path(cfg.output_dir) / "config.yaml",
+                                                  framework::to_yaml(cfg));
       const int rc = trainer.fit();
       framework::set_default_process_group(nullptr);
       return rc;

@@ -98,6 +98,31 @@ TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& label
   return d;
 }
 
+namespace {
+
+std::string some_names(const std::vector<std::string>& names) {
+  const size_t limit = 3;
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < limit; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > limit) out += ", ... (" + std::to_string(names.size()) + " in all)";
+  return out;
+}
+
+}  // namespace
+
+void load_checkpoint_weights(torch::nn::Module& model, const fs::path& dir) {
+  const auto report = load_state_dict(model, read_weights(dir));
+  if (report.missing.empty() && report.unexpected.empty()) return;
+  std::string what;
+  if (!report.missing.empty())
+    what = std::to_string(report.missing.size()) + " model weight(s) missing: " + some_names(report.missing);
+  if (!report.unexpected.empty())
+    what += (what.empty() ? "" : "; ") + std::to_string(report.unexpected.size()) +
+            " weight(s) the model does not have: " + some_names(report.unexpected);
+  throw UserError(dir.string() + ": the checkpoint does not fit the model (" + what +
+                  "): it was edited, or written for another model configuration");
+}
+
 TrainerParts build_trainer_parts(const RunConfig& cfg) {
   if (cfg.data.train.empty()) throw UserError("data.train: a training file is required");
   const fs::path pretrained = cfg.model.pretrained;
@@ -172,7 +197,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
                                                                const std::function<void(const fs::path&)>& extra) {
     save_model_dir(dir, *model, describe_model(*model, labels, hf_base), vocab_file, meta, extra);
   };
-  parts.load_model = [model](const fs::path& dir) { load_state_dict(*model, read_weights(dir)); };
+  parts.load_model = [model](const fs::path& dir) { load_checkpoint_weights(*model, dir); };
   return parts;
 }
 

@@ -13,6 +13,10 @@ namespace unif::framework {
 /// Trainer. UserError on any bad input (files, labels, vocab/config mismatch).
 TrainerParts build_trainer_parts(const RunConfig& cfg);
 
+/// Resume: copies the weights of checkpoint `dir` into `model`. UserError naming `dir` and a few keys
+/// when the checkpoint lacks a weight of the model or holds one the model does not have.
+void load_checkpoint_weights(torch::nn::Module& model, const std::filesystem::path& dir);
+
 /// The gradient strategy named by adversarial.method.
 std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cfg);
 

@@ -1,9 +1,15 @@
 #include "framework/train/model_dir.h"
 
+#include <fcntl.h>
+#include <stdio.h>  // renameat2, RENAME_EXCHANGE (glibc >= 2.28, _GNU_SOURCE)
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <map>
 
+#include "framework/checkpoint/atomic_file.h"
 #include "framework/checkpoint/pretrained.h"
 #include "framework/common/error.h"
 #include "models/heads/factory.h"
@@ -41,6 +47,38 @@ HfConfig describe_model(const models::BertTaskModel& model, const std::vector<st
   return hf;
 }
 
+namespace {
+
+// Replaces `dir` by the complete directory `tmp` (a sibling). Linux swaps the two in one step
+// (renameat2 RENAME_EXCHANGE), so `dir` is always there, old or new; where the file system cannot,
+// the old one is first moved to `<dir>.old-<pid>` (a kill between the two renames is undone by
+// recover_interrupted_saves). The parent directory is synced before the old copy is removed.
+void publish_dir(const fs::path& tmp, const fs::path& dir) {
+  const auto fail = [&](const std::string& what, int err) {
+    return UserError(dir.string() + ": cannot publish the saved model directory: " + what + ": " + std::strerror(err));
+  };
+  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  std::error_code ec;
+  fs::path old;  // where the previous directory is now, if any
+  if (!fs::exists(dir, ec)) {
+    if (::rename(tmp.c_str(), dir.c_str()) != 0) throw fail("rename", errno);
+  } else if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0) {
+    old = tmp;
+  } else if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) {
+    old = dir;
+    old += ".old-" + std::to_string(::getpid());
+    fs::remove_all(old, ec);
+    if (::rename(dir.c_str(), old.c_str()) != 0) throw fail("rename", errno);
+    if (::rename(tmp.c_str(), dir.c_str()) != 0) throw fail("rename", errno);
+  } else {
+    throw fail("renameat2", errno);
+  }
+  detail::sync_path(parent);
+  if (!old.empty()) fs::remove_all(old, ec);
+}
+
+}  // namespace
+
 void save_model_dir(const fs::path& dir, const models::BertTaskModel& model, const HfConfig& hf,
                     const fs::path& vocab_file, const ModelMeta& meta,
                     const std::function<void(const fs::path&)>& extra) {
@@ -53,13 +91,14 @@ void save_model_dir(const fs::path& dir, const models::BertTaskModel& model, con
     save_pretrained(tmp, model, hf);
     fs::copy_file(vocab_file, tmp / "vocab.txt", fs::copy_options::overwrite_existing);
     write_model_meta(tmp / "unif.yaml", meta);
-    {
-      std::ofstream tc(tmp / "tokenizer_config.json");
-      tc << "{\"do_lower_case\": " << (meta.do_lower_case ? "true" : "false")
-         << ", \"model_max_length\": " << meta.max_seq_length << ", \"tokenizer_class\": \"BertTokenizer\"}\n";
-    }
+    detail::write_text_file_atomic(tmp / "tokenizer_config.json",
+                                   std::string("{\"do_lower_case\": ") + (meta.do_lower_case ? "true" : "false") +
+                                       ", \"model_max_length\": " + std::to_string(meta.max_seq_length) +
+                                       ", \"tokenizer_class\": \"BertTokenizer\"}\n");
     if (extra) extra(tmp);
-    std::ofstream(tmp / "COMPLETE") << "ok\n";
+    // Durable before it is declared complete: every file, then the directory, then COMPLETE.
+    detail::sync_dir_and_files(tmp);
+    detail::write_text_file_atomic(tmp / "COMPLETE", "ok\n");
   } catch (const fs::filesystem_error& e) {
     fs::remove_all(tmp, ec);
     throw UserError(dir.string() + ": cannot write model directory: " + e.what());
@@ -67,12 +106,50 @@ void save_model_dir(const fs::path& dir, const models::BertTaskModel& model, con
     fs::remove_all(tmp, ec);
     throw;
   }
-  // Replace: move an old directory aside first so the new one is never half there.
-  fs::path old = dir;
-  old += ".old-" + std::to_string(::getpid());
-  if (fs::exists(dir, ec)) fs::rename(dir, old);
-  fs::rename(tmp, dir);
-  fs::remove_all(old, ec);
+  publish_dir(tmp, dir);
+}
+
+std::vector<std::string> recover_interrupted_saves(const fs::path& parent) {
+  std::vector<std::string> notes;
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec)) return notes;
+  // Leftovers by the name they were saved for: `X.tmp-...` (being written, or, after an exchange,
+  // the replaced copy) and `X.old-...` (the previous copy, moved aside by the fallback replace).
+  struct Leftover {
+    fs::path path;
+    bool tmp;
+  };
+  std::map<std::string, std::vector<Leftover>> by_target;
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
+    const auto name = e.path().filename().string();
+    const auto t = name.find(".tmp-"), o = name.find(".old-");
+    if (t == std::string::npos && o == std::string::npos) continue;
+    const size_t cut = std::min(t, o);
+    by_target[name.substr(0, cut)].push_back({e.path(), cut == t});
+  }
+  for (auto& [target, leftovers] : by_target) {
+    const fs::path dst = parent / target;
+    if (!fs::exists(dst, ec)) {
+      // Killed between the two renames of a replace (or before the first publish): restore the
+      // newest complete copy, the new one (tmp) before the previous one (old).
+      const Leftover* pick = nullptr;
+      fs::file_time_type pick_time{};
+      for (const auto& l : leftovers) {
+        if (!fs::is_directory(l.path, ec) || !is_complete(l.path)) continue;
+        const auto when = fs::last_write_time(l.path / "COMPLETE", ec);
+        if (!pick || (l.tmp && !pick->tmp) || (l.tmp == pick->tmp && when > pick_time)) pick = &l, pick_time = when;
+      }
+      if (pick) {
+        fs::rename(pick->path, dst, ec);
+        if (ec) throw UserError(dst.string() + ": cannot restore it from " + pick->path.string() + ": " + ec.message());
+        detail::sync_path(parent);
+        notes.push_back("restored " + dst.string() + " from " + pick->path.filename().string() +
+                        " (a save interrupted while it replaced the directory)");
+      }
+    }
+    for (const auto& l : leftovers) fs::remove_all(l.path, ec);  // the restored one is gone already
+  }
+  return notes;
 }
 
 namespace {

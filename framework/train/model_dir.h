@@ -5,7 +5,10 @@
 // tokenizer_config.json, max_seq_length min(128, max_position_embeddings)).
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "framework/checkpoint/hf_config.h"
 #include "framework/config/model_meta.h"
@@ -30,7 +33,10 @@ HfConfig describe_model(const models::BertTaskModel& model, const std::vector<st
                         const HfConfig& base);
 
 /// Writes the model files into `dir` (created); `extra` may add more files before COMPLETE is
-/// written. Everything goes to `<dir>.tmp-<pid>` first, then a rename replaces `dir`.
+/// written. Everything goes to `<dir>.tmp-<pid>` first and is fsynced (files, then the directory)
+/// before COMPLETE is written; then `dir` is replaced atomically (renameat2 RENAME_EXCHANGE, else
+/// two renames through `<dir>.old-<pid>`) and the parent directory is fsynced. When this returns,
+/// `dir` is complete on the disk. UserError naming the file on any failed write (e.g. disk full).
 void save_model_dir(const std::filesystem::path& dir, const models::BertTaskModel& model, const HfConfig& hf,
                     const std::filesystem::path& vocab_file, const ModelMeta& meta,
                     const std::function<void(const std::filesystem::path&)>& extra = {});
@@ -38,6 +44,13 @@ void save_model_dir(const std::filesystem::path& dir, const models::BertTaskMode
 /// Loads a model directory (ours or plain HF) for evaluation or prediction. UserError on a
 /// directory that is missing, incomplete (no COMPLETE marker while unif.yaml exists) or corrupt.
 LoadedModel load_model_dir(const std::filesystem::path& dir);
+
+/// Start-up clean-up of saves a kill interrupted, in `parent` (output_dir, checkpoints/): where a
+/// directory X is missing but a complete `X.tmp-<pid>` or `X.old-<pid>` is there (killed between
+/// the two renames of a replace), the newest complete one is renamed back to X; every other
+/// `*.tmp-*` / `*.old-*` leftover is removed. Returns one line per restored directory. Only the run
+/// that owns `parent` (see OutputDirLock) may call it.
+std::vector<std::string> recover_interrupted_saves(const std::filesystem::path& parent);
 
 /// Whether `dir` holds a COMPLETE marker.
 bool is_complete(const std::filesystem::path& dir);

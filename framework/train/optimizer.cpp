@@ -1,11 +1,13 @@
 #include "framework/train/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 #include <stdexcept>
 
 #include <torch/nn/utils/clip_grad.h>
 
+#include "framework/common/error.h"
 #include "framework/train/adamw_kernel.h"
 
 namespace unif::framework {
@@ -38,23 +40,38 @@ std::map<std::string, torch::Tensor> Optimizer::state() const {
   return out;
 }
 
-void Optimizer::load_state(const std::map<std::string, torch::Tensor>& state) {
-  slots_.assign(params_.size(), {});
+void Optimizer::load_state(const std::map<std::string, torch::Tensor>& state, const std::string& where) {
+  const auto fail = [&](const std::string& what) {
+    return UserError(where + ": the optimizer state does not fit the model's parameters: " + what +
+                     " (a checkpoint of another model or optimizer, or an edited file)");
+  };
+  const auto step = state.find("__step__");
+  if (step == state.end() || step->second.numel() != 1 || step->second.is_floating_point())
+    throw fail("__step__ missing or not one integer");
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < params_.size(); ++i) index[params_[i].name] = i;
+  const auto names = slot_names();
+  std::vector<std::map<std::string, torch::Tensor>> slots(params_.size());
   for (const auto& [key, value] : state) {
-    if (key == "__step__") {
-      steps_ = value.item<int64_t>();
-      continue;
-    }
-    auto dot = key.rfind('.');
-    auto it = dot == std::string::npos ? index.end() : index.find(key.substr(0, dot));
-    if (it == index.end())
-      throw std::invalid_argument("optimizer state names an unknown parameter: " + key);
-    if (!value.sizes().equals(params_[it->second].tensor.sizes()))
-      throw std::invalid_argument("optimizer state " + key + " has the wrong shape");
-    slots_[it->second][key.substr(dot + 1)] = value.clone().to(params_[it->second].tensor.device());
+    if (key == "__step__") continue;
+    const auto dot = key.rfind('.');
+    const auto it = dot == std::string::npos ? index.end() : index.find(key.substr(0, dot));
+    if (it == index.end()) throw fail(key + " names no parameter of the model");
+    if (std::find(names.begin(), names.end(), key.substr(dot + 1)) == names.end())
+      throw fail(key + ": '" + key.substr(dot + 1) + "' is not a state of this optimizer");
+    const auto& p = params_[it->second].tensor;
+    if (!value.sizes().equals(p.sizes()) || value.scalar_type() != p.scalar_type())
+      throw fail(key + " is " + std::string(c10::toString(value.scalar_type())) + " " + c10::str(value.sizes()) +
+                 ", the parameter " + std::string(c10::toString(p.scalar_type())) + " " + c10::str(p.sizes()));
+    slots[it->second][key.substr(dot + 1)] = value.clone().to(p.device());
   }
+  // A parameter has all of the optimizer's state tensors or none (never updated: no gradient yet).
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (!slots[i].empty() && slots[i].size() != names.size())
+      for (const auto& n : names)
+        if (!slots[i].count(n)) throw fail(params_[i].name + "." + n + " is missing");
+  slots_ = std::move(slots);
+  steps_ = step->second.item<int64_t>();
 }
 
 namespace {
@@ -63,6 +80,7 @@ namespace {
 class AdamW final : public Optimizer {
  public:
   AdamW(std::vector<OptimParam> params, const OptimizerOptions& o) : Optimizer(std::move(params)), o_(o) {}
+  std::vector<std::string> slot_names() const override { return {"exp_avg", "exp_avg_sq"}; }
   void step(double lr) override {
     torch::NoGradGuard no_grad;
     ++steps_;
@@ -103,6 +121,9 @@ class AdamW final : public Optimizer {
 class Sgd final : public Optimizer {
  public:
   Sgd(std::vector<OptimParam> params, const OptimizerOptions& o) : Optimizer(std::move(params)), o_(o) {}
+  std::vector<std::string> slot_names() const override {
+    return o_.momentum != 0.0 ? std::vector<std::string>{"momentum_buffer"} : std::vector<std::string>{};
+  }
   void step(double lr) override {
     torch::NoGradGuard no_grad;
     ++steps_;
@@ -131,6 +152,7 @@ class Sgd final : public Optimizer {
 class Lamb final : public Optimizer {
  public:
   Lamb(std::vector<OptimParam> params, const OptimizerOptions& o) : Optimizer(std::move(params)), o_(o) {}
+  std::vector<std::string> slot_names() const override { return {"exp_avg", "exp_avg_sq"}; }
   void step(double lr) override {
     torch::NoGradGuard no_grad;
     ++steps_;

@@ -36,7 +36,12 @@ class Optimizer {
   void zero_grad();
   /// State tensors keyed "<param name>.<slot>" plus "__step__"; load_state restores them exactly.
   std::map<std::string, torch::Tensor> state() const;
-  void load_state(const std::map<std::string, torch::Tensor>& state);
+  /// UserError naming `where` (the file) when `state` does not fit the parameters: an unknown
+  /// parameter or slot name, a shape or dtype that differs, a parameter with only some of its
+  /// slots, no "__step__". A parameter without any slot is taken as never updated.
+  void load_state(const std::map<std::string, torch::Tensor>& state, const std::string& where);
+  /// The names of the state tensors this optimizer keeps per parameter.
+  virtual std::vector<std::string> slot_names() const = 0;
   const std::vector<OptimParam>& params() const { return params_; }
   int64_t steps() const { return steps_; }
 

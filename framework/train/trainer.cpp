@@ -32,6 +32,7 @@
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
 #include "framework/train/model_dir.h"
+#include "framework/train/output_lock.h"
 
 namespace unif::framework {
 
@@ -203,6 +204,7 @@ struct Trainer::State {
   RunConfig cfg;
   TrainerParts parts;
   fs::path out_dir;
+  std::unique_ptr<OutputDirLock> lock;  // the writer's, for the whole run
   std::shared_ptr<spdlog::logger> log;
   std::ofstream metrics;
   std::unique_ptr<Optimizer> optimizer;
@@ -249,6 +251,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
     if (ec) throw UserError("output_dir: cannot create '" + s.out_dir.string() + "': " + ec.message());
     if (::access(s.out_dir.c_str(), W_OK) != 0)
       throw UserError("output_dir: '" + s.out_dir.string() + "' is not writable");
+    s.lock = std::make_unique<OutputDirLock>(s.out_dir);  // before anything in it is touched
   }
 
   // Logging: console + train.log; only one logger of this name per process. Ranks other than 0
@@ -360,18 +363,11 @@ int Trainer::fit() {
     ~Restore() { std::signal(SIGINT, i), std::signal(SIGTERM, t); }
   } restore{old_int, old_term};
 
-  // Resume. Leftovers of a save that was killed half-way (never COMPLETE) are removed first.
+  // Resume. Leftovers of a save that was killed half-way are restored (complete) or removed first.
   const fs::path ckpt_root = s.out_dir / "checkpoints";
-  for (const auto& dir : {s.out_dir, ckpt_root}) {
-    std::error_code ec;
-    if (!s.writer || !fs::is_directory(dir, ec)) continue;
-    std::vector<fs::path> stale;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-      const auto name = e.path().filename().string();
-      if (name.find(".tmp-") != std::string::npos || name.find(".old-") != std::string::npos) stale.push_back(e.path());
-    }
-    for (const auto& p : stale) fs::remove_all(p, ec);
-  }
+  if (s.writer)
+    for (const auto& dir : {s.out_dir, ckpt_root})
+      for (const auto& note : recover_interrupted_saves(dir)) s.log->info("{}", note);
   fs::path resume_from;
   if (t.resume == "auto") resume_from = newest_complete_checkpoint(ckpt_root);
   else if (t.resume != "never") {
@@ -385,7 +381,8 @@ int Trainer::fit() {
   torch::manual_seed(static_cast<uint64_t>(s.cfg.seed));
   if (!resume_from.empty()) {
     s.parts.load_model(resume_from);
-    s.optimizer->load_state(read_safetensors(resume_from / "optimizer.safetensors").tensors);
+    const fs::path optimizer_file = resume_from / "optimizer.safetensors";
+    s.optimizer->load_state(read_safetensors(optimizer_file).tensors, optimizer_file.string());
     auto rng = read_safetensors(resume_from / "rng.safetensors").tensors;
     {
       auto gen = at::detail::getDefaultCPUGenerator();
@@ -471,7 +468,7 @@ int Trainer::fit() {
       json st{{"step", s.step}, {"epoch", s.epoch}, {"batch_in_epoch", s.batch_in_epoch},
               {"best_metric", std::isfinite(s.best_metric) ? json(s.best_metric) : json(nullptr)},
               {"best_step", s.best_step}, {"seed", s.cfg.seed}};
-      std::ofstream(tmp / "trainer_state.json") << st.dump(2) << "\n";
+      detail::write_text_file_atomic(tmp / "trainer_state.json", st.dump(2) + "\n");
     });
     auto all = complete_checkpoints(ckpt_root);
     while (static_cast<int64_t>(all.size()) > t.keep_checkpoints) {

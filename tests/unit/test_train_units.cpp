@@ -154,7 +154,7 @@ TEST_CASE("AdamW matches a hand-computed torch.optim.AdamW step", "[unit][train]
   // State round trip: a second optimizer continues identically.
   auto w2 = w.detach().clone().requires_grad_(true);
   auto opt2 = make_optimizer({{"w", w2, 1.0, 0.1}}, {"adamw", 0.1, 0.9, 0.999, 1e-8, 0.0});
-  opt2->load_state(state);
+  opt2->load_state(state, "optimizer.safetensors");
   w.mutable_grad() = torch::tensor({0.1f, 0.2f});
   w2.mutable_grad() = torch::tensor({0.1f, 0.2f});
   opt->step(0.01);
