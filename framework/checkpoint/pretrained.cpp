@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "framework/common/error.h"
+#include "framework/common/hf_dir.h"
 #include "models/heads/factory.h"
 
 namespace unif::framework {
@@ -60,8 +61,9 @@ TaskKind task_from_config(const HfConfig& config) {
   return TaskKind::Classification;
 }
 
-PretrainedModel load_pretrained(const fs::path& dir, const PretrainedOptions& options) {
-  if (!fs::is_directory(dir)) throw UserError("model directory '" + dir.string() + "' does not exist");
+PretrainedModel load_pretrained(const fs::path& given, const PretrainedOptions& options) {
+  if (!fs::is_directory(given)) throw UserError("model directory '" + given.string() + "' does not exist");
+  const fs::path dir = resolve_hf_dir(given);
   const fs::path config_file = dir / "config.json";
   if (!fs::is_regular_file(config_file))
     throw UserError("model directory '" + dir.string() + "' has no config.json (expected a HF-format BERT directory)");
@@ -75,7 +77,8 @@ PretrainedModel load_pretrained(const fs::path& dir, std::optional<TaskKind> tas
   return load_pretrained(dir, options);
 }
 
-PretrainedModel load_pretrained(const fs::path& dir, HfConfig config, const PretrainedOptions& options) {
+PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const PretrainedOptions& options) {
+  const fs::path dir = resolve_hf_dir(given);
   const std::string config_file = (dir / "config.json").string();
   if (config.raw.is_object() && config.raw.contains("model_type") && config.raw["model_type"] != "bert")
     throw UserError(config_file + ": model_type is " + config.raw["model_type"].dump() + ", expected \"bert\"");

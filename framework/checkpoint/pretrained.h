@@ -44,7 +44,8 @@ struct PretrainedModel {
 /// Multilabel / Regression; anything else (BertModel, BertForPreTraining, none) -> Classification.
 models::TaskKind task_from_config(const HfConfig& config);
 
-/// Loads `dir` (reads dir/config.json). Throws unif::UserError on a missing directory or config.json,
+/// Loads `dir` (reads dir/config.json; a sentence-transformers save is read from its Transformer
+/// module's folder, see framework/common/hf_dir.h). Throws unif::UserError on a missing directory or config.json,
 /// a non-BERT model_type, a bad config, a shape mismatch, or (strict) missing encoder weights.
 PretrainedModel load_pretrained(const std::filesystem::path& dir, const PretrainedOptions& options = {});
 /// Same with the brief's positional overrides.

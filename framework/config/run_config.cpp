@@ -14,6 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "framework/common/hf_dir.h"
 #include "framework/config/did_you_mean.h"
 #include "framework/config/yaml_reader.h"
 
@@ -71,9 +72,18 @@ void read_bert(Section s, BertOverrides& b) {
 
 void read_model(Section s, ModelConfig& m) {
   s.string("pretrained", m.pretrained, /*nullable=*/true);
+  m.pretrained = expand_model_path(m.pretrained);  // $UNIF_HOME/models/NAME: scripts/fetch-model.sh
   read_bert(s.section("bert"), m.bert);
   s.string("vocab", m.vocab, /*nullable=*/true);
-  s.boolean("do_lower_case", m.do_lower_case);
+  // Left out: the pretrained tokenizer's setting (tokenizer_config.json), else true, as HF's
+  // BertTokenizer.from_pretrained.
+  if (!s.boolean("do_lower_case", m.do_lower_case).IsDefined() && !m.pretrained.empty()) {
+    try {
+      if (const auto lower = read_do_lower_case(resolve_hf_dir(m.pretrained))) m.do_lower_case = *lower;
+    } catch (const UserError& e) {
+      s.context().report(s.path("pretrained"), e.what());
+    }
+  }
   const YAML::Node len = s.integer("max_seq_length", m.max_seq_length, kSeqLength);
   s.choice("truncate_method", m.truncate_method, kTruncateMethods);
   s.boolean("sparse_embeddings", m.sparse_embeddings);

@@ -54,10 +54,11 @@ struct BertOverrides {
 };
 
 struct ModelConfig {
-  std::string pretrained;            // HF-format dir; "" = none (YAML null)
+  std::string pretrained;            // HF-format or sentence-transformers dir; "" = none (YAML null);
+                                     // a leading $UNIF_HOME or ~/ is expanded (hf_dir.h)
   BertOverrides bert;
   std::string vocab;                 // "" = <pretrained>/vocab.txt
-  bool do_lower_case = true;
+  bool do_lower_case = true;         // absent: <pretrained>/tokenizer_config.json's, else true
   int64_t max_seq_length = 128;      // >= 3 ([CLS] x [SEP]); the model checks max_position_embeddings
   std::string truncate_method = "LIFO";  // LIFO | FIFO | longer-FO | longest_first
   bool sparse_embeddings = true;

@@ -12,6 +12,7 @@
 #include "framework/checkpoint/pretrained.h"
 #include "framework/checkpoint/state_dict.h"
 #include "framework/common/error.h"
+#include "framework/common/hf_dir.h"
 #include "framework/data/records.h"
 #include "framework/parallel/data_parallel.h"
 #include "framework/parallel/distributed_engine.h"
@@ -40,6 +41,26 @@ void apply_overrides(models::BertOptions& o, const BertOverrides& b) {
   if (b.layer_norm_eps) o.layer_norm_eps(*b.layer_norm_eps);
   if (b.pad_token_id) o.pad_token_id(*b.pad_token_id);
   if (b.classifier_dropout) o.classifier_dropout(*b.classifier_dropout);
+}
+
+// HF's from_pretrained log lines: the weights the checkpoint lacked (the new head, initialized as
+// HF does: normal(0, initializer_range) weights, zero biases) and the ones the model did not use.
+std::vector<std::string> load_notes(const LoadReport& report, const fs::path& dir, const std::string& arch) {
+  auto list = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return "[" + out + "]";
+  };
+  std::vector<std::string> notes;
+  if (!report.unexpected.empty())
+    notes.push_back("Some weights of the model checkpoint at " + dir.string() + " were not used when initializing " +
+                    arch + ": " + list(report.unexpected));
+  if (!report.missing.empty())
+    notes.push_back("Some weights of " + arch + " were not initialized from the model checkpoint at " + dir.string() +
+                    " and are newly initialized: " + list(report.missing));
+  else
+    notes.push_back("All the weights of " + arch + " were initialized from the model checkpoint at " + dir.string());
+  return notes;
 }
 
 }  // namespace
@@ -125,7 +146,10 @@ void load_checkpoint_weights(torch::nn::Module& model, const fs::path& dir) {
 
 TrainerParts build_trainer_parts(const RunConfig& cfg) {
   if (cfg.data.train.empty()) throw UserError("data.train: a training file is required");
-  const fs::path pretrained = cfg.model.pretrained;
+  if (!cfg.model.pretrained.empty() && !fs::is_directory(cfg.model.pretrained))
+    throw UserError("model.pretrained: '" + cfg.model.pretrained + "' is not a directory");
+  // A sentence-transformers save: its BERT lives in the Transformer module's folder.
+  const fs::path pretrained = cfg.model.pretrained.empty() ? fs::path() : resolve_hf_dir(cfg.model.pretrained);
   fs::path vocab_file = cfg.model.vocab;
   if (vocab_file.empty()) {
     if (pretrained.empty()) throw UserError("model.vocab: required when model.pretrained is null");
@@ -151,7 +175,6 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   // Model: pretrained config (+ overrides) or BertConfig defaults (+ overrides).
   HfConfig hf;
   if (!pretrained.empty()) {
-    if (!fs::is_directory(pretrained)) throw UserError("model.pretrained: '" + pretrained.string() + "' is not a directory");
     hf = read_hf_config(pretrained / "config.json");
   } else {
     hf.bert.vocab_size(vocab->size());
@@ -179,8 +202,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     po.sparse_embeddings = cfg.model.sparse_embeddings;
     po.fresh_mismatched_head = true;
     auto loaded = load_pretrained(pretrained, hf, po);
-    if (!loaded.report.missing.empty() || !loaded.report.unexpected.empty())
-      parts.notes.push_back("loaded " + pretrained.string() + ": " + describe(loaded.report));
+    for (auto& note : load_notes(loaded.report, pretrained, models::hf_architecture(loaded.task)))
+      parts.notes.push_back(std::move(note));
     model = loaded.model;
   } else {
     try {

@@ -12,6 +12,7 @@
 #include "framework/checkpoint/atomic_file.h"
 #include "framework/checkpoint/pretrained.h"
 #include "framework/common/error.h"
+#include "framework/common/hf_dir.h"
 #include "models/heads/factory.h"
 
 namespace unif::framework {
@@ -187,15 +188,7 @@ LoadedModel load_model_dir(const fs::path& dir) {
     if (lm.meta.task == Task::TokenClassification) lm.meta.text_fields = {"tokens"}, lm.meta.label_field = "tags";
     if (lm.meta.task == Task::SpanExtraction)
       lm.meta.text_fields = {"question", "context"}, lm.meta.label_field = "answers", lm.meta.truncate_method = "longer-FO";
-    std::ifstream tc(dir / "tokenizer_config.json");
-    if (tc) {
-      try {
-        auto j = nlohmann::json::parse(tc);
-        if (j.contains("do_lower_case") && j["do_lower_case"].is_boolean()) lm.meta.do_lower_case = j["do_lower_case"];
-      } catch (const nlohmann::json::exception& e) {
-        throw UserError((dir / "tokenizer_config.json").string() + ": invalid JSON (" + e.what() + ")");
-      }
-    }
+    lm.meta.do_lower_case = read_do_lower_case(dir).value_or(true);
   }
   if (lm.meta.task != Task::Regression && lm.meta.task != Task::SpanExtraction) {
     if (lm.meta.labels.empty())

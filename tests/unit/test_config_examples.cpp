@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 TEST_CASE("every example config loads and is valid for training", "[unit][config]") {
   const fs::path dir = fs::path(UNIF_SOURCE_DIR) / "configs";
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir))
+  for (const auto& entry : fs::recursive_directory_iterator(dir))  // configs/minilm/ too
     if (entry.path().extension() == ".yaml") files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   REQUIRE(files.size() >= 6);
@@ -46,6 +46,11 @@ TEST_CASE("each task has its example on its dataset", "[unit][config]") {
       {"token_classification.yaml", Task::TokenClassification, "data/weibo_ner_zh/"},
       {"span_extraction.yaml", Task::SpanExtraction, "data/cmrc2018_zh/"},
       {"demo.yaml", Task::Classification, "data/sib200_zh/"},
+      {"minilm/classification.yaml", Task::Classification, "data/banking77_en/"},
+      {"minilm/pair_classification.yaml", Task::Classification, "data/snli_en/"},
+      {"minilm/regression.yaml", Task::Regression, "data/stsb_en/"},
+      {"minilm/token_classification.yaml", Task::TokenClassification, "data/wnut17_en/"},
+      {"minilm/span_extraction.yaml", Task::SpanExtraction, "data/xquad_en/"},
   };
   for (const auto& ex : examples) {
     INFO(ex.file);

