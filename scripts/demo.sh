@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, then fine-tunes the bundled tiny BERT on real data
 # (configs/demo.yaml: SIB-200 Chinese topic classification), evaluates and predicts.
+# UNIF_TORCH=pypi: the PyPI wheel's build (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/toolchain.sh
 scripts/setup.sh
-UNIF=build/bin/unif
+UNIF=$BUILD_DIR/bin/unif
 OUT=runs/demo
 
 echo

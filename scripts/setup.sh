@@ -10,16 +10,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-UNIF_TORCH=${UNIF_TORCH:-debian}
+source scripts/toolchain.sh
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config libgloo-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libutf8proc-dev libcli11-dev libzip-dev
 )
-case "$UNIF_TORCH" in
-  debian) PACKAGES+=(libtorch-dev libopenblas0-pthread); default_build_dir=build ;;
-  pypi) default_build_dir=build-pypi ;;
-  *) echo "error: UNIF_TORCH='$UNIF_TORCH': expected debian or pypi" >&2; exit 2 ;;
-esac
+[ "$UNIF_TORCH" = debian ] && PACKAGES+=(libtorch-dev libopenblas0-pthread)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,7 +28,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-BUILD_DIR=${BUILD_DIR:-$default_build_dir}
 JOBS=${JOBS:-$(nproc)}
 torch_args=()
 if [ "$UNIF_TORCH" = pypi ]; then

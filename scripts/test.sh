@@ -4,7 +4,7 @@
 # (see scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-UNIF_TORCH=${UNIF_TORCH:-debian}
+source scripts/toolchain.sh
 # Test-only package: python3-torch provides `torchrun`, which one multi-process test launches (the
 # pypi toolchain uses the wheel's own torchrun).
 if [ "$UNIF_TORCH" = debian ] && ! command -v torchrun >/dev/null; then
@@ -15,9 +15,7 @@ if [ "$UNIF_TORCH" = debian ] && ! command -v torchrun >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-torch >/dev/null
 fi
 scripts/setup.sh
-default_build_dir=build
-[ "$UNIF_TORCH" = pypi ] && default_build_dir=build-pypi
-cd "${BUILD_DIR:-$default_build_dir}"
+cd "$BUILD_DIR"
 start=$SECONDS
 status=0
 ctest --output-on-failure --timeout 900 -j "${CTEST_JOBS:-1}" "$@" || status=$?
