@@ -42,7 +42,7 @@ std::string build_info() {
   std::ostringstream out;
   out << "LibTorch " << TORCH_VERSION << "\n"
       << "CUDA " << cuda << ", cuDNN " << cudnn << ", NCCL " << nccl << "\n"
-      << "GPUs: " << torch::cuda::device_count() << "\n";
+      << "GPUs: " << static_cast<int>(torch::cuda::device_count()) << "\n";  // a DeviceIndex: int8_t in 2.x
   return out.str();
 }
 
