@@ -15,6 +15,7 @@
 
 namespace unif {
 
+#ifdef UNIF_WITH_CUDA
 namespace {
 
 // CUDA's encoding: 13000 -> "13.0" (major * 1000 + minor * 10).
@@ -23,6 +24,7 @@ std::string cuda_version(long v) {
 }
 
 }  // namespace
+#endif
 
 std::string build_info() {
   std::string cuda = "none", cudnn = "none", nccl = "none";
