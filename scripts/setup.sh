@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Shared set-up of demo.sh and test.sh: install the Debian packages unif needs (only those
-# missing), configure and build (Release) into build/ with every core. Re-running is incremental.
+# Shared set-up of demo.sh and test.sh: install what unif needs (only what is missing), configure
+# and build (Release) with every core. Re-running is incremental.
+#
+# Two toolchains, one source tree (UNIF_TORCH selects):
+#   debian (default)  Debian's LibTorch 1.13 (CPU, libtorch-dev), built into build/
+#   pypi              the pinned PyPI torch wheel's LibTorch (CUDA, cuDNN, NCCL; scripts/pypi_torch.sh
+#                     installs it into a git-ignored virtual environment), built into build-pypi/
+#                     against the CUDA toolkit in CUDA_HOME (default /usr/local/cuda)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+source scripts/toolchain.sh
 PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config
-  libtorch-dev libopenblas0-pthread libgloo-dev
+  build-essential cmake ninja-build ccache pkg-config libgloo-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libutf8proc-dev libcli11-dev libzip-dev
 )
+[ "$UNIF_TORCH" = debian ] && PACKAGES+=(libtorch-dev libopenblas0-pthread)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,14 +28,29 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
+torch_args=()
+if [ "$UNIF_TORCH" = pypi ]; then
+  scripts/pypi_torch.sh
+  venv=${UNIF_PYPI_VENV:-$PWD/.cache/venv-pypi}
+  cuda=${CUDA_HOME:-/usr/local/cuda}
+  [ -x "$cuda/bin/nvcc" ] || { echo "error: $cuda/bin/nvcc not found: UNIF_TORCH=pypi needs the CUDA toolkit (set CUDA_HOME)" >&2; exit 2; }
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  # TORCH_CUDA_ARCH_LIST: the GPUs we target (H200 = sm_90); without it Torch's CMake asks the
+  # (absent) GPU. TORCH_LIBRARY, c10_LIBRARY: TorchConfig's find_library would find Debian's
+  # libtorch-dev first where both are installed. torchrun: the wheel's own, for the multi-process test.
+  torch_args=(-DCMAKE_PREFIX_PATH="$site/torch/share/cmake" -DTORCH_LIBRARY="$site/torch/lib/libtorch.so"
+              -Dc10_LIBRARY="$site/torch/lib/libc10.so" -DCMAKE_CUDA_COMPILER="$cuda/bin/nvcc"
+              -DCUDAToolkit_ROOT="$cuda" -DTORCH_CUDA_ARCH_LIST=9.0 -DUNIF_TORCHRUN="$venv/bin/torchrun")
+fi
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_BASEDIR="$PWD"   # clones in other folders share the cache
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@"
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${torch_args[@]}" "$@"
 fi
-echo "[setup] building with $JOBS jobs"
+echo "[setup] building $BUILD_DIR ($UNIF_TORCH LibTorch) with $JOBS jobs"
+start=$SECONDS
 cmake --build "$BUILD_DIR" -j "$JOBS"
+echo "[setup] built $BUILD_DIR in $((SECONDS - start)) s"

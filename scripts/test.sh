@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite through ctest.
-# Extra arguments go to ctest (e.g. scripts/test.sh -L unit).
+# Extra arguments go to ctest (e.g. scripts/test.sh -L unit). UNIF_TORCH=pypi tests build-pypi/
+# (see scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Test-only package: python3-torch provides `torchrun`, which one multi-process test launches.
-if ! command -v torchrun >/dev/null; then
+source scripts/toolchain.sh
+# Test-only package: python3-torch provides `torchrun`, which one multi-process test launches (the
+# pypi toolchain uses the wheel's own torchrun).
+if [ "$UNIF_TORCH" = debian ] && ! command -v torchrun >/dev/null; then
   echo "[test] installing python3-torch (torchrun for the multi-process test)"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -12,5 +15,9 @@ if ! command -v torchrun >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-torch >/dev/null
 fi
 scripts/setup.sh
-cd "${BUILD_DIR:-build}"
-ctest --output-on-failure --timeout 900 -j "${CTEST_JOBS:-1}" "$@"
+cd "$BUILD_DIR"
+start=$SECONDS
+status=0
+ctest --output-on-failure --timeout 900 -j "${CTEST_JOBS:-1}" "$@" || status=$?
+echo "[test] ctest ($UNIF_TORCH LibTorch) took $((SECONDS - start)) s"
+exit $status

@@ -9,13 +9,19 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/unif/commands.h"
+#include "framework/common/build_info.h"
 #include "framework/common/error.h"
 #include "framework/common/runtime.h"
 
 int main(int argc, char** argv) {
   unif::init_runtime(argc, argv);
   CLI::App app{"unif: fine-tune BERT-family models on LibTorch", "unif"};
-  app.set_version_flag("--version", std::string("unif ") + UNIF_VERSION);
+  // SPEC §7: the LibTorch, CUDA, cuDNN and NCCL versions compiled in, and the GPUs seen.
+  app.set_version_flag("--version", [] {
+    std::string v = std::string("unif ") + UNIF_VERSION + "\n" + unif::build_info();
+    v.pop_back();  // CLI11 ends the text with its own newline
+    return v;
+  });
   app.require_subcommand(0, 1);
   std::map<CLI::App*, unif::app::Command> commands;
   auto add = [&](unif::app::Command (*fn)(CLI::App&)) {

@@ -406,8 +406,8 @@ TEST_CASE("a save slower than UNIF_DIST_TIMEOUT does not fail the other ranks", 
   const int port = free_port();
   const std::vector<std::string> sets{"training.batch_size=4", "training.max_steps=3", "training.save_every=2",
                                       "training.eval_every=1"};
-  auto env0 = rank_env(0, port, "2"), env1 = rank_env(1, port, "2");
-  env0["UNIF_TEST_SLOW_SAVE_MS"] = "4000";  // twice the collectives' timeout, at steps 2 and 3
+  auto env0 = rank_env(0, port, "5"), env1 = rank_env(1, port, "5");
+  env0["UNIF_TEST_SLOW_SAVE_MS"] = "12000";  // over twice the collectives' timeout, at steps 2 and 3
   auto r0 = spawn(train_args(cfg, sets), env0, tmp.path / "rank0.log");
   auto r1 = spawn(train_args(cfg, sets), env1, tmp.path / "rank1.log");
   const int rc1 = wait_for(r1, 60), rc0 = wait_for(r0, 60);

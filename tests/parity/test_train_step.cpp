@@ -44,7 +44,24 @@ std::vector<std::string> noise_only(const std::string& kase) {
   return m["methods"]["none"]["grad_stats"]["noise_only_tensors"].get<std::vector<std::string>>();
 }
 
-void compare(const TensorMap& got, const TensorMap& want, const std::vector<std::string>& loose, double loose_abs) {
+// The reference's total gradient g of `kase`, every tensor dense (the word embeddings' is stored as rows).
+TensorMap reference_grads(const std::string& kase, const TensorMap& params) {
+  auto g = read_safetensors(kCkpt / "reference" / "train" / kase / "none" / "grads.safetensors").tensors;
+  TensorMap dense;
+  for (const auto& [name, p] : params) {
+    if (name == "bert.embeddings.word_embeddings.weight") {
+      dense[name] = torch::zeros_like(p);
+      dense[name].index_put_({g.at(name + ".rows")}, g.at(name + ".values"));
+    } else if (g.count(name)) {
+      dense[name] = g.at(name);
+    }
+  }
+  return dense;
+}
+
+// `extra` (optional, per tensor): tolerance added element-wise.
+void compare(const TensorMap& got, const TensorMap& want, const std::vector<std::string>& loose, double loose_abs,
+             const TensorMap& extra = {}) {
   size_t compared = 0;
   for (const auto& [name, w] : want) {
     if (name == "bert.embeddings.position_ids") continue;
@@ -54,6 +71,7 @@ void compare(const TensorMap& got, const TensorMap& want, const std::vector<std:
     REQUIRE(g.sizes() == w.sizes());
     const bool is_loose = std::find(loose.begin(), loose.end(), name) != loose.end();
     auto tol = is_loose ? torch::full_like(w, loose_abs) : 1e-6 + 1e-5 * w.abs();
+    if (extra.count(name)) tol = tol + extra.at(name);
     auto err = (g - w).abs();
     INFO("max error " << err.max().item<double>());
     CHECK((err <= tol).all().item<bool>());
@@ -67,17 +85,8 @@ void compare(const TensorMap& got, const TensorMap& want, const std::vector<std:
 TEST_CASE("one SGD step of unif train equals params - g (HF reference)", "[parity][train]") {
   auto params = read_safetensors(kCkpt / "model.safetensors").tensors;
   for (std::string kase : {"cls_single", "cls_pair"}) {
-    auto g = read_safetensors(kCkpt / "reference" / "train" / kase / "none" / "grads.safetensors").tensors;
     TensorMap want;
-    for (const auto& [name, p] : params) {
-      if (name == "bert.embeddings.word_embeddings.weight") {
-        auto dense = torch::zeros_like(p);
-        dense.index_put_({g.at(name + ".rows")}, g.at(name + ".values"));
-        want[name] = p - dense;
-      } else if (g.count(name)) {
-        want[name] = p - g.at(name);
-      }
-    }
+    for (const auto& [name, g] : reference_grads(kase, params)) want[name] = params.at(name) - g;
     for (std::string sparse : {"true", "false"}) {
       INFO(kase << " sparse_embeddings=" << sparse);
       auto got = run_fixture_config(kase, "none", "unif_sgd.yaml", {"model.sparse_embeddings=" + sparse});
@@ -87,14 +96,22 @@ TEST_CASE("one SGD step of unif train equals params - g (HF reference)", "[parit
 }
 
 TEST_CASE("one AdamW step of unif train equals torch.optim.AdamW (HF reference)", "[parity][train]") {
+  const auto params = read_safetensors(kCkpt / "model.safetensors").tensors;
   for (std::string kase : {"cls_single", "cls_pair"}) {
     auto want = read_safetensors(kCkpt / "reference" / "train" / kase / "none" / "params_adamw.safetensors").tensors;
+    // AdamW's first step moves p by lr g/(|g|+eps) (lr 1e-3, eps 1e-6): where |g| is near eps, a
+    // float32-level difference d in g (another LibTorch, another BLAS: the PyPI wheel's MKL) moves
+    // it by lr d eps/(|g|+eps)^2, up to 250 d. d = 1e-8 is allowed for on top of the tolerance
+    // (elsewhere it adds nothing: 1e-11 at |g| = 1e-3).
+    TensorMap amplified;
+    for (const auto& [name, g] : reference_grads(kase, params))
+      amplified[name] = 1e-3 * 1e-8 * 1e-6 / (g.abs() + 1e-6).square();
     for (std::string sparse : {"true", "false"}) {
       INFO(kase << " sparse_embeddings=" << sparse);
       auto got = run_fixture_config(kase, "none", "unif_adamw.yaml", {"model.sparse_embeddings=" + sparse});
       // Zero-gradient tensors hold float32 noise in the reference; AdamW turns noise n into
       // 1e-3 n/(|n|+1e-6): compare those with an absolute 1e-5 (reference/README.md).
-      compare(got, want, noise_only(kase), 1e-5);
+      compare(got, want, noise_only(kase), 1e-5, amplified);
     }
   }
 }
