@@ -492,7 +492,7 @@ TEST_CASE("smart with its momentum teacher: three steps on 2 and 3 replicas equa
   }
 }
 
-TEST_CASE("gradients accumulate over passes; after the step replicas hold the master's values in place",
+TEST_CASE("gradients accumulate over passes - after the step replicas hold the master's values in place",
           "[parallel]") {
   const auto f = fixture_batch();
   auto proto = fixture_model(/*sparse=*/true);
@@ -658,7 +658,7 @@ TEST_CASE("a Torch error inside BERT on one replica names that replica", "[paral
   });
 }
 
-TEST_CASE("each worker runs with threads_per_replica intra-op threads; the caller's count is untouched",
+TEST_CASE("each worker runs with threads_per_replica intra-op threads - the caller's count is untouched",
           "[parallel]") {
   const int before = at::get_num_threads();
   auto state = std::make_shared<ToyState>();

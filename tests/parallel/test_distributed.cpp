@@ -226,7 +226,7 @@ TEST_CASE("2 processes = 1 process: classification, sparse embeddings, uneven ba
   one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "training.optimizer.lr=0.1"});
 }
 
-TEST_CASE("2 processes = 1 process: fgm, dense embeddings, adamw; the store served as torchrun's agent does",
+TEST_CASE("2 processes = 1 process: fgm, dense embeddings, adamw - the store served as torchrun's agent does",
           "[parallel][distributed][adversarial]") {
   one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "adversarial.method=fgm",
                         "model.sparse_embeddings=false", "training.optimizer.name=adamw",
@@ -312,7 +312,7 @@ TEST_CASE("2 processes = 1 process with a batch smaller than the ranks (8 exampl
                         "adversarial.method=" + method});
 }
 
-TEST_CASE("2 processes x 2 replicas = 1 process with batch 1: rank 1 never has an example; dense and sparse",
+TEST_CASE("2 processes x 2 replicas = 1 process with batch 1: rank 1 never has an example (dense, sparse)",
           "[parallel][distributed]") {
   const std::string sparse = GENERATE(as<std::string>{}, "true", "false");
   INFO("model.sparse_embeddings=" << sparse);

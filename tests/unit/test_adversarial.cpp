@@ -200,7 +200,7 @@ TEST_CASE("fgm with epsilon 0 and freelb with one step equal plain training", "[
   CHECK(r.pass_losses[1] > r.pass_losses[0]);  // the adversarial pass raises the loss
 }
 
-TEST_CASE("fgm perturbs by exactly epsilon per example; pgd never leaves the epsilon ball", "[unit][adversarial]") {
+TEST_CASE("fgm perturbs by exactly epsilon per example - pgd never leaves the epsilon ball", "[unit][adversarial]") {
   const auto batch = make_batch();
   const auto mask = padding_mask(batch);
   std::vector<torch::Tensor> deltas;
@@ -328,7 +328,7 @@ TEST_CASE("smart refuses regression with a clear message", "[unit][adversarial]"
   for (const auto& p : model->parameters()) CHECK_FALSE(p.grad().defined());
 }
 
-TEST_CASE("make_strategy maps adversarial.method; freeat refuses gradient accumulation", "[unit][adversarial]") {
+TEST_CASE("make_strategy maps adversarial.method - freeat refuses gradient accumulation", "[unit][adversarial]") {
   framework::AdversarialConfig cfg;
   const std::vector<std::pair<std::string, int64_t>> expected = {
       {"none", 1}, {"fgm", 2}, {"pgd", 4}, {"freelb", 3}, {"freeat", 3}, {"smart", 7}};

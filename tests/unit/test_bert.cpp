@@ -159,7 +159,7 @@ TEST_CASE("BertModel: inputs_embeds equals word_embeddings(input_ids), default m
   CHECK(torch::allclose(masked.last_hidden_state[0].slice(0, 0, 4), short_out.last_hidden_state[0], 0.0, 1e-5));
 }
 
-TEST_CASE("a zero delta gives the same logits as no delta; a non-zero one changes them", "[unit][bert]") {
+TEST_CASE("a zero delta gives the same logits as no delta - a non-zero one changes them", "[unit][bert]") {
   torch::manual_seed(3);
   auto model = make_bert_task_model(TaskKind::Classification, tiny_options(), 3);
   model->eval();
@@ -171,7 +171,7 @@ TEST_CASE("a zero delta gives the same logits as no delta; a non-zero one change
   CHECK_THROWS_WITH(model->forward(b, torch::zeros({2, 5, 7})), Catch::Contains("(B, L, H)"));
 }
 
-TEST_CASE("sequence losses are per-example sums; sample weights scale them", "[unit][bert]") {
+TEST_CASE("sequence losses are per-example sums - sample weights scale them", "[unit][bert]") {
   torch::manual_seed(4);
   Batch b = tiny_batch();
   SECTION("single label: cross-entropy") {

@@ -46,7 +46,7 @@ std::string slice(const std::string& s, CharSpan sp) {
 
 }  // namespace
 
-TEST_CASE("vocab: ids are line numbers; blank lines and duplicates as HF load_vocab",
+TEST_CASE("vocab: ids are line numbers - blank lines and duplicates as HF load_vocab",
           "[unit][tokenizer]") {
   // "a" on lines 1 and 4: the later id wins; line 2 is the blank token "".
   auto v = Vocab::parse("[UNK]\na\n\nb\na\n", "dup");
@@ -62,7 +62,7 @@ TEST_CASE("vocab: ids are line numbers; blank lines and duplicates as HF load_vo
   CHECK(v.unk_id() == 0);
 }
 
-TEST_CASE("vocab: \\r\\n, \\r and a missing final newline end lines; nothing else is stripped",
+TEST_CASE("vocab: \\r\\n, \\r and a missing final newline end lines - nothing else is stripped",
           "[unit][tokenizer]") {
   auto v = Vocab::parse("[UNK]\r\nx \r\ty\rlast", "eol");
   CHECK(v.size() == 4);
@@ -170,7 +170,7 @@ TEST_CASE("offsets: each piece's span slices back to its source text", "[unit][t
   CHECK(sliced == Strings{"Hello", ",", "今", "天", "un", "aff", "able", "[SEP]", "CA", "FÉ", "!"});
 }
 
-TEST_CASE("truncate method names parse; unknown names are a UserError", "[unit][tokenizer]") {
+TEST_CASE("truncate method names parse - unknown names are a UserError", "[unit][tokenizer]") {
   CHECK(parse_truncate_method("LIFO") == TruncateMethod::LIFO);
   CHECK(parse_truncate_method("FIFO") == TruncateMethod::FIFO);
   CHECK(parse_truncate_method("longer-FO") == TruncateMethod::LongerFO);
