@@ -92,8 +92,8 @@ cp tests/fixtures/tiny-bert-zh/vocab.txt tests/fixtures/tiny-bert-zh/model.safet
     > "$tmp/deepcfg/config.json"
 expect train_deep_config 'deepcfg/config\.json: invalid JSON.*nested deeper than 256 levels' -- \
     "$UNIF" train configs/demo.yaml $small --set model.pretrained="$tmp/deepcfg" --set output_dir="$tmp/o7"
-expect predict_tsv_bad_utf8 'invalid_utf8\.tsv:3: invalid UTF-8' -- \
-    "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input $corpus/tsv_data/invalid_utf8.tsv --output "$tmp/pred8.jsonl"
+expect predict_tsv_bad_utf8 'invalid_utf8_text_only\.tsv:3: invalid UTF-8' -- "$UNIF" predict \
+    --model tests/fixtures/tiny-bert-zh --input $corpus/tsv_data/invalid_utf8_text_only.tsv --output "$tmp/pred8.jsonl"
 test ! -e "$tmp/pred8.jsonl" && test ! -e "$tmp/pred8.jsonl.tmp" ||
   { echo "FAIL predict_tsv_bad_utf8: an output file was left"; fails=$((fails + 1)); }
 expect train_tsv_bad_utf8 'invalid_utf8\.tsv:3: invalid UTF-8' -- "$UNIF" train configs/demo.yaml $small \

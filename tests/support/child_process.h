@@ -49,6 +49,9 @@ inline ChildOutcome run_in_child(const std::function<std::string()>& fn, size_t 
   }
   if (pid == 0) {
     close(fds[0]);
+    // Die of the signal itself: Catch2's handler would allocate, and a stack overflow inside
+    // malloc leaves its lock held (the child would hang instead of being reported).
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE}) signal(sig, SIG_DFL);
     if (limit) {
       rlimit rl{limit, limit};
       setrlimit(RLIMIT_AS, &rl);

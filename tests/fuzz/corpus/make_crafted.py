@@ -89,6 +89,7 @@ put("jsonl_data", "deep_unused_field.jsonl", '{"text": "x", "label": "a", "extra
 
 # item 10: invalid UTF-8 in a data line, TSV and JSONL.
 put("tsv_data", "invalid_utf8.tsv", b"text\tlabel\nfine\ta\nbad \xff byte\tb\n")
+put("tsv_data", "invalid_utf8_text_only.tsv", b"text\nfine\nbad \xff byte\n")  # predict input
 put("jsonl_data", "invalid_utf8.jsonl", b'{"text": "fine", "label": "a"}\n{"text": "bad \xff byte", "label": "b"}\n')
 
 # item 11: answer_start = 2^63-1 (overflowed the bounds check).
