@@ -15,24 +15,25 @@
 #include "framework/checkpoint/safetensors.h"
 #include "framework/checkpoint/torch_bin.h"
 #include "support/child_process.h"
+#include "support/fuzz_corpus.h"
 #include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using unif::test::corpus_file;
 using unif::test::run_in_child;
 
 namespace {
 
-const fs::path kCorpus = fs::path(UNIF_SOURCE_DIR) / "tests" / "fuzz" / "corpus";
 constexpr size_t kMiB = size_t{1} << 20;
 
 }  // namespace
 
 TEST_CASE("crafted safetensors: a header nested 200k deep is an error, not a stack overflow", "[unit][checkpoint]") {
   const auto r = run_in_child([] {
-    read_safetensors(kCorpus / "safetensors" / "deep_shape.safetensors");
+    read_safetensors(corpus_file("safetensors", "deep_shape.safetensors"));
     return std::string("read");
   });
   INFO(r.describe());
@@ -44,7 +45,7 @@ TEST_CASE("crafted safetensors: a header nested 200k deep is an error, not a sta
 TEST_CASE("crafted config.json: deep values are an error, not a stack overflow", "[unit][checkpoint]") {
   SECTION("a key that is read (its value was printed in the error)") {
     const auto r = run_in_child([] {
-      read_hf_config(kCorpus / "hf_config" / "deep_hidden_size.json");
+      read_hf_config(corpus_file("hf_config", "deep_hidden_size.json"));
       return std::string("read");
     });
     INFO(r.describe());
@@ -54,7 +55,7 @@ TEST_CASE("crafted config.json: deep values are an error, not a stack overflow",
   }
   SECTION("model_type, printed by load_pretrained") {
     unif::test::TempDir dir;
-    fs::copy_file(kCorpus / "hf_config" / "deep_model_type.json", dir / "config.json");
+    fs::copy_file(corpus_file("hf_config", "deep_model_type.json"), dir / "config.json");
     const auto r = run_in_child([&] {
       load_pretrained(dir.path);
       return std::string("loaded");
@@ -69,7 +70,7 @@ TEST_CASE("crafted config.json: deep values are an error, not a stack overflow",
 TEST_CASE("crafted pytorch_model.bin: recorded zip sizes are checked before allocating", "[unit][checkpoint]") {
   SECTION("a 134-byte file whose data.pkl claims 3.3 GB") {
     const auto r = run_in_child([] {
-      read_torch_bin(kCorpus / "torch_bin" / "claimed_size_3gb.bin");
+      read_torch_bin(corpus_file("torch_bin", "claimed_size_3gb.bin"));
       return std::string("read");
     }, 512 * kMiB);
     INFO(r.describe());
@@ -78,7 +79,7 @@ TEST_CASE("crafted pytorch_model.bin: recorded zip sizes are checked before allo
   }
   SECTION("a zip64 record of 2^63 - 8 bytes") {
     const auto r = run_in_child([] {
-      read_torch_bin(kCorpus / "torch_bin" / "zip64_claimed_size.bin");
+      read_torch_bin(corpus_file("torch_bin", "zip64_claimed_size.bin"));
       return std::string("read");
     }, 512 * kMiB);
     INFO(r.describe());
@@ -91,7 +92,7 @@ TEST_CASE("crafted pytorch_model.bin: REDUCEs of one memoised tensor share its s
   // 3000 keys rebuilt from one memoised _rebuild_tensor_v2 call over a 1 MB storage: a copy per
   // REDUCE needed 3 GB; views need the one storage.
   const auto r = run_in_child([] {
-    const auto t = read_torch_bin(kCorpus / "torch_bin" / "memo_reduce_copies.bin");
+    const auto t = read_torch_bin(corpus_file("torch_bin", "memo_reduce_copies.bin"));
     const bool shared = t.at("k0").data_ptr() == t.at("k2999").data_ptr();
     return std::to_string(t.size()) + " tensors of " + std::to_string(t.at("k1").numel()) +
            (shared ? ", shared" : ", copies");
@@ -102,7 +103,7 @@ TEST_CASE("crafted pytorch_model.bin: REDUCEs of one memoised tensor share its s
 
 TEST_CASE("crafted pytorch_model.bin: a dict of 80k keys loads in linear time", "[unit][checkpoint]") {
   const auto start = std::chrono::steady_clock::now();
-  const auto t = read_torch_bin(kCorpus / "torch_bin" / "many_keys.bin");
+  const auto t = read_torch_bin(corpus_file("torch_bin", "many_keys.bin"));
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   CHECK(t.size() == 80000);
   CHECK(t.at("k79999").item<float>() == 1.5f);

@@ -11,22 +11,18 @@
 #include "framework/data/records.h"
 #include "framework/data/span_dataset.h"
 #include "support/child_process.h"
+#include "support/fuzz_corpus.h"
 #include "support/user_error.h"
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using unif::test::corpus_file;
 using unif::test::user_error_of;
 
-namespace {
-
-const fs::path kCorpus = fs::path(UNIF_SOURCE_DIR) / "tests" / "fuzz" / "corpus";
-
-}  // namespace
-
 TEST_CASE("crafted JSONL: a field nested 200k deep is an error, not a stack overflow", "[unit][data]") {
-  const auto file = kCorpus / "jsonl_data" / "deep_unused_field.jsonl";
+  const auto file = corpus_file("jsonl_data", "deep_unused_field.jsonl");
   const auto r = unif::test::run_in_child([&] {
     DataConfig dc;  // text / label
     const auto examples = make_examples(Task::Classification, dc, LabelSet::from_names({"a", "b"}), file,
@@ -40,14 +36,14 @@ TEST_CASE("crafted JSONL: a field nested 200k deep is an error, not a stack over
 }
 
 TEST_CASE("crafted data: invalid UTF-8 is an error naming the file and line", "[unit][data]") {
-  CHECK_THAT(user_error_of([] { read_records(kCorpus / "tsv_data" / "invalid_utf8.tsv"); }),
+  CHECK_THAT(user_error_of([] { read_records(corpus_file("tsv_data", "invalid_utf8.tsv")); }),
              Contains("invalid_utf8.tsv:3: invalid UTF-8 at byte 5 of the line (0xFF)"));
-  CHECK_THAT(user_error_of([] { read_records(kCorpus / "jsonl_data" / "invalid_utf8.jsonl"); }),
+  CHECK_THAT(user_error_of([] { read_records(corpus_file("jsonl_data", "invalid_utf8.jsonl")); }),
              Contains("invalid_utf8.jsonl:2: invalid UTF-8 at byte 15 of the line (0xFF)"));
 }
 
 TEST_CASE("crafted span data: answer_start 2^63-1 runs past the context", "[unit][data]") {
-  const auto file = kCorpus / "span_data" / "answer_start_overflow.jsonl";
+  const auto file = corpus_file("span_data", "answer_start_overflow.jsonl");
   DataConfig dc;
   dc.text_fields = {"question", "context"};
   dc.label_field = "answers";

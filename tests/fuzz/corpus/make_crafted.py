@@ -2,8 +2,8 @@
 """Writes the crafted inputs of issue #17 (items 5-11) into this corpus, one folder per parser.
 
 Each file reproduced a crash, a memory blow-up, a slow load or an "error: internal" before its
-fix; the unit and CLI tests read them from here (tests/unit/test_checkpoint*.cpp,
-tests/unit/test_train_units.cpp, tests/unit/test_span_data.cpp, tests/regression/test_cli_errors.sh).
+fix; the unit and CLI tests read them from here (tests/unit/test_checkpoint_crafted.cpp,
+tests/unit/test_data_crafted.cpp, tests/regression/test_cli_errors.sh).
 Re-run to regenerate byte-identical files: python3 tests/fuzz/corpus/make_crafted.py
 """
 import os
