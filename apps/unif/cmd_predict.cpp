@@ -82,6 +82,14 @@ Command add_predict(CLI::App& app) {
       file.open(tmp, std::ios::binary | std::ios::trunc);
       if (!file) throw UserError("--output: cannot write '" + *output + "'");
     }
+    // Whatever ends this scope, no half-written OUTPUT.tmp stays behind (after the rename it is gone).
+    struct RemoveTmp {
+      const std::string& path;
+      ~RemoveTmp() {
+        std::error_code ec;
+        if (!path.empty()) std::filesystem::remove(path, ec);
+      }
+    } remove_tmp{tmp};
     std::ostream& out = output->empty() ? std::cout : file;
     for (size_t i = 0; i < data.examples.size(); ++i) {
       // Span extraction has several windows per example; its answers are per example already.
@@ -94,7 +102,9 @@ Command add_predict(CLI::App& app) {
     if (!output->empty()) {
       file.close();
       if (!file) throw UserError("--output: write to '" + *output + "' failed");
-      std::filesystem::rename(tmp, *output);
+      std::error_code ec;
+      std::filesystem::rename(tmp, *output, ec);
+      if (ec) throw UserError("--output: cannot move the finished output to '" + *output + "': " + ec.message());
     }
     return 0;
   };

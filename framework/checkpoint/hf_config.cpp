@@ -11,6 +11,7 @@
 
 #include "framework/checkpoint/atomic_file.h"
 #include "framework/common/error.h"
+#include "framework/common/json_input.h"
 
 namespace unif::framework {
 namespace {
@@ -33,7 +34,7 @@ class ConfigReader {
   template <typename Set>
   void integer(const std::string& key, Set set) const {
     if (const json* v = find(key)) {
-      if (!v->is_number_integer()) fail(key, std::string("expected an integer, got ") + v->dump());
+      if (!v->is_number_integer()) fail(key, std::string("expected an integer, got ") + json_excerpt(*v));
       set(v->get<int64_t>());
     }
   }
@@ -41,7 +42,7 @@ class ConfigReader {
   void number(const std::string& key, Set set, bool nullable = false, double null_value = 0) const {
     if (const json* v = find(key)) {
       if (nullable && v->is_null()) return set(null_value);
-      if (!v->is_number()) fail(key, std::string("expected a number, got ") + v->dump());
+      if (!v->is_number()) fail(key, std::string("expected a number, got ") + json_excerpt(*v));
       set(v->get<double>());
     }
   }
@@ -49,7 +50,7 @@ class ConfigReader {
   void string(const std::string& key, Set set, bool nullable = false) const {
     if (const json* v = find(key)) {
       if (nullable && v->is_null()) return set(std::string());
-      if (!v->is_string()) fail(key, std::string("expected a string, got ") + v->dump());
+      if (!v->is_string()) fail(key, std::string("expected a string, got ") + json_excerpt(*v));
       set(v->get<std::string>());
     }
   }
@@ -75,8 +76,10 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
     throw UserError(file.string() + ": cannot read model config (expected a HF config.json)");
   HfConfig cfg;
   try {
-    cfg.raw = json::parse(in);
-  } catch (const json::exception& e) {
+    std::stringstream text;
+    text << in.rdbuf();
+    cfg.raw = parse_json(text.str());
+  } catch (const JsonInputError& e) {
     throw UserError(file.string() + ": invalid JSON: " + e.what());
   }
   if (!cfg.raw.is_object()) throw UserError(file.string() + ": expected a JSON object at the top level");
@@ -108,9 +111,9 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
   }
 
   if (const json* v = r.find("architectures"); v && !v->is_null()) {
-    if (!v->is_array()) r.fail("architectures", "expected a list of strings, got " + v->dump());
+    if (!v->is_array()) r.fail("architectures", "expected a list of strings, got " + json_excerpt(*v));
     for (const auto& a : *v) {
-      if (!a.is_string()) r.fail("architectures", "expected a list of strings, got " + v->dump());
+      if (!a.is_string()) r.fail("architectures", "expected a list of strings, got " + json_excerpt(*v));
       cfg.architectures.push_back(a.get<std::string>());
     }
   }
@@ -121,13 +124,13 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
                                cfg.problem_type + "\"");
 
   if (const json* v = r.find("id2label"); v && !v->is_null()) {
-    if (!v->is_object()) r.fail("id2label", "expected an object {\"0\": \"label\", ...}, got " + v->dump());
+    if (!v->is_object()) r.fail("id2label", "expected an object {\"0\": \"label\", ...}, got " + json_excerpt(*v));
     cfg.id2label.assign(v->size(), std::string());
     std::vector<bool> seen(v->size(), false);
     for (const auto& [id, label] : v->items()) {
       if (!all_digits(id) || std::stoul(id) >= v->size())
         r.fail("id2label", "ids must be 0.." + std::to_string(v->size() - 1) + ", got \"" + id + "\"");
-      if (!label.is_string()) r.fail("id2label", "label of id " + id + " must be a string, got " + label.dump());
+      if (!label.is_string()) r.fail("id2label", "label of id " + id + " must be a string, got " + json_excerpt(label));
       const size_t k = std::stoul(id);
       if (seen[k]) r.fail("id2label", "id " + std::to_string(k) + " appears twice");
       seen[k] = true;

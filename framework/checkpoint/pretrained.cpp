@@ -6,6 +6,7 @@
 
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
+#include "framework/common/json_input.h"
 #include "models/heads/factory.h"
 
 namespace unif::framework {
@@ -81,7 +82,7 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   const fs::path dir = resolve_hf_dir(given);
   const std::string config_file = (dir / "config.json").string();
   if (config.raw.is_object() && config.raw.contains("model_type") && config.raw["model_type"] != "bert")
-    throw UserError(config_file + ": model_type is " + config.raw["model_type"].dump() + ", expected \"bert\"");
+    throw UserError(config_file + ": model_type is " + json_excerpt(config.raw["model_type"]) + ", expected \"bert\"");
 
   PretrainedModel result;
   result.task = options.task ? *options.task : task_from_config(config);

@@ -19,6 +19,7 @@
 
 #include "framework/checkpoint/atomic_file.h"
 #include "framework/common/error.h"
+#include "framework/common/json_input.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "unif checkpoint IO assumes a little-endian host (safetensors and torch.save data are little-endian)"
@@ -113,8 +114,8 @@ class Reader {
     read_exact(8, header_text.data(), n, "header");
     nlohmann::json header;
     try {
-      header = nlohmann::json::parse(header_text);
-    } catch (const nlohmann::json::exception& e) {
+      header = parse_json(header_text);
+    } catch (const JsonInputError& e) {
       fail(std::string("header is not valid JSON: ") + e.what());
     }
     if (!header.is_object()) fail("header is not a JSON object");
@@ -177,10 +178,10 @@ class Reader {
     uint64_t numel = 1;
     bool overflow = false;
     for (const auto& d : shape) {
-      if (!d.is_number_integer()) fail(name, "'shape' must be an array of non-negative integers, got " + shape.dump());
-      if (!d.is_number_unsigned()) fail(name, "negative dimension in shape " + shape.dump());
+      if (!d.is_number_integer()) fail(name, "'shape' must be an array of non-negative integers, got " + json_excerpt(shape));
+      if (!d.is_number_unsigned()) fail(name, "negative dimension in shape " + json_excerpt(shape));
       const uint64_t dim = d.get<uint64_t>();
-      if (dim > static_cast<uint64_t>(INT64_MAX)) fail(name, "dimension too large in shape " + shape.dump());
+      if (dim > static_cast<uint64_t>(INT64_MAX)) fail(name, "dimension too large in shape " + json_excerpt(shape));
       overflow = overflow || __builtin_mul_overflow(numel, dim, &numel);
       e.shape.push_back(static_cast<int64_t>(dim));
     }
@@ -188,17 +189,17 @@ class Reader {
     const auto& offsets = value["data_offsets"];
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
         !offsets[1].is_number_unsigned())
-      fail(name, "'data_offsets' must be [begin, end] with non-negative integers, got " + offsets.dump());
+      fail(name, "'data_offsets' must be [begin, end] with non-negative integers, got " + json_excerpt(offsets));
     e.begin = offsets[0].get<uint64_t>();
     e.end = offsets[1].get<uint64_t>();
-    if (e.begin > e.end) fail(name, "data_offsets " + offsets.dump() + " has begin > end");
+    if (e.begin > e.end) fail(name, "data_offsets " + json_excerpt(offsets) + " has begin > end");
     if (e.end > buffer_size_)
-      fail(name, "data_offsets " + offsets.dump() + " beyond the data buffer of " + std::to_string(buffer_size_) +
+      fail(name, "data_offsets " + json_excerpt(offsets) + " beyond the data buffer of " + std::to_string(buffer_size_) +
                      " bytes (truncated?)");
     uint64_t bytes = 0;
     overflow = overflow || __builtin_mul_overflow(numel, static_cast<uint64_t>(e.dtype->itemsize), &bytes);
     if (overflow || bytes != e.end - e.begin)
-      fail(name, "byte size " + std::to_string(e.end - e.begin) + " of data_offsets " + offsets.dump() +
+      fail(name, "byte size " + std::to_string(e.end - e.begin) + " of data_offsets " + json_excerpt(offsets) +
                      " does not match shape " + shape_string(e.shape) + " of " + e.dtype->name + " (" +
                      (overflow ? std::string("overflow") : std::to_string(bytes)) + " bytes)");
     return e;

@@ -4,7 +4,10 @@
 // torch._utils._rebuild_tensor_v2 / _rebuild_parameter and persistent ids
 // ('storage', torch.<T>Storage, key, location, numel) that name `<top>/data/<key>` entries. Every
 // other global or opcode is refused (a pickle can run arbitrary code; we never do), every read is
-// bounds-checked, and objects live in an arena (no recursive destruction of deep nesting).
+// bounds-checked, every zip entry's recorded size is checked against the bytes it occupies before
+// it is allocated, tensors are views of their storages (memory never exceeds what the archive
+// holds), dict keys are indexed (SETITEMS is linear), and objects live in an arena (no recursive
+// destruction of deep nesting).
 #include "framework/checkpoint/torch_bin.h"
 
 #include <zip.h>
@@ -41,6 +44,9 @@ struct ZipCloser {
 };
 using ZipPtr = std::unique_ptr<zip_t, ZipCloser>;
 
+// Deflate expands at most 1032-fold (258-byte matches coded in 2 bits).
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
 class Archive {
  public:
   explicit Archive(const std::filesystem::path& file) {
@@ -67,18 +73,41 @@ class Archive {
       }
     }
     if (prefix_.empty()) throw BinError("no <folder>/data.pkl in the zip archive: not a torch.save file");
+    std::error_code ec;
+    file_size_ = std::filesystem::file_size(file, ec);
+    if (ec) throw BinError("cannot stat: " + ec.message());
   }
 
   const std::string& prefix() const { return prefix_; }
 
   bool has(const std::string& name) const { return zip_name_locate(zip_.get(), (prefix_ + name).c_str(), 0) >= 0; }
 
-  /// Size in bytes of entry `prefix + name`.
+  /// Size in bytes of entry `prefix + name`, checked against the bytes the archive holds for it
+  /// before anyone allocates it: the size a zip records is only a claim (a 138-byte file can claim
+  /// gigabytes). torch.save stores entries uncompressed, so there the two sizes must agree.
   uint64_t size(const std::string& name) const {
+    const std::string full = prefix_ + name;
     zip_stat_t st;
     zip_stat_init(&st);
-    if (zip_stat(zip_.get(), (prefix_ + name).c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
-      throw BinError("missing archive entry '" + prefix_ + name + "'");
+    if (zip_stat(zip_.get(), full.c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+      throw BinError("missing archive entry '" + full + "'");
+    if (!(st.valid & ZIP_STAT_COMP_SIZE) || !(st.valid & ZIP_STAT_COMP_METHOD))
+      throw BinError("archive entry '" + full + "' has no recorded compressed size or method");
+    const std::string claim = "archive entry '" + full + "' claims " + std::to_string(st.size) + " bytes";
+    if (st.comp_size > file_size_)
+      throw BinError(claim + " in " + std::to_string(st.comp_size) + " compressed bytes, more than the file's " +
+                     std::to_string(file_size_) + " (truncated or corrupt)");
+    if (st.comp_method == ZIP_CM_STORE) {
+      if (st.size != st.comp_size)
+        throw BinError(claim + " but stores " + std::to_string(st.comp_size) + " (corrupt zip sizes)");
+    } else if (st.comp_method == ZIP_CM_DEFLATE) {
+      if (st.size / kMaxDeflateRatio > st.comp_size)
+        throw BinError(claim + " from " + std::to_string(st.comp_size) +
+                       " deflated bytes, more than deflate can expand to (corrupt zip sizes)");
+    } else {
+      throw BinError("archive entry '" + full + "' uses zip compression method " + std::to_string(st.comp_method) +
+                     " (torch.save stores entries uncompressed; deflate is also read)");
+    }
     return st.size;
   }
 
@@ -115,6 +144,7 @@ class Archive {
  private:
   ZipPtr zip_;
   std::string prefix_;
+  uint64_t file_size_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -128,6 +158,7 @@ struct Value {
   std::string s;                                  // String; Global: "module.name"
   std::vector<Value*> items;                      // Tuple, List
   std::vector<std::pair<Value*, Value*>> dict;    // Dict, insertion order (OrderedDict)
+  std::unordered_map<std::string, size_t> index;  // Dict: position in `dict` of each str key
   torch::Tensor tensor;                           // Storage (1-D typed), Tensor
 };
 
@@ -401,11 +432,14 @@ class Unpickler {
     if (d->kind != Value::Kind::Dict) fail(std::string("SETITEM on a ") + kind_name(d->kind));
     if (kv.size() % 2 != 0) fail("odd number of items for a dict");
     for (size_t k = 0; k < kv.size(); k += 2) {
-      bool replaced = false;
-      if (kv[k]->kind == Value::Kind::String)
-        for (auto& [key, value] : d->dict)
-          if (key->kind == Value::Kind::String && key->s == kv[k]->s) value = kv[k + 1], replaced = true;
-      if (!replaced) d->dict.emplace_back(kv[k], kv[k + 1]);
+      if (kv[k]->kind == Value::Kind::String) {
+        const auto [it, added] = d->index.emplace(kv[k]->s, d->dict.size());
+        if (!added) {  // a repeated key replaces the value in place, as in Python
+          d->dict[it->second].second = kv[k + 1];
+          continue;
+        }
+      }
+      d->dict.emplace_back(kv[k], kv[k + 1]);
     }
   }
   void append(Value* list, std::vector<Value*> items) {
@@ -466,9 +500,11 @@ class Unpickler {
              ") is beyond its storage of " + std::to_string(storage.numel()) + " elements");
       if (numel > storage.numel()) fail("tensor with more elements than its storage (broadcast view) is not supported");
     }
+    // A view, as torch.load returns: no copy, so REDUCEs of one memoised call cost no memory and
+    // tensors saved over one storage (tied weights) share it as they did when saved.
     Value* t = make(Value::Kind::Tensor);
-    t->tensor = torch::empty(size, torch::TensorOptions().dtype(storage.scalar_type()));
-    if (numel > 0) t->tensor.copy_(storage.as_strided(size, stride, offset));
+    t->tensor = numel > 0 ? storage.as_strided(size, stride, offset)
+                          : torch::empty(size, torch::TensorOptions().dtype(storage.scalar_type()));
     return t;
   }
 

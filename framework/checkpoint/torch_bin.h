@@ -10,9 +10,11 @@
 
 namespace unif::framework {
 
-/// Reads every tensor of a torch.save'd state dict as a CPU, contiguous copy (a view over a shared
-/// storage is materialized with its offset and strides). Throws unif::UserError naming the file on a missing file,
-/// a non-zip / truncated archive, an unsupported pickle opcode or global, or out-of-range storage.
+/// Reads every tensor of a torch.save'd state dict as a CPU tensor. As with torch.load, a tensor is
+/// a view of its storage with the saved offset and strides (so it may be non-contiguous, and
+/// tensors saved over one storage share its memory); nothing is copied. Throws unif::UserError
+/// naming the file on a missing file, a non-zip / truncated archive, an entry whose recorded size
+/// disagrees with its data, an unsupported pickle opcode or global, or out-of-range storage.
 TensorMap read_torch_bin(const std::filesystem::path& file);
 
 }  // namespace unif::framework

@@ -1,9 +1,12 @@
 #include "framework/data/records.h"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "framework/common/error.h"
+#include "framework/common/json_input.h"
+#include "framework/text/unicode.h"
 
 namespace unif::framework {
 
@@ -40,6 +43,14 @@ std::vector<Record> read_records(const std::filesystem::path& file) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 BOM
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    // Checked here for both formats: a TSV cell would otherwise reach the tokenizer with its bad
+    // bytes dropped silently, and the JSON printed by `unif predict` could not hold it.
+    if (const auto bad = unicode::invalid_utf8_at(line); bad != std::string::npos) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(line[bad]));
+      throw UserError(file.string() + ":" + std::to_string(n) + ": invalid UTF-8 at byte " + std::to_string(bad + 1) +
+                      " of the line (" + byte + "); data files must be UTF-8");
+    }
     if (tsv) {
       auto cells = split(line, '\t');
       if (header.empty()) {
@@ -56,8 +67,8 @@ std::vector<Record> read_records(const std::filesystem::path& file) {
     } else {
       Record r{{}, n};
       try {
-        r.fields = nlohmann::json::parse(line);
-      } catch (const nlohmann::json::exception& e) {
+        r.fields = parse_json(line);
+      } catch (const JsonInputError& e) {
         throw UserError(file.string() + ":" + std::to_string(n) + ": invalid JSON (" + e.what() + ")");
       }
       if (!r.fields.is_object())

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "framework/common/error.h"
+#include "framework/common/json_input.h"
 #include "framework/text/unicode.h"
 
 namespace unif::framework {
@@ -21,7 +22,7 @@ const json& string_field(const std::filesystem::path& file, const Record& r, con
 int64_t answer_start(const std::filesystem::path& file, const Record& r, const std::string& field, const json& v) {
   if (!v.is_number_integer() || v.get<int64_t>() < 0)
     throw UserError(where(file, r) + "field '" + field + "': answer_start must be a non-negative integer, got " +
-                    v.dump());
+                    json_excerpt(v));
   return v.get<int64_t>();
 }
 
@@ -100,7 +101,7 @@ std::vector<Example> make_span_examples(const DataConfig& cfg, const std::filesy
       const auto n = static_cast<int64_t>(ctx.size());
       if (text.empty())
         throw UserError(where(file, r) + "field '" + cfg.label_field + "': an answer's text is empty");
-      if (a.start + static_cast<int64_t>(text.size()) > n)
+      if (static_cast<int64_t>(text.size()) > n || a.start > n - static_cast<int64_t>(text.size()))
         throw UserError(where(file, r) + "field '" + cfg.label_field + "': answer '" + a.text + "' at " +
                         std::to_string(a.start) + " runs past the end of the context (" + std::to_string(n) +
                         " characters)");

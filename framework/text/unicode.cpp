@@ -34,17 +34,19 @@ std::u32string decode_utf8(std::string_view utf8) {
   return out;
 }
 
-bool is_valid_utf8(std::string_view utf8) {
+bool is_valid_utf8(std::string_view utf8) { return invalid_utf8_at(utf8) == std::string_view::npos; }
+
+std::size_t invalid_utf8_at(std::string_view utf8) {
   const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(utf8.data());
   utf8proc_ssize_t left = static_cast<utf8proc_ssize_t>(utf8.size());
   while (left > 0) {
     utf8proc_int32_t cp = -1;
     utf8proc_ssize_t n = utf8proc_iterate(p, left, &cp);
-    if (n <= 0 || cp < 0) return false;
+    if (n <= 0 || cp < 0) return utf8.size() - static_cast<std::size_t>(left);
     p += n;
     left -= n;
   }
-  return true;
+  return std::string_view::npos;
 }
 
 void append_utf8(std::string& out, char32_t cp) {

@@ -16,6 +16,10 @@ std::u32string decode_utf8(std::string_view utf8);
 /// True when `utf8` is valid UTF-8 (Python's strict "utf-8" codec accepts it).
 bool is_valid_utf8(std::string_view utf8);
 
+/// Byte offset of the first byte that does not begin a valid UTF-8 sequence, or npos when
+/// `utf8` is valid.
+std::size_t invalid_utf8_at(std::string_view utf8);
+
 /// Appends the UTF-8 encoding of `cp` to `out`.
 void append_utf8(std::string& out, char32_t cp);
 

@@ -76,6 +76,35 @@ printf '{"text": "ok"}\nnot json\n' > "$tmp/in.jsonl"
 expect predict_bad_line 'in\.jsonl:2' -- "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input "$tmp/in.jsonl" --output "$tmp/pred.jsonl"
 test ! -e "$tmp/pred.jsonl" || { echo "FAIL predict_bad_line: a partial output file was left"; fails=$((fails + 1)); }
 expect predict_missing_input 'nothere\.jsonl' -- "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input "$tmp/nothere.jsonl"
+# --- crafted files (tests/fuzz/corpus, issue #17): deep JSON crashed (139), invalid UTF-8 ended in
+# "error: internal" or was dropped silently, an --output that cannot be renamed left OUTPUT.tmp ---
+corpus=tests/fuzz/corpus
+brackets() { head -c 200000 /dev/zero | tr '\0' "$1"; }
+head -n 20 data/sib200_zh/train.jsonl > "$tmp/deep.jsonl"
+{ printf '{"text": "x", "label": "travel", "extra": '; brackets '['; brackets ']'; echo '}'; } >> "$tmp/deep.jsonl"
+expect train_deep_json 'deep\.jsonl:21: invalid JSON.*nested deeper than 256 levels' -- \
+    "$UNIF" train configs/demo.yaml $small --set data.train="$tmp/deep.jsonl" --set output_dir="$tmp/o6"
+expect predict_deep_json 'deep_unused_field\.jsonl:1: invalid JSON.*nested deeper than 256 levels' -- \
+    "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input $corpus/jsonl_data/deep_unused_field.jsonl
+mkdir -p "$tmp/deepcfg"
+cp tests/fixtures/tiny-bert-zh/vocab.txt tests/fixtures/tiny-bert-zh/model.safetensors "$tmp/deepcfg/"
+{ printf '{"extra": '; brackets '['; brackets ']'; printf ', '; tail -c +2 tests/fixtures/tiny-bert-zh/config.json; } \
+    > "$tmp/deepcfg/config.json"
+expect train_deep_config 'deepcfg/config\.json: invalid JSON.*nested deeper than 256 levels' -- \
+    "$UNIF" train configs/demo.yaml $small --set model.pretrained="$tmp/deepcfg" --set output_dir="$tmp/o7"
+expect predict_tsv_bad_utf8 'invalid_utf8_text_only\.tsv:3: invalid UTF-8' -- "$UNIF" predict \
+    --model tests/fixtures/tiny-bert-zh --input $corpus/tsv_data/invalid_utf8_text_only.tsv --output "$tmp/pred8.jsonl"
+test ! -e "$tmp/pred8.jsonl" && test ! -e "$tmp/pred8.jsonl.tmp" ||
+  { echo "FAIL predict_tsv_bad_utf8: an output file was left"; fails=$((fails + 1)); }
+expect train_tsv_bad_utf8 'invalid_utf8\.tsv:3: invalid UTF-8' -- "$UNIF" train configs/demo.yaml $small \
+    --set data.train=$corpus/tsv_data/invalid_utf8.tsv --set data.dev=$corpus/tsv_data/invalid_utf8.tsv --set output_dir="$tmp/o8"
+expect eval_jsonl_bad_utf8 'invalid_utf8\.jsonl:2: invalid UTF-8' -- "$UNIF" eval configs/demo.yaml \
+    --model tests/fixtures/tiny-bert-zh --set data.dev=$corpus/jsonl_data/invalid_utf8.jsonl
+mkdir -p "$tmp/outdir/x"
+printf '{"text": "ok"}\n' > "$tmp/in_ok.jsonl"
+expect predict_output_is_dir 'outdir' -- \
+    "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input "$tmp/in_ok.jsonl" --output "$tmp/outdir"
+test ! -e "$tmp/outdir.tmp" || { echo "FAIL predict_output_is_dir: outdir.tmp was left"; fails=$((fails + 1)); }
 
 echo "cli errors: $passes passed, $fails failed"
 [ $fails -eq 0 ]
