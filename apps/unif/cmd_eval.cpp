@@ -2,6 +2,8 @@
 // the config's dev data, printed as one JSON object on stdout.
 #include <iostream>
 
+#include <c10/core/InferenceMode.h>
+
 #include <nlohmann/json.hpp>
 
 #include "apps/unif/commands.h"
@@ -30,6 +32,7 @@ Command add_eval(CLI::App& app) {
     auto labels = framework::LabelSet::from_names(lm.meta.labels);
     auto data = framework::load_task_data(cfg.task, cfg.data, labels, cfg.data.dev, *lm.tokenizer,
                                           lm.meta.max_seq_length, lm.meta.truncate_method, true, cfg.span);
+    c10::InferenceMode inference;
     auto ev = framework::evaluate(*lm.model, cfg.task, data, labels, cfg.training.batch_size);
     nlohmann::json j(ev.metrics);
     j["examples"] = data.examples.size();

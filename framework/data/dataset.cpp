@@ -103,6 +103,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
     }
     return it->second;
   };
+  const bool tsv = file.extension() == ".tsv";
   for (const auto& r : records) {
     Example ex;
     ex.record = r.fields;
@@ -110,6 +111,10 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
       for (const auto& f : cfg.text_fields) {
         const auto& v = field(file, r, f);
         if (task == Task::TokenClassification) {
+          // TSV cells are strings (space-separated words); in JSON a string is a mistake (it
+          // would be split on spaces, or taken as one token in a language without spaces).
+          if (v.is_string() && !tsv)
+            throw UserError(where(file, r) + "field '" + f + "' must be a list of tokens (a JSON array of strings), got a string");
           ex.texts = list_field(v);
           if (ex.texts.empty()) throw UserError(where(file, r) + "field '" + f + "' has no tokens");
         } else {
@@ -146,6 +151,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
           break;
         }
         case Task::TokenClassification: {
+          if (lv->is_string() && !tsv) throw std::invalid_argument("expected a list of tags (a JSON array), got a string");
           auto tags = list_field(*lv);
           if (tags.size() != ex.texts.size())
             throw UserError(where(file, r) + "field '" + cfg.label_field + "' has " + std::to_string(tags.size()) +

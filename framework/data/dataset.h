@@ -6,8 +6,8 @@
 // Field conventions (SPEC §3): text_fields names one or two text fields (a sentence or a pair);
 // label_field holds a label (classification), a list of labels (multilabel; in TSV space-separated),
 // a number (regression), or, for token_classification, text_fields = [tokens] is a list of words and
-// label_field a list of BIO tags of the same length (in TSV both space-separated). An optional
-// numeric field `weight` is the example's sample weight.
+// label_field a list of BIO tags of the same length (in TSV both space-separated; in JSONL both
+// arrays: a string is an error). An optional numeric field `weight` is the example's sample weight.
 #pragma once
 #include <filesystem>
 #include <map>

@@ -38,3 +38,34 @@ TEST_CASE("json_excerpt cuts long values and never throws on bad UTF-8", "[unit]
   CHECK(cut == "[7,7,7,7,7...");
   CHECK(unif::json_excerpt(nlohmann::json("a\xff")) == "\"a\xEF\xBF\xBD\"");
 }
+
+// Issue #16 point 11: nlohmann quotes the bytes read before the error and stops after the lead
+// byte of a multi-byte character; the message ended in a stray byte that is not UTF-8. Checked to
+// fail before the fix: "last read: '\xE4'" (no 你, and the valid() check fails).
+TEST_CASE("parse_json error messages are valid UTF-8 at a multi-byte character", "[unit]") {
+  // A UTF-8 validity check by the standard decoding rules (shortest forms, no surrogates).
+  const auto valid = [](const std::string& s) {
+    for (size_t i = 0; i < s.size();) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+      if (len == 0 || i + len > s.size()) return false;
+      for (size_t k = 1; k < len; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+      i += len;
+    }
+    return true;
+  };
+  const auto a = parse_error("你好");
+  CHECK(valid(a));
+  CHECK_THAT(a, Contains("last read: '你'"));
+  const auto b = parse_error(R"({"text": 北京})");
+  CHECK(valid(b));
+  CHECK_THAT(b, Contains("北"));
+  const auto c = parse_error("é");
+  CHECK(valid(c));
+  CHECK_THAT(c, Contains("'é'"));
+  // A lead byte the text does not continue (invalid UTF-8 in the input itself) becomes U+FFFD.
+  const auto d = parse_error("\xE4x");
+  CHECK(valid(d));
+  CHECK_FALSE(d.empty());
+}
