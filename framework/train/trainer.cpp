@@ -81,7 +81,7 @@ std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex
 }
 
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
-                    int64_t batch_size) {
+                    int64_t batch_size, bool sort_by_length) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -91,9 +91,15 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
   double loss_sum = 0.0;
   int64_t z = 0;
   bool labeled = true;
+  // Batches of similar lengths pad less; each output goes back to its entry's index.
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  if (sort_by_length)
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return data.encoded[static_cast<size_t>(a)].input_ids.size() > data.encoded[static_cast<size_t>(b)].input_ids.size();
+    });
   for (int64_t start = 0; start < n; start += batch_size) {
-    std::vector<int64_t> idx;
-    for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
+    std::vector<int64_t> idx(order.begin() + start, order.begin() + std::min(n, start + batch_size));
     auto batch = collate(task, data.encoded, data.examples, idx, labels.size());
     auto out = model.forward(batch);
     if (batch.labels.defined()) {

@@ -59,8 +59,10 @@ struct Evaluation {
 };
 
 /// Runs `model` (eval mode, no gradients) over `data` in batches and computes the task's metrics.
+/// With `sort_by_length` the batches hold entries of similar lengths (less padding; the outputs
+/// are the same to float rounding and still in example order).
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
-                    int64_t batch_size);
+                    int64_t batch_size, bool sort_by_length = true);
 
 /// Per-word tag ids of a token-task example from its logits (L, C): argmax at each word's first
 /// piece; words without a piece (truncated) get `fallback`.
