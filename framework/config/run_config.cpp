@@ -31,6 +31,7 @@ const std::vector<std::string> kTruncateMethods{"LIFO", "FIFO", "longer-FO", "lo
 const std::vector<std::string> kHiddenActs{"gelu", "gelu_new", "relu"};  // models::BertOptions
 const std::vector<std::string> kOptimizers{"adamw", "sgd", "lamb"};
 const std::vector<std::string> kSchedules{"linear", "constant", "cosine"};
+const std::vector<std::string> kNonFinite{"error", "skip"};
 const std::vector<std::string> kAdversarialMethods{"none", "fgm", "pgd", "freelb", "freeat", "smart"};
 const std::vector<std::string> kSpanMetrics{"auto", "squad", "cmrc"};
 const detail::IntRule kSeqLength{"an integer >= 3 ([CLS] + one token + [SEP])",
@@ -199,6 +200,7 @@ void read_training(Section s, TrainingConfig& t) {
   s.integer("save_every", t.save_every, detail::kNonNegativeInt);
   s.integer("keep_checkpoints", t.keep_checkpoints, detail::kPositiveInt);
   s.string("resume", t.resume, /*nullable=*/false);  // auto | never | a path (checked at train time)
+  s.choice("nonfinite", t.nonfinite, kNonFinite);
 
   if (t.epochs < 1 && t.max_steps == 0)
     s.context().report(s.path("epochs"), epochs,
@@ -559,6 +561,7 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "save_every" << YAML::Value << t.save_every;
   out << YAML::Key << "keep_checkpoints" << YAML::Value << t.keep_checkpoints;
   emit_text(out, "resume", t.resume);
+  out << YAML::Key << "nonfinite" << YAML::Value << t.nonfinite;
   out << YAML::EndMap;
 
   out << YAML::Key << "parallel" << YAML::Value << YAML::BeginMap;
@@ -624,7 +627,8 @@ bool operator==(const TrainingConfig& a, const TrainingConfig& b) {
          a.grad_accum_steps == b.grad_accum_steps && a.optimizer == b.optimizer && a.schedule == b.schedule &&
          a.max_grad_norm == b.max_grad_norm && a.layerwise_lr_decay == b.layerwise_lr_decay &&
          a.shuffle == b.shuffle && a.group_by_length == b.group_by_length && a.log_every == b.log_every && a.eval_every == b.eval_every &&
-         a.save_every == b.save_every && a.keep_checkpoints == b.keep_checkpoints && a.resume == b.resume;
+         a.save_every == b.save_every && a.keep_checkpoints == b.keep_checkpoints && a.resume == b.resume &&
+         a.nonfinite == b.nonfinite;
 }
 bool operator==(const ParallelConfig& a, const ParallelConfig& b) {
   return a.devices == b.devices && a.threads_per_replica == b.threads_per_replica;

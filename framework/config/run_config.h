@@ -106,6 +106,7 @@ struct TrainingConfig {
   int64_t save_every = 0;            // steps; 0 = end of each epoch
   int64_t keep_checkpoints = 2;
   std::string resume = "auto";       // auto | never | a checkpoint path (checked when training starts)
+  std::string nonfinite = "error";   // error | skip: a step whose loss or gradient norm is not finite
 };
 
 struct ParallelConfig {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -50,8 +51,10 @@ const json& field(const std::filesystem::path& file, const Record& r, const std:
 double sample_weight(const std::filesystem::path& file, const Record& r) {
   auto w = r.fields.find("weight");
   if (w == r.fields.end() || w->is_null()) return 1.0;
-  if (!w->is_number() || !(w->get<double>() >= 0.0))
-    throw UserError(where(file, r) + "field 'weight' must be a non-negative number");
+  // Weights and targets become float32 tensors: a larger value would overflow (to inf, or an
+  // "internal" error when the batch is built).
+  if (!w->is_number() || !(w->get<double>() >= 0.0) || w->get<double>() > std::numeric_limits<float>::max())
+    throw UserError(where(file, r) + "field 'weight' must be a non-negative number (at most 3.4e38, float32's largest)");
   return w->get<double>();
 }
 
@@ -146,7 +149,9 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
             try { v = std::stod(s, &used); } catch (const std::exception&) { used = 0; }
             if (used == 0 || used != s.size()) throw std::invalid_argument("expected a number, got '" + s + "'");
           } else throw std::invalid_argument("expected a number");
-          if (!std::isfinite(v)) throw std::invalid_argument("the target must be finite");
+          if (!std::isfinite(v) || std::abs(v) > std::numeric_limits<float>::max())
+            throw std::invalid_argument("the target must be finite and within float32's range (|x| <= 3.4e38), got " +
+                                        lv->dump());
           ex.value = v;
           break;
         }

@@ -227,6 +227,14 @@ struct Trainer::State {
   // In a multi-process run only rank 0 writes files (SPEC §6); the others train and evaluate alike.
   bool writer = true;
 
+  // training.nonfinite (SPEC §7): optimizer_step() takes no update when the step's loss or the
+  // gradient norm is not finite on any rank, and says so here; fit() then stops or counts the skip.
+  bool loss_nonfinite = false;  // the step's loss (set by fit() before the optimizer step)
+  double step_loss = 0.0;
+  bool step_nonfinite = false;  // this step's update was not taken
+  std::string nonfinite_what;   // what was not finite, for the message
+  int64_t skipped_steps = 0;    // with nonfinite: skip, over the whole run (kept in checkpoints)
+
   void write_metrics(json j) {
     if (!writer) return;
     metrics << j.dump() << "\n";
@@ -234,7 +242,20 @@ struct Trainer::State {
   }
   double lr() const { return cfg.training.optimizer.lr * schedule->multiplier(step); }
   void optimizer_step() {
-    clip_grad_norm(optimizer->params(), cfg.training.max_grad_norm);
+    const double norm = clip_grad_norm(optimizer->params(), cfg.training.max_grad_norm);
+    const bool mine = loss_nonfinite || !std::isfinite(norm);
+    // The ranks decide together (their losses and reduced gradients agree, but one rank must never
+    // step while another skips: their parameters would part for good).
+    const auto group = default_process_group();
+    if (group ? group->any(mine) : mine) {
+      if (!step_nonfinite)
+        nonfinite_what = loss_nonfinite ? "the loss is " + fmt_num(step_loss)
+                         : mine         ? "the gradient norm is " + fmt_num(norm)
+                                        : "the loss or gradient norm is not finite on another rank";
+      step_nonfinite = true;
+      optimizer->zero_grad();  // no update: parameters and optimizer state stay as they were
+      return;
+    }
     optimizer->step(lr());
     optimizer->zero_grad();
   }
@@ -406,6 +427,7 @@ int Trainer::fit() {
       if (st.contains("best_metric") && !st.at("best_metric").is_null())
         s.best_metric = st.at("best_metric").get<double>();
       s.best_step = st.value("best_step", int64_t{-1});
+      s.skipped_steps = st.value("skipped_steps", int64_t{0});
     } catch (const json::exception& e) {
       throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
     }
@@ -473,7 +495,7 @@ int Trainer::fit() {
       if (!strategy_state.empty()) write_safetensors(tmp / "strategy.safetensors", strategy_state);
       json st{{"step", s.step}, {"epoch", s.epoch}, {"batch_in_epoch", s.batch_in_epoch},
               {"best_metric", std::isfinite(s.best_metric) ? json(s.best_metric) : json(nullptr)},
-              {"best_step", s.best_step}, {"seed", s.cfg.seed}};
+              {"best_step", s.best_step}, {"seed", s.cfg.seed}, {"skipped_steps", s.skipped_steps}};
       detail::write_text_file_atomic(tmp / "trainer_state.json", st.dump(2) + "\n");
     });
     auto all = complete_checkpoints(ckpt_root);
@@ -549,6 +571,7 @@ int Trainer::fit() {
     double loss_sum = 0.0;
     bool stepped = false;
     const double scale = z > 0 ? 1.0 / static_cast<double>(z) : 0.0;
+    s.loss_nonfinite = s.step_nonfinite = false;
     for (auto& b : micro) {
       auto r = s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.step);
       loss_sum += r.loss_sum;
@@ -556,10 +579,34 @@ int Trainer::fit() {
       window_samples += b.size();
     }
     const double step_lr = s.lr();
+    s.step_loss = loss_sum * scale;
+    s.loss_nonfinite = !std::isfinite(loss_sum);  // the global batch's loss: the same on every rank
     if (!stepped) s.engine->optimizer_step();
+    else if (s.loss_nonfinite && !s.step_nonfinite)  // a strategy that steps itself (freeat)
+      s.step_nonfinite = true, s.nonfinite_what = "the loss is " + fmt_num(s.step_loss);
+    if (s.step_nonfinite) {
+      if (t.nonfinite == "error") {
+        const auto last = newest_complete_checkpoint(ckpt_root);
+        const auto msg = fmt::format(
+            "training.nonfinite: step {}: {}; the run stops with the update not taken ({}; no final/ written). "
+            "Lower training.optimizer.lr or training.max_grad_norm, check the data, or set training.nonfinite: skip",
+            s.step + 1, s.nonfinite_what,
+            last.empty() ? std::string("no checkpoint was saved") : "the last complete checkpoint " + last.string() + " is kept");
+        if (s.tty) std::fputs("\n", stderr);
+        std::fprintf(stderr, "error: %s\n", msg.c_str());
+        if (s.writer) s.log->sinks()[1]->log(spdlog::details::log_msg("unif", spdlog::level::err, "error: " + msg));
+        return 3;
+      }
+      ++s.skipped_steps;
+      if (s.tty) std::fputs("\r\033[K", stderr);
+      s.log->warn("step {}: {}: update skipped (training.nonfinite: skip; {} skipped so far)", s.step + 1,
+                  s.nonfinite_what, s.skipped_steps);
+    }
     ++s.step;
-    window_loss += loss_sum;
-    window_z += z;
+    if (!s.step_nonfinite) {  // a skipped step's loss stays out of the logged average
+      window_loss += loss_sum;
+      window_z += z;
+    }
     if (s.batch_in_epoch >= s.batches_per_epoch) {
       ++s.epoch;
       s.batch_in_epoch = 0;
@@ -570,12 +617,15 @@ int Trainer::fit() {
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - t0).count();
     const double eta = elapsed / static_cast<double>(s.step - step0) * static_cast<double>(s.total_steps - s.step);
-    if (s.step % t.log_every == 0 || s.step == s.total_steps) {
+    if (s.step % t.log_every == 0 || s.step == s.total_steps || s.step_nonfinite) {
       const double dt = std::chrono::duration<double>(now - window_t).count();
       const double sps = dt > 0 ? static_cast<double>(window_samples) / dt : 0.0;
-      const double loss = window_z > 0 ? window_loss / static_cast<double>(window_z) : 0.0;
-      s.write_metrics({{"split", "train"}, {"step", s.step}, {"epoch", epoch_f}, {"loss", loss}, {"lr", step_lr},
-                       {"samples_per_s", sps}});
+      const double loss = window_z > 0 ? window_loss / static_cast<double>(window_z)
+                          : s.step_nonfinite ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+      json record{{"split", "train"}, {"step", s.step}, {"epoch", epoch_f}, {"loss", loss}, {"lr", step_lr},
+                  {"samples_per_s", sps}};
+      if (t.nonfinite == "skip") record["skipped_steps"] = s.skipped_steps;
+      s.write_metrics(record);
       const auto line = fmt::format("step {}/{} epoch {:.2f} loss {:.4f} lr {:.3g} {:.1f} samples/s ETA {}", s.step,
                                     s.total_steps, epoch_f, loss, step_lr, sps, fmt_duration(eta));
       if (s.tty) {
@@ -598,8 +648,9 @@ int Trainer::fit() {
     return 130;
   }
   if (s.writer) s.parts.save_model(s.out_dir / "final", {});
-  s.log->info("done: {} steps in {}; final model in {}", s.step,
+  s.log->info("done: {} steps in {}{}; final model in {}", s.step,
               fmt_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()),
+              t.nonfinite == "skip" ? fmt::format(", {} skipped (non-finite)", s.skipped_steps) : "",
               (s.out_dir / "final").string());
   return 0;
 }

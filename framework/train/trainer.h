@@ -5,7 +5,8 @@
 //
 //   auto cfg = load_config("configs/demo.yaml", {}, Purpose::Train);
 //   Trainer trainer(cfg);
-//   int code = trainer.fit();   // 0, or 130 when interrupted (a checkpoint was saved)
+//   int code = trainer.fit();   // 0; 130 when interrupted (a checkpoint was saved); 3 when a step's
+//                               // loss or gradient norm was not finite (training.nonfinite: error)
 #pragma once
 #include <atomic>
 #include <filesystem>
@@ -77,7 +78,9 @@ class Trainer {
   Trainer(RunConfig cfg, TrainerParts parts);
   ~Trainer();
 
-  /// Trains to the end (or until SIGINT/SIGTERM); returns the process exit code.
+  /// Trains to the end (or until SIGINT/SIGTERM); returns the process exit code (see above). With
+  /// training.nonfinite: error a non-finite step prints `error: ... step N ...` and returns 3 with
+  /// no checkpoint of that step and no final/.
   int fit();
   /// Requests a clean stop after the current step (what SIGINT does).
   static void request_stop();

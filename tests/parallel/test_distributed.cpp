@@ -410,6 +410,60 @@ TEST_CASE("a save slower than UNIF_DIST_TIMEOUT does not fail the other ranks", 
   CHECK(fs::exists(tmp.path / "out" / "final" / "COMPLETE"));
 }
 
+// training.nonfinite (SPEC §7): the fixture's 8 examples with 3 of rank 0's slice weighted 3e38
+// (their weighted losses overflow float32: rank 0's loss is inf, rank 1's finite), then the 8 as
+// they are. `skip`: both ranks skip step 1 together and the result is one process's; `error`: both
+// ranks stop with exit 3 and the error line. Before the skip was decided on every rank together, a
+// rank that stepped while the other skipped would part from it.
+TEST_CASE("2 processes = 1 process with a non-finite step: skipped on every rank or an error on every rank",
+          "[parallel][distributed]") {
+  TempDir tmp;
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(unif::test::fixture_case("cls_pair") / "train.jsonl");
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  REQUIRE(lines.size() == 8);
+  {
+    std::ofstream out(tmp.path / "planted.jsonl");
+    for (size_t i = 0; i < 16; ++i) {
+      auto l = lines[i % 8];
+      if (i < 3) l.insert(l.size() - 1, ", \"weight\": 3e38");
+      out << l << "\n";
+    }
+  }
+  const std::vector<std::string> sets{"data.train=" + (tmp.path / "planted.jsonl").string(), "data.dev=null",
+                                      "training.max_steps=2", "training.log_every=1", "training.nonfinite=skip"};
+  const auto one_cfg = write_config(tmp.path, "one", tmp.path / "one");
+  const auto two_cfg = write_config(tmp.path, "two", tmp.path / "two");
+  auto one = spawn(train_args(one_cfg, sets), {}, tmp.path / "one.log");
+  const int one_rc = wait_for(one, 60);
+  INFO("one process:\n" << read_file(one.log));
+  REQUIRE(one_rc == 0);
+  run_two(two_cfg, sets, tmp.path, "skip");
+  for (const auto* run : {"one", "two"}) {
+    INFO(run);
+    const auto metrics = read_file(tmp.path / run / "metrics.jsonl");
+    CHECK(metrics.find("\"skipped_steps\":1,\"split\":\"train\",\"step\":1}") != std::string::npos);
+    CHECK(metrics.find("\"skipped_steps\":1,\"split\":\"train\",\"step\":2}") != std::string::npos);
+  }
+  same_final_model(tmp.path / "one", tmp.path / "two");
+
+  // nonfinite: error on both ranks.
+  const auto err_cfg = write_config(tmp.path, "err", tmp.path / "err");
+  std::vector<std::string> err_sets(sets.begin(), sets.end() - 1);
+  const int port = free_port();
+  auto r0 = spawn(train_args(err_cfg, err_sets), rank_env(0, port, "20"), tmp.path / "err0.log");
+  auto r1 = spawn(train_args(err_cfg, err_sets), rank_env(1, port, "20"), tmp.path / "err1.log");
+  const int rc1 = wait_for(r1, 60), rc0 = wait_for(r0, 60);
+  const auto log0 = read_file(r0.log), log1 = read_file(r1.log);
+  INFO("rank 0:\n" << log0 << "\nrank 1:\n" << log1);
+  CHECK(rc0 == 3);
+  CHECK(rc1 == 3);
+  for (const auto& log : {log0, log1}) CHECK(log.find("error: training.nonfinite: step 1: ") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp.path / "err" / "final"));
+}
+
 TEST_CASE("a rank that dies makes the other fail with error: within the timeout", "[parallel][distributed]") {
   TempDir tmp;
   const auto cfg = write_config(tmp.path, "c", tmp.path / "out");
