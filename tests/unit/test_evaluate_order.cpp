@@ -1,0 +1,110 @@
+// evaluate() in batches of similar lengths (issue #15 point 2): the outputs are those of the
+// unsorted path and of one example at a time (no padding at all) to float rounding, and each
+// belongs to its own example (input order), for a sequence task and a token task, under inference
+// mode as `unif predict` and `unif eval` run it.
+#include <catch2/catch.hpp>
+
+#include <c10/core/InferenceMode.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/types.h>
+
+#include "framework/data/records.h"
+#include "framework/text/encoding.h"
+#include "framework/train/model_dir.h"
+#include "framework/train/trainer.h"
+#include "support/temp_dir.h"
+
+namespace fs = std::filesystem;
+using namespace unif;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kModel = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
+
+// Whether a and b agree within |a-b| <= 1e-6 + 1e-5|b| everywhere.
+bool close(const torch::Tensor& a, const torch::Tensor& b) {
+  if (a.sizes() != b.sizes()) return false;
+  const auto ad = a.to(torch::kDouble), bd = b.to(torch::kDouble);
+  return ((ad - bd).abs() - (1e-6 + 1e-5 * bd.abs())).max().item<double>() <= 0;
+}
+
+// The first `n` texts of sib200_zh's dev set (lengths 10-60 pieces), as records.
+std::vector<framework::Record> records(size_t n, bool tokens) {
+  std::ifstream in(fs::path(UNIF_SOURCE_DIR) / "data" / "sib200_zh" / "dev.jsonl");
+  std::vector<framework::Record> out;
+  for (std::string line; out.size() < n && std::getline(in, line);) {
+    const auto text = json::parse(line).at("text").get<std::string>();
+    json fields;
+    if (tokens) {
+      std::vector<std::string> words;  // one word per 3 bytes (a CJK character), enough for the test
+      for (size_t i = 0; i + 3 <= text.size() && words.size() < 40; i += 3) words.push_back(text.substr(i, 3));
+      fields["tokens"] = words;
+    } else {
+      fields["text"] = text;
+    }
+    out.push_back({fields, static_cast<int64_t>(out.size() + 1)});
+  }
+  return out;
+}
+
+void check_order(const fs::path& model_dir, bool tokens) {
+  auto lm = framework::load_model_dir(model_dir);
+  c10::InferenceMode inference;
+  const auto labels = framework::LabelSet::from_names(lm.meta.labels);
+  framework::DataConfig dc;
+  dc.text_fields = lm.meta.text_fields;
+  dc.label_field = lm.meta.label_field;
+  framework::TaskData data;
+  data.examples = framework::make_examples(lm.meta.task, dc, labels, "test.jsonl", records(40, tokens), false);
+  data.encoded = framework::encode_examples(lm.meta.task, data.examples, *lm.tokenizer, 64,
+                                            framework::TruncateMethod::LIFO);
+  // The lengths vary and are not sorted already: sorting really reorders the batches.
+  std::vector<size_t> lengths;
+  for (const auto& e : data.encoded) lengths.push_back(e.input_ids.size());
+  REQUIRE(!std::is_sorted(lengths.begin(), lengths.end(), std::greater<size_t>()));
+  REQUIRE(*std::min_element(lengths.begin(), lengths.end()) < *std::max_element(lengths.begin(), lengths.end()));
+
+  const auto single = framework::evaluate(*lm.model, lm.meta.task, data, labels, 1, false);
+  const auto plain = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, false);
+  const auto sorted = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, true);
+  REQUIRE(sorted.logits.size() == data.examples.size());
+  for (size_t i = 0; i < data.examples.size(); ++i) {
+    INFO("example " << i << " (" << lengths[i] << " pieces)");
+    CHECK(close(sorted.logits[i], single.logits[i]));
+    CHECK(close(plain.logits[i], single.logits[i]));
+  }
+  // The comparison tells examples apart: the outputs shifted by one do not pass it.
+  size_t told_apart = 0;
+  for (size_t i = 0; i + 1 < data.examples.size(); ++i) told_apart += !close(sorted.logits[i + 1], single.logits[i]);
+  CHECK(told_apart == data.examples.size() - 1);
+}
+
+}  // namespace
+
+TEST_CASE("evaluate with length-sorted batches gives each example its own outputs: classification",
+          "[unit][train][inference]") {
+  check_order(kModel, false);
+}
+
+TEST_CASE("evaluate with length-sorted batches gives each example its own outputs: token classification",
+          "[unit][train][inference]") {
+  unif::test::TempDir tmp;
+  const auto dir = tmp / "ner";
+  fs::create_directories(dir);
+  for (const char* f : {"vocab.txt", "model.safetensors"}) fs::copy_file(kModel / f, dir / f);
+  std::ifstream in(kModel / "config.json");
+  json config = json::parse(in);
+  config["architectures"] = {"BertForTokenClassification"};
+  config["id2label"] = {{"0", "O"}, {"1", "B-LOC"}};
+  config["label2id"] = {{"O", 0}, {"B-LOC", 1}};
+  std::ofstream(dir / "config.json") << config.dump(2);
+  check_order(dir, true);
+}
