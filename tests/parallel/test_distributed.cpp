@@ -5,7 +5,9 @@
 // of the two runs agree within |a-b| <= 1e-6 + 1e-5|b|, for sparse and dense word-embedding
 // gradients, plain training and adversarial methods, and ranks that shard further on threads.
 // Only rank 0 writes. A rank that dies makes the other fail with `error:` well within the
-// timeout; ranks that disagree on the run, and malformed variables, are `error:` exit 2.
+// timeout; ranks that disagree on the run, and malformed variables, are `error:` exit 2. The same
+// across two network namespaces joined by a veth pair (two hosts; skipped where they cannot be
+// made), and training.nonfinite decided on every rank together.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -18,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -556,4 +559,120 @@ TEST_CASE("malformed torchrun variables are error: exit 2 naming the variable", 
     CHECK(log.find(expected) != std::string::npos);
   }
   CHECK_FALSE(fs::exists(tmp.path / "out"));  // nothing ran
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two hosts (issue #13 point 6): ranks 0 and 1 in two network namespaces joined by a veth pair,
+// each with its own address (10.231.N.1 and .2), MASTER_ADDR = rank 0's, GLOO_SOCKET_IFNAME the
+// veth end. Needs root (CAP_NET_ADMIN) and `ip`; prints SKIP and passes where namespaces cannot
+// be created.
+
+namespace {
+
+// Two network namespaces and a veth pair between them; removed (with the pair) on destruction.
+struct TwoHosts {
+  std::string ns[2], ifname[2], addr[2];
+  bool ok = false;
+  TwoHosts() {
+    const auto id = std::to_string(::getpid() % 100000);
+    const auto subnet = std::to_string(::getpid() % 250 + 1);
+    for (int i = 0; i < 2; ++i) {
+      ns[i] = "unif-h" + std::to_string(i) + "-" + id;
+      ifname[i] = "uv" + std::to_string(i) + "x" + id;  // at most 15 characters
+      addr[i] = "10.231." + subnet + "." + std::to_string(i + 1);
+    }
+    ok = sh("ip netns add " + ns[0]) && sh("ip netns add " + ns[1]) &&
+         sh("ip link add " + ifname[0] + " type veth peer name " + ifname[1]);
+    for (int i = 0; ok && i < 2; ++i)
+      ok = sh("ip link set " + ifname[i] + " netns " + ns[i]) &&
+           sh("ip -n " + ns[i] + " addr add " + addr[i] + "/24 dev " + ifname[i]) &&
+           sh("ip -n " + ns[i] + " link set " + ifname[i] + " up") && sh("ip -n " + ns[i] + " link set lo up");
+  }
+  ~TwoHosts() {
+    for (const auto& n : ns) sh("ip netns del " + n);
+  }
+  static bool sh(const std::string& cmd) { return std::system((cmd + " > /dev/null 2>&1").c_str()) == 0; }
+  // `unif args...` as rank `rank` on host `rank`.
+  Proc start(int rank, const std::vector<std::string>& args, const fs::path& log, const std::string& timeout) const {
+    std::vector<std::string> a{"netns", "exec", ns[rank], kUnif.string()};
+    a.insert(a.end(), args.begin(), args.end());
+    return spawn(a,
+                 {{"WORLD_SIZE", "2"}, {"RANK", std::to_string(rank)}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", addr[0]},
+                  {"MASTER_PORT", "29517"}, {"GLOO_SOCKET_IFNAME", ifname[rank]}, {"UNIF_DIST_TIMEOUT", timeout}},
+                 log, "/usr/sbin/ip");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("2 hosts (network namespaces on a veth pair) = 1 process", "[parallel][distributed][multihost]") {
+  TwoHosts hosts;
+  if (!hosts.ok) {
+    WARN("SKIP: cannot create network namespaces joined by a veth pair here (needs root and iproute2)");
+    return;
+  }
+  TempDir tmp;
+  const std::vector<std::string> sets{"training.batch_size=5", "training.max_steps=2", "training.optimizer.lr=0.1"};
+  const auto one_cfg = write_config(tmp.path, "one", tmp.path / "one");
+  const auto two_cfg = write_config(tmp.path, "two", tmp.path / "two");
+  auto one = spawn(train_args(one_cfg, sets), {}, tmp.path / "one.log");
+  REQUIRE(wait_for(one, 60) == 0);
+  auto r0 = hosts.start(0, train_args(two_cfg, sets), tmp.path / "rank0.log", "30");
+  auto r1 = hosts.start(1, train_args(two_cfg, sets), tmp.path / "rank1.log", "30");
+  const int rc1 = wait_for(r1, 90), rc0 = wait_for(r0, 90);
+  INFO("rank 0:\n" << read_file(r0.log) << "\nrank 1:\n" << read_file(r1.log));
+  REQUIRE(rc0 == 0);
+  REQUIRE(rc1 == 0);
+  CHECK(read_file(r0.log).find("distributed: 2 processes, backend gloo, this is rank 0") != std::string::npos);
+  same_final_model(tmp.path / "one", tmp.path / "two");
+}
+
+TEST_CASE("2 hosts: a cut link or a killed rank ends the ranks with error: within UNIF_DIST_TIMEOUT",
+          "[parallel][distributed][multihost]") {
+  TwoHosts hosts;
+  if (!hosts.ok) {
+    WARN("SKIP: cannot create network namespaces joined by a veth pair here (needs root and iproute2)");
+    return;
+  }
+  const std::vector<std::string> sets{"training.batch_size=2", "training.max_steps=100000", "training.log_every=1",
+                                      "data.dev=null"};
+  for (const std::string fault : {"cut link", "killed rank"}) {
+    INFO(fault);
+    TempDir tmp;
+    const auto cfg = write_config(tmp.path, "c", tmp.path / "out");
+    auto r0 = hosts.start(0, train_args(cfg, sets), tmp.path / "rank0.log", "10");
+    auto r1 = hosts.start(1, train_args(cfg, sets), tmp.path / "rank1.log", "10");
+    const auto t0 = std::chrono::steady_clock::now();
+    while (read_file(r0.log).find("step 1/") == std::string::npos) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > 60) {
+        ::kill(r0.pid, SIGKILL), ::kill(r1.pid, SIGKILL);
+        FAIL("rank 0 did not start training within 60 s: " << read_file(r0.log) << "\nrank 1: " << read_file(r1.log));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (fault == "cut link") {
+      // `ip -n` changes the namespace's link without entering it (a kill of `ip netns exec` would
+      // reach unif itself: exec replaces it).
+      REQUIRE(TwoHosts::sh("ip -n " + hosts.ns[1] + " link set " + hosts.ifname[1] + " down"));
+    } else {
+      ::kill(r1.pid, SIGKILL);
+    }
+    const auto cut = std::chrono::steady_clock::now();
+    const int rc0 = wait_for(r0, 40);
+    const int rc1 = wait_for(r1, 40);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
+    const auto log0 = read_file(r0.log), log1 = read_file(r1.log);
+    INFO("rank 0:\n" << log0 << "\nrank 1:\n" << log1 << "\nended " << took << " s after the fault");
+    CHECK(rc0 == 1);
+    CHECK(log0.find("error: distributed rank 0 of 2:") != std::string::npos);
+    if (fault == "cut link") {
+      CHECK(rc1 == 1);
+      CHECK(log1.find("error: distributed rank 1 of 2:") != std::string::npos);
+    } else {
+      CHECK(rc1 == 128 + SIGKILL);
+    }
+    CHECK(took < 10 + 10);  // UNIF_DIST_TIMEOUT (10 s) and the time to notice it
+    CHECK_FALSE(fs::exists(tmp.path / "out" / "final"));
+    if (fault == "cut link") REQUIRE(TwoHosts::sh("ip -n " + hosts.ns[1] + " link set " + hosts.ifname[1] + " up"));
+  }
 }
