@@ -350,8 +350,8 @@ std::string relative_hint(const std::string& path) {
 /// The files a run reads must exist: checked here, before anything is written, naming the key.
 void check_file(const std::string& src, const char* key, const std::string& path, std::vector<std::string>& out) {
   std::error_code ec;
-  if (path.empty() || std::filesystem::is_regular_file(path, ec)) return;
   const bool dir = std::filesystem::is_directory(path, ec);
+  if (path.empty() || (!dir && std::filesystem::exists(path, ec))) return;  // a file, a pipe, /dev/stdin
   out.push_back(src + key + ": '" + path + "' " + (dir ? "is a directory, expected a file" : "does not exist") +
                 relative_hint(path));
 }
