@@ -6,9 +6,17 @@ set(UNIF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/unif)
 set(UNIF_EXPORTED_TARGETS unif_models unif_adversarial unif_framework unif_common unif_text unif_checkpoint
     unif_metrics unif_config unif_data unif_parallel unif_train unif_utf8proc)
 # Exported as unif::<name without the unif_ prefix>: unif::framework, unif::models, ...
+# Each carries cxx_std_17 in its usage requirements, so a consumer gets C++17 whatever its own
+# CMAKE_CXX_STANDARD says (tests/install/test_find_package.sh builds one set to C++14).
 foreach(target ${UNIF_EXPORTED_TARGETS})
   string(REGEX REPLACE "^unif_" "" export_name ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${export_name})
+  get_target_property(target_type ${target} TYPE)
+  if(target_type STREQUAL "INTERFACE_LIBRARY")
+    target_compile_features(${target} INTERFACE cxx_std_17)
+  else()
+    target_compile_features(${target} PUBLIC cxx_std_17)
+  endif()
 endforeach()
 install(TARGETS ${UNIF_EXPORTED_TARGETS}
         EXPORT unifTargets

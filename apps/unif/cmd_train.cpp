@@ -1,12 +1,11 @@
-// `unif train CONFIG.yaml [--set a.b=v ...]` (SPEC §2): load and validate the config, write the
-// resolved config to output_dir/config.yaml, train. With WORLD_SIZE > 1 (SPEC §6, torchrun's
+// `unif train CONFIG.yaml [--set a.b=v ...]` (SPEC §2): load and validate the config, train (the
+// trainer writes the resolved config to output_dir/config.yaml). With WORLD_SIZE > 1 (SPEC §6, torchrun's
 // variables) the process first joins the c10d process group; only rank 0 writes.
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
 #include "apps/unif/commands.h"
-#include "framework/checkpoint/atomic_file.h"
 #include "framework/common/error.h"
 #include "framework/config/run_config.h"
 #include "framework/parallel/process_group.h"
@@ -26,12 +25,8 @@ Command add_train(CLI::App& app) {
     const auto dist = framework::read_dist_env();  // UserError (exit 2) for malformed variables
     try {
       if (dist) framework::set_default_process_group(framework::ProcessGroup::join(*dist));
-      const bool writer = !dist || dist->rank == 0;
       auto cfg = framework::load_config(*config, *sets, framework::Purpose::Train);
-      framework::Trainer trainer(cfg);
-      if (writer)  // checked and synced (a full disk is an error naming the file)
-        framework::detail::write_text_file_atomic(std::filesystem::path(cfg.output_dir) / "config.yaml",
-                                                  framework::to_yaml(cfg));
+      framework::Trainer trainer(cfg);  // fit() writes output_dir/config.yaml (rank 0)
       const int rc = trainer.fit();
       framework::set_default_process_group(nullptr);
       return rc;

@@ -1,9 +1,15 @@
 // `unif`: the command-line entry point. Parses arguments, runs one subcommand, turns every user
 // error into one `error: ...` line and exit code 2 (SPEC §2).
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
+#include <algorithm>
 #include <map>
+#include <vector>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +18,28 @@
 #include "framework/common/build_info.h"
 #include "framework/common/error.h"
 #include "framework/common/runtime.h"
+#include "framework/config/did_you_mean.h"
+
+namespace {
+
+// Ctrl-C (or SIGTERM) before the trainer installs its own handler (loading the model and data, or
+// during eval / predict): say so, then exit 128 + signal like a default kill, but not silently.
+const char* g_interrupt_note = "\ninterrupted: exiting before any work was saved\n";
+extern "C" void on_startup_signal(int sig) {
+  const char* note = g_interrupt_note;
+  ssize_t ignored = ::write(2, note, std::strlen(note));
+  (void)ignored;
+  ::_exit(128 + sig);
+}
+
+/// `word` is close to `name` (a typo) or one is a prefix of the other (`evaluate` for `eval`).
+std::string suggest_command(const std::string& word, const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (word.size() >= 3 && (n.rfind(word, 0) == 0 || word.rfind(n, 0) == 0)) return " (did you mean '" + n + "'?)";
+  return unif::framework::did_you_mean(word, names);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   unif::init_runtime(argc, argv);
@@ -35,10 +63,51 @@ int main(int argc, char** argv) {
   add(unif::app::add_eval);
   add(unif::app::add_predict);
   add(unif::app::add_tokenize);
-  app.add_subcommand("help", "Show this help")->callback([&] { throw CLI::CallForHelp(); });
+  app.add_subcommand("help", "List the commands; `unif help CMD` = `unif CMD --help`");
+
+  std::vector<std::string> names;
+  std::string listed;
+  for (auto* sub : app.get_subcommands({})) {
+    names.push_back(sub->get_name());
+    listed += (listed.empty() ? "" : ", ") + sub->get_name();
+  }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto unknown_command = [&](const std::string& word) {
+    std::cerr << "error: unknown command '" << word << "'" << suggest_command(word, names) << "; the commands are "
+              << listed << " (see `unif help`)\n";
+    return 2;
+  };
+  if (!args.empty() && args[0] == "help") {
+    // `unif help` lists the commands; `unif help CMD` is exactly `unif CMD --help`.
+    if (args.size() == 1) {
+      std::cout << app.help();
+      return 0;
+    }
+    if (args.size() > 2) {
+      std::cerr << "error: `unif help` takes one command name, got " << args.size() - 1 << " arguments\n";
+      return 2;
+    }
+    if (std::find(names.begin(), names.end(), args[1]) == names.end() || args[1] == "help") {
+      if (args[1] == "help") {
+        std::cout << app.help();
+        return 0;
+      }
+      return unknown_command(args[1]);
+    }
+    args = {args[1], "--help"};
+  } else if (!args.empty() && !args[0].empty() && args[0][0] != '-' &&
+             std::find(names.begin(), names.end(), args[0]) == names.end()) {
+    return unknown_command(args[0]);
+  }
+  if (!args.empty() && args[0] == "train")
+    g_interrupt_note = "\ninterrupted before training started (loading the config, model and data): nothing was trained; "
+                       "run the command again to start\n";
+  std::signal(SIGINT, on_startup_signal);
+  std::signal(SIGTERM, on_startup_signal);
 
   try {
-    app.parse(argc, argv);
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last-first
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     std::cout << app.help();
     return 0;

@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "framework/common/hf_dir.h"
+#include "framework/config/config_keys.h"
 #include "framework/config/did_you_mean.h"
 #include "framework/config/yaml_reader.h"
 
@@ -76,11 +77,18 @@ void read_model(Section s, ModelConfig& m) {
   m.pretrained = expand_model_path(m.pretrained);  // $UNIF_HOME/models/NAME: scripts/fetch-model.sh
   read_bert(s.section("bert"), m.bert);
   s.string("vocab", m.vocab, /*nullable=*/true);
-  // Left out: the pretrained tokenizer's setting (tokenizer_config.json), else true, as HF's
-  // BertTokenizer.from_pretrained.
-  if (!s.boolean("do_lower_case", m.do_lower_case).IsDefined() && !m.pretrained.empty()) {
+  const bool lower_given = s.boolean("do_lower_case", m.do_lower_case).IsDefined();
+  if (!m.pretrained.empty()) {
     try {
-      if (const auto lower = read_do_lower_case(resolve_hf_dir(m.pretrained))) m.do_lower_case = *lower;
+      const std::filesystem::path hf = resolve_hf_dir(m.pretrained);
+      // Left out: the pretrained tokenizer's setting (tokenizer_config.json), else true, as HF's
+      // BertTokenizer.from_pretrained.
+      if (!lower_given)
+        if (const auto lower = read_do_lower_case(hf)) m.do_lower_case = *lower;
+      // model.vocab left out: <pretrained>/vocab.txt, filled in here so that every user of the
+      // config (unif train, the C++ API) sees the file (docs/cpp-api.md).
+      std::error_code ec;
+      if (m.vocab.empty() && std::filesystem::is_regular_file(hf / "vocab.txt", ec)) m.vocab = (hf / "vocab.txt").string();
     } catch (const UserError& e) {
       s.context().report(s.path("pretrained"), e.what());
     }
@@ -273,6 +281,9 @@ void read_run(Section s, RunConfig& c) {
   if (c.task == Task::SpanExtraction && c.model.max_seq_length < 5)
     s.context().report("model.max_seq_length", "expected at least 5 for span_extraction ([CLS] question [SEP] "
                        "context [SEP] with one piece each), got " + std::to_string(c.model.max_seq_length));
+  if (c.adversarial.method == "smart" && c.task == Task::Regression)
+    s.context().report("adversarial.method", "expected none, fgm, pgd, freelb or freeat for task regression (smart's "
+                       "smoothness term needs a probability output, which regression has not), got smart");
   if (c.adversarial.method == "freeat" && c.training.grad_accum_steps > 1)
     s.context().report("training.grad_accum_steps", "expected 1 with adversarial.method freeat (it steps the "
                        "optimizer on every replay), got " + std::to_string(c.training.grad_accum_steps));
@@ -329,6 +340,24 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides
   }
 }
 
+/// " (relative paths resolve against the current directory, /cwd)" for a relative `path`.
+std::string relative_hint(const std::string& path) {
+  if (std::filesystem::path(path).is_absolute()) return "";
+  std::error_code ec;
+  const auto cwd = std::filesystem::current_path(ec);
+  return " (relative paths resolve against the current directory" + (ec ? std::string() : ", " + cwd.string()) +
+         ", not the config file's folder)";
+}
+
+/// The files a run reads must exist: checked here, before anything is written, naming the key.
+void check_file(const std::string& src, const char* key, const std::string& path, std::vector<std::string>& out) {
+  std::error_code ec;
+  const bool dir = std::filesystem::is_directory(path, ec);
+  if (path.empty() || (!dir && std::filesystem::exists(path, ec))) return;  // a file, a pipe, /dev/stdin
+  out.push_back(src + key + ": '" + path + "' " + (dir ? "is a directory, expected a file" : "does not exist") +
+                relative_hint(path));
+}
+
 std::vector<std::string> purpose_problems(const RunConfig& c, Purpose purpose) {
   const std::string src = c.source.string() + ": ";
   std::vector<std::string> out;
@@ -340,6 +369,53 @@ std::vector<std::string> purpose_problems(const RunConfig& c, Purpose purpose) {
   if (purpose == Purpose::Eval && c.data.dev.empty())
     out.push_back(src + "data.dev: required for evaluation (a .jsonl or .tsv file)");
   return out;
+}
+
+/// load_config's checks on the file system: the files and directories the run will read exist,
+/// each problem naming its key (parse_config, on text, does not look at the disk).
+std::vector<std::string> path_problems(const RunConfig& c, Purpose purpose) {
+  const std::string src = c.source.string() + ": ";
+  std::vector<std::string> out;
+  if (purpose == Purpose::Train) {
+    std::error_code ec;
+    if (!c.model.pretrained.empty() && !std::filesystem::is_directory(c.model.pretrained, ec))
+      out.push_back(src + "model.pretrained: '" + c.model.pretrained + "' is not a directory" +
+                    (std::filesystem::exists(c.model.pretrained, ec) ? "" : " (no such file or directory)") +
+                    relative_hint(c.model.pretrained) +
+                    "; expected an HF model directory (config.json, vocab.txt, model weights)");
+    else if (!c.model.pretrained.empty() && c.model.vocab.empty())
+      out.push_back(src + "model.pretrained: '" + c.model.pretrained +
+                    "' has no vocab.txt; set model.vocab to the model's WordPiece vocabulary");
+    else
+      check_file(src, "model.vocab", c.model.vocab, out);
+    check_file(src, "data.train", c.data.train, out);
+    check_file(src, "data.dev", c.data.dev, out);
+    check_file(src, "data.test", c.data.test, out);
+  }
+  if (purpose == Purpose::Eval) check_file(src, "data.dev", c.data.dev, out);
+  return out;
+}
+
+/// Unknown keys that belong to another section ("training.lr"): "did you mean 'training.optimizer.lr'?"
+/// when exactly one accepted key ends in the same name (or a close one).
+void suggest_moved_keys(Context& ctx) {
+  const auto keys = config_keys();
+  for (const auto& u : ctx.unknown()) {
+    if (u.suggested || u.index >= ctx.problems().size()) continue;
+    std::vector<std::string> same, near;
+    for (const auto& k : keys) {
+      const std::string last = k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1);
+      if (k == u.path) continue;
+      if (edit_distance(last, u.key) == 0) same.push_back(k);
+      else if (!closest_match(u.key, {last}).empty()) near.push_back(k);
+    }
+    const auto& pick = !same.empty() ? same : near;
+    if (pick.size() != 1) continue;
+    std::string& line = ctx.problems()[u.index];
+    const std::string marker = "unknown key '" + u.key + "'";
+    const auto at = line.find(marker);
+    if (at != std::string::npos) line.insert(at + marker.size(), " (did you mean '" + pick.front() + "'?)");
+  }
 }
 
 // ---- RunConfig -> YAML ---------------------------------------------------------------------------
@@ -474,6 +550,7 @@ RunConfig parse_config(const std::string& yaml_text, const std::string& source_n
   ctx.record_file_paths(root);
   apply_overrides(root, overrides, ctx);
   read_run(Section(ctx, "", root), cfg);  // the Section reports unknown top-level keys when it ends
+  suggest_moved_keys(ctx);
 
   auto& problems = ctx.problems();
   if (problems.empty())
@@ -495,7 +572,24 @@ RunConfig load_config(const std::filesystem::path& file, const std::vector<std::
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw ConfigError({name + ": cannot read the config file: read error"});
-  return parse_config(text.str(), name, overrides, purpose);
+  RunConfig cfg = parse_config(text.str(), name, overrides, purpose);
+  auto problems = path_problems(cfg, purpose);
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+  return cfg;
+}
+
+std::vector<std::string> config_keys() {
+  Context ctx("schema");
+  RunConfig cfg;
+  read_run(Section(ctx, "", YAML::Node(YAML::NodeType::Map)), cfg);
+  const auto& asked = ctx.asked();
+  std::vector<std::string> leaves;
+  for (const auto& p : asked) {
+    bool parent = false;
+    for (const auto& q : asked) parent = parent || q.rfind(p + ".", 0) == 0;
+    if (!parent) leaves.push_back(p);
+  }
+  return leaves;
 }
 
 void validate_for(const RunConfig& cfg, Purpose purpose) {

@@ -116,7 +116,7 @@ struct ParallelConfig {
 
 struct AdversarialConfig {
   std::string method = "none";       // none | fgm | pgd | freelb | freeat | smart
-  double epsilon = 0.3;              // projection radius (0 = unbounded, FreeLB only)
+  double epsilon = 0.3;              // projection radius (0 = unbounded: freelb and smart only)
   double alpha = 0.1;                // step size (FreeLB adv_lr, PGD alpha)
   int64_t steps = 3;                 // K
   double init_mag = 0.0;             // FreeLB initial noise magnitude
@@ -154,11 +154,15 @@ enum class Purpose { Any, Train, Eval };
 /// Reads `file`, applies `overrides` ("a.b=v", v in YAML syntax, e.g. "parallel.devices=[cpu,cpu]",
 /// later ones win), validates. Throws ConfigError listing every problem (an unreadable file, a YAML
 /// syntax error with its line and column, unknown keys with "did you mean", wrong types,
-/// out-of-range values, bad overrides).
+/// out-of-range values, bad overrides). For Purpose::Train / Eval it also checks on the disk that
+/// the files the run reads exist (model.pretrained, model.vocab, data.train/dev/test; data.dev for
+/// Eval), each problem naming its key and, for a relative path, the current directory it resolved
+/// against. model.vocab left out is filled with <pretrained>/vocab.txt when that file exists.
 RunConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
                       Purpose purpose = Purpose::Any);
 
-/// As load_config, on YAML text; `source_name` prefixes every message and becomes RunConfig::source.
+/// As load_config, on YAML text, without the checks on the disk; `source_name` prefixes every
+/// message and becomes RunConfig::source.
 RunConfig parse_config(const std::string& yaml_text, const std::string& source_name,
                        const std::vector<std::string>& overrides = {}, Purpose purpose = Purpose::Any);
 

@@ -149,10 +149,13 @@ Section::~Section() {
   for (const auto& e : entries_) {
     bool known = false;
     for (const auto& k : known_) known = known || k == e.key;
-    if (!known)
+    if (!known) {
+      const std::string suggestion = did_you_mean(e.key, known_);
+      ctx_->record_unknown({ctx_->problems().size(), path(e.key), e.key, !suggestion.empty()});
       ctx_->report(path(e.key), e.key_node,
-                   "unknown key '" + e.key + "'" + did_you_mean(e.key, known_) +
+                   "unknown key '" + e.key + "'" + suggestion +
                        (known_.empty() ? "" : "; known keys here: " + join(known_, ", ")));
+    }
   }
 }
 
@@ -169,7 +172,10 @@ bool Section::has(const std::string& key) const { return find(key) != nullptr; }
 YAML::Node Section::raw(const std::string& key) {
   bool seen = false;
   for (const auto& k : known_) seen = seen || k == key;
-  if (!seen) known_.push_back(key);
+  if (!seen) {
+    known_.push_back(key);
+    ctx_->record_asked(path(key));
+  }
   const Entry* e = find(key);
   return e ? e->value : YAML::Node(YAML::NodeType::Undefined);
 }

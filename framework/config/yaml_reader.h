@@ -35,6 +35,18 @@ class Context {
   const std::string& source() const { return source_; }
   std::vector<std::string>& problems() { return problems_; }
 
+  /// Every key path a Section was asked for (the schema), in the order asked.
+  void record_asked(const std::string& path) { asked_.push_back(path); }
+  const std::vector<std::string>& asked() const { return asked_; }
+  /// An unknown key reported as problems()[index]; `suggested`: it already has a "did you mean".
+  struct Unknown {
+    std::size_t index;
+    std::string path, key;
+    bool suggested;
+  };
+  void record_unknown(Unknown u) { unknown_.push_back(std::move(u)); }
+  const std::vector<Unknown>& unknown() const { return unknown_; }
+
  private:
   std::string suffix(const std::string& path, const YAML::Node* node) const;
 
@@ -42,6 +54,8 @@ class Context {
   std::vector<std::string> problems_;
   std::set<std::string> file_paths_;
   std::vector<std::pair<std::string, std::string>> overrides_;  // (path, "a.b=v")
+  std::vector<std::string> asked_;
+  std::vector<Unknown> unknown_;
 };
 
 /// A value rule: what is expected (for messages, "a positive integer") and the check.

@@ -171,6 +171,9 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   if (!cfg.data.dev.empty())
     parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
                                cfg.model.truncate_method, true, cfg.span);
+  if (!cfg.data.test.empty())
+    parts.test = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.test, *tokenizer, cfg.model.max_seq_length,
+                                cfg.model.truncate_method, true, cfg.span);
 
   // Model: pretrained config (+ overrides) or BertConfig defaults (+ overrides).
   HfConfig hf;

@@ -174,6 +174,12 @@ Task task_from_hf(const HfConfig& hf, const fs::path& file) {
 LoadedModel load_model_dir(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw UserError("--model: '" + dir.string() + "' is not a directory");
+  // A run's output_dir instead of one of its model directories: say which to use.
+  if (!fs::exists(dir / "config.json", ec) &&
+      (fs::is_directory(dir / "final", ec) || fs::is_directory(dir / "best", ec) || fs::is_directory(dir / "checkpoints", ec)))
+    throw UserError("--model: '" + dir.string() + "' is a run's output_dir, not a model directory: use " +
+                    (dir / "final").string() + " (the model at the end of training) or " + (dir / "best").string() +
+                    " (the best dev score)");
   LoadedModel lm;
   lm.hf = read_hf_config(dir / "config.json");
   if (fs::exists(dir / "unif.yaml", ec)) {

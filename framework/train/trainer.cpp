@@ -33,6 +33,7 @@
 #include "framework/train/build.h"
 #include "framework/train/model_dir.h"
 #include "framework/train/output_lock.h"
+#include "framework/train/run_identity.h"
 
 namespace unif::framework {
 
@@ -269,29 +270,11 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   s.parts = std::move(parts);
   const auto& t = s.cfg.training;
   if (s.parts.train.encoded.empty()) throw UserError("data.train: no training examples");
+  // Everything that can fail on the configuration alone (devices, the gradient strategy, the
+  // optimizer) is set up before output_dir is touched: a bad config leaves no train.log behind.
   s.out_dir = s.cfg.output_dir;
   const auto group = default_process_group();
   s.writer = !group || group->rank() == 0;
-  if (s.writer) {
-    std::error_code ec;
-    fs::create_directories(s.out_dir, ec);
-    if (ec) throw UserError("output_dir: cannot create '" + s.out_dir.string() + "': " + ec.message());
-    if (::access(s.out_dir.c_str(), W_OK) != 0)
-      throw UserError("output_dir: '" + s.out_dir.string() + "' is not writable");
-    s.lock = std::make_unique<OutputDirLock>(s.out_dir);  // before anything in it is touched
-  }
-
-  // Logging: console + train.log; only one logger of this name per process. Ranks other than 0
-  // log warnings only, to stderr, prefixed with their rank.
-  spdlog::drop("unif");
-  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_sink_mt>()};
-  if (s.writer) sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((s.out_dir / "train.log").string()));
-  s.log = std::make_shared<spdlog::logger>("unif", sinks.begin(), sinks.end());
-  s.log->set_pattern(s.writer ? "[%Y-%m-%d %H:%M:%S] %v" : "[%Y-%m-%d %H:%M:%S] [rank " + std::to_string(group->rank()) + "] %v");
-  if (!s.writer) s.log->set_level(spdlog::level::warn);
-  s.log->flush_on(spdlog::level::info);
-  s.tty = s.writer && ::isatty(2) != 0;
-
   const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
   s.batches_per_epoch = (n + t.batch_size - 1) / t.batch_size;
   s.steps_per_epoch = (s.batches_per_epoch + t.grad_accum_steps - 1) / t.grad_accum_steps;
@@ -317,7 +300,26 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   oo.momentum = t.optimizer.momentum;
   s.optimizer = make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers), oo);
   s.strategy = make_strategy(s.cfg.adversarial);
-  s.engine = make_engine(s.cfg.parallel, s.parts.model, [this] { s_->optimizer_step(); });
+  s.engine = make_engine(s.cfg.parallel, s.parts.model, [this] { s_->optimizer_step(); });  // cuda:N on a CPU build
+  if (s.writer) {
+    std::error_code ec;
+    fs::create_directories(s.out_dir, ec);
+    if (ec) throw UserError("output_dir: cannot create '" + s.out_dir.string() + "': " + ec.message());
+    if (::access(s.out_dir.c_str(), W_OK) != 0)
+      throw UserError("output_dir: '" + s.out_dir.string() + "' is not writable");
+    s.lock = std::make_unique<OutputDirLock>(s.out_dir);  // before anything in it is touched
+  }
+
+  // Logging: console + train.log; only one logger of this name per process. Ranks other than 0
+  // log warnings only, to stderr, prefixed with their rank.
+  spdlog::drop("unif");
+  std::vector<spdlog::sink_ptr> sinks{std::make_shared<spdlog::sinks::stderr_sink_mt>()};
+  if (s.writer) sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((s.out_dir / "train.log").string()));
+  s.log = std::make_shared<spdlog::logger>("unif", sinks.begin(), sinks.end());
+  s.log->set_pattern(s.writer ? "[%Y-%m-%d %H:%M:%S] %v" : "[%Y-%m-%d %H:%M:%S] [rank " + std::to_string(group->rank()) + "] %v");
+  if (!s.writer) s.log->set_level(spdlog::level::warn);
+  s.log->flush_on(spdlog::level::info);
+  s.tty = s.writer && ::isatty(2) != 0;
 }
 
 Trainer::~Trainer() = default;
@@ -377,6 +379,22 @@ int64_t trim_metrics(const fs::path& file, int64_t step) {
   return dropped;
 }
 
+// After every save: the directory must be complete (a custom save_model that wrote nothing, or
+// forgot the COMPLETE marker, must not be reported as saved).
+void require_complete(const fs::path& dir, const char* what) {
+  if (!is_complete(dir))
+    throw UserError(dir.string() + ": the " + std::string(what) +
+                    " save left no complete directory (no COMPLETE marker): save_model must write the model "
+                    "files, call extra(tmp) for checkpoints, write COMPLETE last and rename the directory into "
+                    "place (docs/cpp-api.md)");
+}
+
+std::string metrics_line(const MetricSet& m) {
+  std::string line;
+  for (const auto& [k, v] : m) line += " " + k + "=" + fmt_num(v);
+  return line;
+}
+
 }  // namespace
 
 int Trainer::fit() {
@@ -404,6 +422,30 @@ int Trainer::fit() {
   } else if (!complete_checkpoints(ckpt_root).empty()) {
     throw UserError("output_dir: '" + s.out_dir.string() +
                     "' already holds checkpoints; set training.resume: auto to continue them or choose another output_dir");
+  }
+  const json identity = run_identity(s.cfg, s.parts.labels, *s.parts.model,
+                                     static_cast<int64_t>(s.parts.train.encoded.size()));
+  if (!resume_from.empty()) {
+    // The checkpoint must come from a run with the same identity (run_identity.h): another batch
+    // size, max_seq_length, task, data file... would resume at a position that means something else.
+    std::ifstream f(resume_from / "trainer_state.json");
+    const json st = json::parse(f, nullptr, /*allow_exceptions=*/false);
+    if (st.is_object() && st.contains("identity") && st.at("identity").is_object()) {
+      const auto changes = identity_changes(st.at("identity"), identity);
+      if (!changes.empty()) {
+        std::string what;
+        for (const auto& c : changes) what += (what.empty() ? "" : "; ") + c;
+        throw UserError("output_dir '" + s.out_dir.string() + "': checkpoint '" + resume_from.string() +
+                        "' was written by a run with other settings (" + what +
+                        "); these change the data order or the model's shape, so training cannot continue from it. "
+                        "To start fresh, train into a new output_dir (or delete " + ckpt_root.string() +
+                        " and set training.resume: never); to continue, restore the old values (see " +
+                        (s.out_dir / "config.yaml").string() + "); docs/spec.md §8 lists what may change on resume");
+      }
+    } else if (st.is_object()) {
+      s.log->warn("{}: this checkpoint stores no run identity (written by an older unif): resuming without checking "
+                  "that batch size, max_seq_length, data and labels are unchanged", resume_from.string());
+    }
   }
   torch::manual_seed(static_cast<uint64_t>(s.cfg.seed));
   if (!resume_from.empty()) {
@@ -450,11 +492,20 @@ int Trainer::fit() {
     if (const auto dropped = trim_metrics(s.out_dir / "metrics.jsonl", s.step))
       s.log->info("metrics.jsonl: dropped {} line{} written after step {} by the interrupted run", dropped,
                   dropped == 1 ? "" : "s", s.step);
+  // The resolved config (SPEC §4), for `unif train` and API runs alike; written once the run is
+  // known to start or to resume (a refused resume keeps the old run's config.yaml).
+  if (s.writer) detail::write_text_file_atomic(s.out_dir / "config.yaml", to_yaml(s.cfg));
   if (s.writer) s.metrics.open(s.out_dir / "metrics.jsonl", std::ios::app);
   if (s.writer && !s.metrics) throw UserError("output_dir: cannot write " + (s.out_dir / "metrics.jsonl").string());
 
-  s.log->info("training: {} examples, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step)",
-              s.parts.train.encoded.size(), t.batch_size, t.grad_accum_steps, s.steps_per_epoch, s.total_steps,
+  // Span extraction trains on context windows: a long context gives several per example.
+  const std::string entries =
+      s.parts.train.encoded.size() == s.parts.train.examples.size() || s.parts.train.examples.empty()
+          ? std::to_string(s.parts.train.encoded.size()) + " examples"
+          : std::to_string(s.parts.train.examples.size()) + " examples (" +
+                std::to_string(s.parts.train.encoded.size()) + " windows)";
+  s.log->info("training: {}, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step)",
+              entries, t.batch_size, t.grad_accum_steps, s.steps_per_epoch, s.total_steps,
               s.strategy->name(), s.strategy->passes_per_step(), s.strategy->passes_per_step() == 1 ? "" : "es");
   if (const auto group = default_process_group()) {
     std::string shares;
@@ -495,9 +546,14 @@ int Trainer::fit() {
       if (!strategy_state.empty()) write_safetensors(tmp / "strategy.safetensors", strategy_state);
       json st{{"step", s.step}, {"epoch", s.epoch}, {"batch_in_epoch", s.batch_in_epoch},
               {"best_metric", std::isfinite(s.best_metric) ? json(s.best_metric) : json(nullptr)},
-              {"best_step", s.best_step}, {"seed", s.cfg.seed}, {"skipped_steps", s.skipped_steps}};
+              {"best_step", s.best_step}, {"seed", s.cfg.seed}, {"skipped_steps", s.skipped_steps},
+              {"identity", identity}};
       detail::write_text_file_atomic(tmp / "trainer_state.json", st.dump(2) + "\n");
     });
+    require_complete(dir, "checkpoint");
+    if (!fs::exists(dir / "trainer_state.json"))
+      throw UserError(dir.string() + ": the checkpoint has no trainer_state.json: save_model must call extra(tmp) "
+                      "before writing COMPLETE (docs/cpp-api.md)");
     auto all = complete_checkpoints(ckpt_root);
     while (static_cast<int64_t>(all.size()) > t.keep_checkpoints) {
       fs::remove_all(all.front().second, ec);
@@ -527,7 +583,10 @@ int Trainer::fit() {
     if (it != ev.metrics.end() && it->second > s.best_metric) {
       s.best_metric = it->second;
       s.best_step = s.step;
-      if (s.writer) s.parts.save_model(s.out_dir / "best", {});
+      if (s.writer) {
+        s.parts.save_model(s.out_dir / "best", {});
+        require_complete(s.out_dir / "best", "best model");
+      }
       s.log->info("new best {}={} -> {}", key, fmt_num(it->second), (s.out_dir / "best").string());
     }
     writer_done();  // after every evaluation: the ranks need not agree bit for bit on "new best"
@@ -647,11 +706,27 @@ int Trainer::fit() {
     s.log->info("interrupted: checkpoint saved at step {}; run again with resume: auto to continue", s.step);
     return 130;
   }
-  if (s.writer) s.parts.save_model(s.out_dir / "final", {});
-  s.log->info("done: {} steps in {}{}; final model in {}", s.step,
+  if (s.writer) {
+    s.parts.save_model(s.out_dir / "final", {});
+    require_complete(s.out_dir / "final", "final model");
+  }
+  // data.test (SPEC §7): scored once, with the final model.
+  std::string test_summary;
+  if (!s.parts.test.encoded.empty()) {
+    Evaluation ev;
+    {
+      ScopedBlasThreads blas(available_cores());
+      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.test, s.parts.labels, t.batch_size);
+    }
+    json j{{"split", "test"}, {"step", s.step}};
+    for (auto& [k, v] : ev.metrics) j[k] = v;
+    s.write_metrics(j);
+    test_summary = "; test (" + s.parts.test.file.string() + ", final model):" + metrics_line(ev.metrics);
+  }
+  s.log->info("done: {} steps in {}{}; final model in {}{}", s.step,
               fmt_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()),
               t.nonfinite == "skip" ? fmt::format(", {} skipped (non-finite)", s.skipped_steps) : "",
-              (s.out_dir / "final").string());
+              (s.out_dir / "final").string(), test_summary);
   return 0;
 }
 

@@ -34,12 +34,15 @@ struct TaskData {
 };
 
 /// What a custom model needs besides the config to be trained (docs/cpp-api.md): the model, the
-/// label set, encoded train/dev data, and how to save a model directory at `final/`, `best/` and in
-/// checkpoints (the trainer adds optimizer and trainer state to checkpoints itself).
+/// label set, encoded train/dev(/test) data, and how to save a model directory at `final/`, `best/`
+/// and in checkpoints (the trainer adds optimizer and trainer state to checkpoints itself).
+/// save_model must leave `dir` complete (its COMPLETE marker written last, SPEC §4): the trainer
+/// checks after every save and stops with an error otherwise.
 struct TrainerParts {
   std::shared_ptr<models::TaskModel> model;
   LabelSet labels;
   TaskData train, dev;
+  TaskData test;  // data.test: scored once with the final model at the end of training (SPEC §7)
   std::function<void(const std::filesystem::path& dir,
                      const std::function<void(const std::filesystem::path&)>& extra)> save_model;
   /// Loads a checkpoint's model weights (resume).
@@ -80,7 +83,9 @@ class Trainer {
 
   /// Trains to the end (or until SIGINT/SIGTERM); returns the process exit code (see above). With
   /// training.nonfinite: error a non-finite step prints `error: ... step N ...` and returns 3 with
-  /// no checkpoint of that step and no final/.
+  /// no checkpoint of that step and no final/. Writes output_dir/config.yaml (the resolved config) once the run is known to start or resume.
+  /// Resuming checks the checkpoint's run identity (run_identity) against this run's: UserError
+  /// naming the keys that differ.
   int fit();
   /// Requests a clean stop after the current step (what SIGINT does).
   static void request_stop();

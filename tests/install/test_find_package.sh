@@ -1,6 +1,8 @@
 #!/bin/sh
-# `cmake --install` then find_package(unif) from a separate project: it configures, builds, links
-# unif::framework, and runs (tokenizes and loads the fixture checkpoint).
+# `cmake --install` then find_package(unif) from a separate project (C++14 by its own settings: the
+# exported targets carry cxx_std_17): it configures, builds, links unif::framework, and runs
+# `consumer` (tokenizes and loads the fixture checkpoint) and `train_api`, docs/cpp-api.md's example,
+# on configs/demo.yaml for a few steps: every save leaves a complete directory, config.yaml is written.
 # Usage: test_find_package.sh BUILD_DIR SOURCE_DIR [CMAKE_ARG...] (extra arguments configure the
 # consumer: the CUDA compiler and architectures of a CUDA build)
 set -eu
@@ -10,9 +12,24 @@ shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
+grep -q 'INTERFACE_COMPILE_FEATURES "cxx_std_17"' "$tmp"/prefix/lib*/cmake/unif/unifTargets.cmake ||
+  { echo "FAIL: the exported targets do not carry cxx_std_17"; exit 1; }
 cmake -S "$src/tests/install/consumer" -B "$tmp/b" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$tmp/prefix" "$@" > "$tmp/configure.log" || { cat "$tmp/configure.log"; exit 1; }
 cmake --build "$tmp/b" > "$tmp/build.log" || { cat "$tmp/build.log"; exit 1; }
 out=$("$tmp/b/consumer" "$src/tests/fixtures/tiny-bert-zh")
 echo "$out"
 echo "$out" | grep -q "今 天 天 气 很 好" && echo "$out" | grep -q "params: 41"
+# The API example, run as the doc says, from the repository root (relative paths in the config).
+cd "$src"
+"$tmp/b/train_api" configs/demo.yaml --set output_dir="$tmp/run" --set training.max_steps=6 \
+    --set training.save_every=3 --set training.eval_every=3 --set training.log_every=3 2> "$tmp/train.log" ||
+  { cat "$tmp/train.log"; echo "FAIL: train_api exited $?"; exit 1; }
+for d in checkpoints/step-3 checkpoints/step-6 best final; do
+  test -f "$tmp/run/$d/COMPLETE" && test -f "$tmp/run/$d/model.safetensors" ||
+    { cat "$tmp/train.log"; echo "FAIL: train_api left no complete $d"; exit 1; }
+done
+test -f "$tmp/run/checkpoints/step-6/trainer_state.json" && test -s "$tmp/run/config.yaml" &&
+  grep -q '"split": *"dev"' "$tmp/run/metrics.jsonl" ||
+  { ls -R "$tmp/run"; echo "FAIL: train_api's output_dir lacks trainer state, config.yaml or dev metrics"; exit 1; }
+echo "train_api: ok ($(grep -c '' "$tmp/run/metrics.jsonl") metrics lines)"

@@ -24,6 +24,10 @@ run() {
 run "$tmp/straight" > "$tmp/straight.log" 2>&1 || { cat "$tmp/straight.log"; exit 1; }
 grep '"split":"dev"' "$tmp/straight/metrics.jsonl" | grep -q '"cmrc_f1"'
 grep -q '"squad_f1"' "$tmp/straight/metrics.jsonl"
+# The log counts questions as examples and says how many windows they make (issue #16).
+n=$(grep -c '' "$tmp/train.jsonl")
+grep -Eq "training: $n examples \([0-9]+ windows\)" "$tmp/straight.log" ||
+  { echo "FAIL: the log does not count $n examples and their windows:"; grep 'training:' "$tmp/straight.log"; exit 1; }
 
 stop_midway KILL "$tmp/killed/checkpoints/step-8/COMPLETE" 60 "$tmp/killed1.log" run "$tmp/killed"
 [ "$STOP_RC" -eq 137 ] && [ ! -f "$tmp/killed/final/COMPLETE" ] ||

@@ -1,0 +1,68 @@
+#include "framework/train/run_identity.h"
+
+namespace unif::framework {
+
+using nlohmann::json;
+
+json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn::Module& model,
+                  int64_t train_entries) {
+  int64_t tensors = 0, params = 0;
+  for (const auto& p : model.named_parameters()) {
+    ++tensors;
+    params += p.value().numel();
+  }
+  // nlohmann's ordered_json keeps this order for the messages; a plain object sorts the keys,
+  // which is as good for comparing.
+  json id = json::object();
+  id["task"] = to_string(cfg.task);
+  id["seed"] = cfg.seed;
+  id["model.pretrained"] = cfg.model.pretrained;
+  id["model.vocab"] = cfg.model.vocab;
+  id["model.do_lower_case"] = cfg.model.do_lower_case;
+  id["model.max_seq_length"] = cfg.model.max_seq_length;
+  id["model.truncate_method"] = cfg.model.truncate_method;
+  id["model.shape"] = std::to_string(tensors) + " tensors, " + std::to_string(params) + " parameters";
+  id["data.train"] = cfg.data.train;
+  id["data.text_fields"] = cfg.data.text_fields;
+  id["data.label_field"] = cfg.data.label_field;
+  id["labels"] = labels.names;
+  id["train_entries"] = train_entries;  // examples (span extraction: windows) read from data.train
+  id["training.batch_size"] = cfg.training.batch_size;
+  id["training.grad_accum_steps"] = cfg.training.grad_accum_steps;
+  id["training.shuffle"] = cfg.training.shuffle;
+  id["training.group_by_length"] = cfg.training.group_by_length;
+  id["training.optimizer.name"] = cfg.training.optimizer.name;
+  id["adversarial.method"] = cfg.adversarial.method;
+  if (cfg.task == Task::SpanExtraction) {
+    id["span.doc_stride"] = cfg.span.doc_stride;
+    id["span.max_query_length"] = cfg.span.max_query_length;
+  }
+  return id;
+}
+
+namespace {
+std::string show(const json& v) {
+  if (v.is_string()) return "'" + v.get<std::string>() + "'";
+  if (v.is_array() && v.size() > 6) return "[" + std::to_string(v.size()) + " entries]";
+  return v.dump();
+}
+}  // namespace
+
+std::vector<std::string> identity_changes(const json& stored, const json& current) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : current.items()) {
+    if (!stored.contains(key))
+      out.push_back(key + ": (absent) -> " + show(value));
+    else if (stored.at(key) != value) {
+      if (value.is_array() && stored.at(key).is_array() && value.size() > 6 && value.size() == stored.at(key).size())
+        out.push_back(key + ": changed (" + std::to_string(value.size()) + " entries)");
+      else
+        out.push_back(key + ": " + show(stored.at(key)) + " -> " + show(value));
+    }
+  }
+  for (const auto& [key, value] : stored.items())
+    if (!current.contains(key)) out.push_back(key + ": " + show(value) + " -> (absent)");
+  return out;
+}
+
+}  // namespace unif::framework
