@@ -144,6 +144,13 @@ adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch
     const int64_t offset = mine.begin;
     req.loss_fn = [fn, offset](const models::ModelOutput& out, int64_t first) { return fn(out, offset + first); };
   }
+  if (request.pair_loss_fn) {
+    auto fn = request.pair_loss_fn;
+    const int64_t offset = mine.begin;
+    req.pair_loss_fn = [fn, offset](const models::ModelOutput& a, const models::ModelOutput& b, int64_t first) {
+      return fn(a, b, offset + first);
+    };
+  }
   const adversarial::PassResult local = local_->run_custom(slice_batch(batch, mine), req);
 
   if (options_.separate_waits) {
