@@ -7,6 +7,7 @@
 #include <torch/types.h>
 
 #include "apps/unif/commands.h"
+#include "apps/unif/predict_fill_mask.h"
 #include "framework/common/error.h"
 #include "framework/train/build.h"
 #include "framework/train/model_dir.h"
@@ -50,6 +51,7 @@ json prediction(Task task, const framework::LabelSet& labels, const framework::E
       return {{"tags", tags}};
     }
     case Task::SpanExtraction: break;
+    case Task::MaskedLm: break;  // predict_fill_mask.h
   }
   return {};
 }
@@ -68,6 +70,7 @@ Command add_predict(CLI::App& app) {
   cmd->add_option("--batch-size", *batch_size, "Examples per forward pass")->check(CLI::PositiveNumber);
   return [model, input, output, batch_size] {
     auto lm = framework::load_model_dir(*model);
+    if (lm.meta.task == Task::MaskedLm) return predict_fill_mask(lm, *input, *output, *batch_size);  // fill-mask
     auto labels = framework::LabelSet::from_names(lm.meta.labels);
     framework::DataConfig dc;
     dc.text_fields = lm.meta.text_fields;
