@@ -30,6 +30,10 @@ struct PassResult {
 /// per-example targets held by the strategy can be sliced: rows [first, first + out.logits.size(0)).
 using LossFn = std::function<torch::Tensor(const models::ModelOutput& out, int64_t first)>;
 
+/// A loss from the outputs of two forward passes on the same inputs (R-Drop), summed over the
+/// examples; `first` as in LossFn.
+using PairLossFn = std::function<torch::Tensor(const models::ModelOutput& a, const models::ModelOutput& b, int64_t first)>;
+
 /// What run_custom does: forward at E + delta; loss = loss_fn(output) (empty: the task loss
 /// sum_b l_b); backward of scale * loss into the parameters' gradients when `param_grads`, and/or
 /// into delta when `want_delta_grad`. With neither it is a forward pass only.
@@ -39,6 +43,10 @@ struct PassRequest {
   bool want_delta_grad = false;
   bool param_grads = true;       // false: the parameters' .grad are left untouched
   LossFn loss_fn;                // empty: the task loss
+  /// Set: a twin pass. The model runs forward TWICE on the same inputs (each forward draws its own
+  /// dropout masks) and the loss is pair_loss_fn(first output, second output); loss_sum is the mean
+  /// of the two forwards' task losses and `output` the first forward's. loss_fn is then unused.
+  PairLossFn pair_loss_fn;
 };
 
 /// The request run(batch, delta, scale, want_delta_grad) stands for: the task loss with parameter
@@ -83,9 +91,9 @@ class GradientEngine {
 };
 
 inline PassResult GradientEngine::run_custom(const models::Batch& batch, const PassRequest& request) {
-  if (request.loss_fn || !request.param_grads)
+  if (request.loss_fn || request.pair_loss_fn || !request.param_grads)
     throw std::logic_error("GradientEngine::run_custom: this engine supports only the task loss with parameter "
-                           "gradients (needed by pgd and smart: custom losses, delta-only passes)");
+                           "gradients (needed by pgd, smart and rdrop: custom losses, delta-only and twin passes)");
   return run(batch, request.delta, request.scale, request.want_delta_grad);
 }
 

@@ -31,7 +31,9 @@ Command add_eval(CLI::App& app) {
                       " but the config says " + framework::to_string(cfg.task));
     auto labels = framework::LabelSet::from_names(lm.meta.labels);
     auto data = framework::load_task_data(cfg.task, cfg.data, labels, cfg.data.dev, *lm.tokenizer,
-                                          lm.meta.max_seq_length, lm.meta.truncate_method, true, cfg.span);
+                                          lm.meta.max_seq_length, lm.meta.truncate_method, true, cfg.span,
+                                          cfg.task == framework::Task::MaskedLm ? framework::mlm_masking(cfg, *lm.tokenizer)
+                                                                                : framework::MlmMasking{});
     c10::InferenceMode inference;
     auto ev = framework::evaluate(*lm.model, cfg.task, data, labels, cfg.training.batch_size);
     nlohmann::json j(ev.metrics);

@@ -14,6 +14,7 @@
 #include <torch/types.h>
 
 #include "apps/unif/commands.h"
+#include "apps/unif/predict_fill_mask.h"
 #include "framework/common/error.h"
 #include "framework/data/records.h"
 #include "framework/train/build.h"
@@ -58,6 +59,7 @@ json prediction(Task task, const framework::LabelSet& labels, const framework::E
       return {{"tags", tags}};
     }
     case Task::SpanExtraction: break;
+    case Task::MaskedLm: break;  // predict_fill_mask.h
   }
   return {};
 }
@@ -91,6 +93,7 @@ Command add_predict(CLI::App& app) {
   return [model, input, output, batch_size] {
     namespace fs = std::filesystem;
     auto lm = framework::load_model_dir(*model);
+    if (lm.meta.task == Task::MaskedLm) return predict_fill_mask(lm, *input, *output, *batch_size);  // fill-mask
     c10::InferenceMode inference;  // after loading: the parameters stay ordinary tensors
     const bool plain_hf = !fs::exists(fs::path(*model) / "unif.yaml");
     auto labels = framework::LabelSet::from_names(lm.meta.labels);

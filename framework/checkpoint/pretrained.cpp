@@ -55,6 +55,7 @@ TaskKind task_from_config(const HfConfig& config) {
   const std::string arch = config.architectures.empty() ? "" : config.architectures.front();
   if (arch == "BertForTokenClassification") return TaskKind::TokenClassification;
   if (arch == "BertForQuestionAnswering") return TaskKind::SpanExtraction;
+  if (arch == "BertForMaskedLM") return TaskKind::MaskedLm;
   if (config.problem_type == "multi_label_classification") return TaskKind::Multilabel;
   if (config.problem_type == "regression") return TaskKind::Regression;
   if (arch == "BertForSequenceClassification" && config.problem_type.empty() && config.num_labels == 1)
@@ -96,6 +97,11 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   }
 
   TensorMap weights = normalise_keys(read_weights(dir));
+  if (result.task == TaskKind::MaskedLm) {
+    // HF's tied copies: the decoder weight is the word embedding table, its bias cls.predictions.bias.
+    weights.erase("cls.predictions.decoder.weight");
+    weights.erase("cls.predictions.decoder.bias");
+  }
   if (options.fresh_mismatched_head) {
     // A new label set: head weights of another shape are left out (reported as missing, so freshly
     // initialised), as HF's ignore_mismatched_sizes does.

@@ -39,7 +39,7 @@ struct PretrainedModel {
 };
 
 /// The head a config asks for: BertForTokenClassification -> TokenClassification,
-/// BertForQuestionAnswering -> SpanExtraction, BertForSequenceClassification with problem_type
+/// BertForQuestionAnswering -> SpanExtraction, BertForMaskedLM -> MaskedLm, BertForSequenceClassification with problem_type
 /// multi_label_classification / regression (or num_labels 1 without problem_type, as HF) ->
 /// Multilabel / Regression; anything else (BertModel, BertForPreTraining, none) -> Classification.
 models::TaskKind task_from_config(const HfConfig& config);

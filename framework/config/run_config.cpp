@@ -4,6 +4,7 @@
 #include "framework/config/run_config.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,13 +28,13 @@ using detail::Section;
 namespace {
 
 const std::vector<std::string> kTaskNames{"classification", "multilabel", "regression",
-                                          "token_classification", "span_extraction"};
+                                          "token_classification", "span_extraction", "masked_lm"};
 const std::vector<std::string> kTruncateMethods{"LIFO", "FIFO", "longer-FO", "longest_first"};
 const std::vector<std::string> kHiddenActs{"gelu", "gelu_new", "relu"};  // models::BertOptions
 const std::vector<std::string> kOptimizers{"adamw", "sgd", "lamb"};
 const std::vector<std::string> kSchedules{"linear", "constant", "cosine"};
 const std::vector<std::string> kNonFinite{"error", "skip"};
-const std::vector<std::string> kAdversarialMethods{"none", "fgm", "pgd", "freelb", "freeat", "smart"};
+const std::vector<std::string> kAdversarialMethods{"none", "fgm", "pgd", "freelb", "freeat", "smart", "rdrop"};
 const std::vector<std::string> kSpanMetrics{"auto", "squad", "cmrc"};
 const detail::IntRule kSeqLength{"an integer >= 3 ([CLS] + one token + [SEP])",
                                  [](int64_t v) { return v >= 3; }};
@@ -96,6 +97,8 @@ void read_model(Section s, ModelConfig& m) {
   const YAML::Node len = s.integer("max_seq_length", m.max_seq_length, kSeqLength);
   s.choice("truncate_method", m.truncate_method, kTruncateMethods);
   s.boolean("sparse_embeddings", m.sparse_embeddings);
+  s.number("mlm_probability", m.mlm_probability, detail::kUnitLeftOpen);
+  s.boolean("whole_word_mask", m.whole_word_mask);
 
   if (m.bert.max_position_embeddings && m.max_seq_length > *m.bert.max_position_embeddings)
     s.context().report(s.path("max_seq_length"), len,
@@ -131,7 +134,7 @@ void read_data(Section s, DataConfig& d, Task task) {
       for (const auto& v : values)
         if (!seen.insert(v).second) ctx.report(s.path("labels"), labels, "duplicate label '" + v + "'");
       if (values.empty()) ctx.report(s.path("labels"), labels, "expected a non-empty list of labels or null");
-      if (task == Task::Regression || task == Task::SpanExtraction)
+      if (task == Task::Regression || task == Task::SpanExtraction || task == Task::MaskedLm)
         ctx.report(s.path("labels"), labels, "expected null for task " + to_string(task) + ", got a list");
       d.labels = std::move(values);
       d.labels_given = true;
@@ -142,6 +145,8 @@ void read_data(Section s, DataConfig& d, Task task) {
   std::string want;
   if (task == Task::TokenClassification && n != 1)
     want = "exactly 1 field (the token list) for token_classification";
+  else if (task == Task::MaskedLm && n != 1)
+    want = "exactly 1 field (the text) for masked_lm";
   else if (task == Task::SpanExtraction && n != 2)
     want = "exactly 2 fields (question, context) for span_extraction";
   else if (n < 1 || n > 2)
@@ -192,6 +197,38 @@ void read_schedule(Section s, ScheduleConfig& c) {
   s.integer("warmup_steps", c.warmup_steps, detail::kNonNegativeInt);
 }
 
+void read_loss(Section s, LossConfig& l) {
+  s.number("label_smoothing", l.label_smoothing, detail::kUnitHalfOpen);
+  s.number("focal_gamma", l.focal_gamma, detail::kNonNegativeNumber);
+  const YAML::Node w = s.raw("class_weights");
+  if (!w.IsDefined() || w.IsNull()) return;
+  if (w.IsScalar() && w.Scalar() == "balanced") {
+    l.class_weights_mode = "balanced";
+    return;
+  }
+  std::vector<double> values;
+  bool ok = w.IsSequence() && w.size() > 0;
+  for (std::size_t i = 0; ok && i < w.size(); ++i) {
+    const auto v = detail::to_number(w[i]);
+    ok = v.has_value() && *v > 0.0 && std::isfinite(*v);
+    values.push_back(v.value_or(0));
+  }
+  if (!ok) {
+    s.context().report(s.path("class_weights"), w,
+                       "expected null, balanced, or a non-empty list of numbers > 0 (one per label), got " +
+                           detail::describe(w));
+    return;
+  }
+  l.class_weights_mode = "list";
+  l.class_weights = std::move(values);
+}
+
+void read_early_stopping(Section s, EarlyStoppingConfig& e) {
+  s.integer("patience", e.patience, detail::kNonNegativeInt);
+  s.string("metric", e.metric, /*nullable=*/true);
+  s.number("min_delta", e.min_delta, detail::kNonNegativeNumber);
+}
+
 void read_training(Section s, TrainingConfig& t) {
   s.integer("batch_size", t.batch_size, detail::kPositiveInt);
   const YAML::Node epochs = s.integer("epochs", t.epochs, detail::kNonNegativeInt);
@@ -209,6 +246,8 @@ void read_training(Section s, TrainingConfig& t) {
   s.integer("keep_checkpoints", t.keep_checkpoints, detail::kPositiveInt);
   s.string("resume", t.resume, /*nullable=*/false);  // auto | never | a path (checked at train time)
   s.choice("nonfinite", t.nonfinite, kNonFinite);
+  read_loss(s.section("loss"), t.loss);
+  read_early_stopping(s.section("early_stopping"), t.early_stopping);
 
   if (t.epochs < 1 && t.max_steps == 0)
     s.context().report(s.path("epochs"), epochs,
@@ -252,6 +291,7 @@ void read_adversarial(Section s, AdversarialConfig& a) {
   s.number("smart_lambda", a.smart_lambda, detail::kNonNegativeNumber);
   s.number("smart_momentum", a.smart_momentum, detail::kUnitClosed);
   s.number("smart_bregman", a.smart_bregman, detail::kNonNegativeNumber);
+  s.number("rdrop_alpha", a.rdrop_alpha, detail::kNonNegativeNumber);
 
   if (a.epsilon == 0.0 && (a.method == "fgm" || a.method == "pgd" || a.method == "freeat"))
     s.context().report(s.path("epsilon"), eps,
@@ -266,6 +306,13 @@ void read_span(Section s, SpanConfig& sp) {
   s.choice("metric", sp.metric, kSpanMetrics);
 }
 
+void read_distill(Section s, DistillConfig& d) {
+  s.string("teacher", d.teacher, /*nullable=*/true);
+  d.teacher = expand_model_path(d.teacher);
+  s.number("temperature", d.temperature, detail::kPositiveNumber);
+  s.number("alpha", d.alpha, detail::kUnitClosed);
+}
+
 void read_run(Section s, RunConfig& c) {
   std::string task = to_string(c.task);
   s.choice("task", task, kTaskNames);
@@ -278,6 +325,26 @@ void read_run(Section s, RunConfig& c) {
   read_parallel(s.section("parallel"), c.parallel);
   read_adversarial(s.section("adversarial"), c.adversarial);
   read_span(s.section("span"), c.span);
+  read_distill(s.section("distill"), c.distill);
+  const LossConfig& loss = c.training.loss;
+  const bool loss_task = c.task == Task::Classification || c.task == Task::TokenClassification;
+  if (!loss_task && !(loss == LossConfig{}))
+    s.context().report("training.loss", "expected the defaults (label_smoothing 0, focal_gamma 0, class_weights "
+                       "null) for task " + to_string(c.task) + ": these losses apply to classification and "
+                       "token_classification");
+  if (loss.class_weights_mode == "list" && c.data.labels_given && loss.class_weights.size() != c.data.labels.size())
+    s.context().report("training.loss.class_weights", "expected one weight per label (" +
+                       std::to_string(c.data.labels.size()) + " in data.labels), got " +
+                       std::to_string(loss.class_weights.size()));
+  if (c.training.early_stopping.patience > 0 && c.data.dev.empty())
+    s.context().report("training.early_stopping.patience", "expected 0 without data.dev (early stopping watches "
+                       "the dev evaluations), got " + std::to_string(c.training.early_stopping.patience));
+  if (!c.distill.teacher.empty() && c.task != Task::Classification && c.task != Task::TokenClassification &&
+      c.task != Task::SpanExtraction)
+    s.context().report("distill.teacher", "expected null for task " + to_string(c.task) + ": distillation supports "
+                       "classification, token_classification and span_extraction");
+  if (c.task == Task::MaskedLm && c.adversarial.method != "none")
+    s.context().report("adversarial.method", "expected none for task masked_lm, got " + c.adversarial.method);
   if (c.task == Task::SpanExtraction && c.model.max_seq_length < 5)
     s.context().report("model.max_seq_length", "expected at least 5 for span_extraction ([CLS] question [SEP] "
                        "context [SEP] with one piece each), got " + std::to_string(c.model.max_seq_length));
@@ -512,6 +579,7 @@ std::string to_string(Task task) {
     case Task::Regression: return "regression";
     case Task::TokenClassification: return "token_classification";
     case Task::SpanExtraction: return "span_extraction";
+    case Task::MaskedLm: return "masked_lm";
   }
   return "classification";
 }
@@ -612,6 +680,8 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "max_seq_length" << YAML::Value << c.model.max_seq_length;
   out << YAML::Key << "truncate_method" << YAML::Value << c.model.truncate_method;
   out << YAML::Key << "sparse_embeddings" << YAML::Value << c.model.sparse_embeddings;
+  out << YAML::Key << "mlm_probability" << YAML::Value << format_number(c.model.mlm_probability);
+  out << YAML::Key << "whole_word_mask" << YAML::Value << c.model.whole_word_mask;
   out << YAML::EndMap;
 
   out << YAML::Key << "data" << YAML::Value << YAML::BeginMap;
@@ -656,6 +726,25 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "keep_checkpoints" << YAML::Value << t.keep_checkpoints;
   emit_text(out, "resume", t.resume);
   out << YAML::Key << "nonfinite" << YAML::Value << t.nonfinite;
+  out << YAML::Key << "loss" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "label_smoothing" << YAML::Value << format_number(t.loss.label_smoothing);
+  out << YAML::Key << "focal_gamma" << YAML::Value << format_number(t.loss.focal_gamma);
+  out << YAML::Key << "class_weights" << YAML::Value;
+  if (t.loss.class_weights_mode == "balanced") {
+    out << "balanced";
+  } else if (t.loss.class_weights_mode == "list") {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (double w : t.loss.class_weights) out << format_number(w);
+    out << YAML::EndSeq;
+  } else {
+    out << YAML::Null;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "early_stopping" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "patience" << YAML::Value << t.early_stopping.patience;
+  emit_text(out, "metric", t.early_stopping.metric);
+  out << YAML::Key << "min_delta" << YAML::Value << format_number(t.early_stopping.min_delta);
+  out << YAML::EndMap;
   out << YAML::EndMap;
 
   out << YAML::Key << "parallel" << YAML::Value << YAML::BeginMap;
@@ -673,6 +762,7 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "smart_lambda" << YAML::Value << format_number(a.smart_lambda);
   out << YAML::Key << "smart_momentum" << YAML::Value << format_number(a.smart_momentum);
   out << YAML::Key << "smart_bregman" << YAML::Value << format_number(a.smart_bregman);
+  out << YAML::Key << "rdrop_alpha" << YAML::Value << format_number(a.rdrop_alpha);
   out << YAML::EndMap;
 
   const SpanConfig& sp = c.span;
@@ -683,6 +773,14 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "n_best_size" << YAML::Value << sp.n_best_size;
   out << YAML::Key << "metric" << YAML::Value << sp.metric;
   out << YAML::EndMap;
+
+  if (!c.distill.teacher.empty()) {  // absent = off (SPEC §7)
+    out << YAML::Key << "distill" << YAML::Value << YAML::BeginMap;
+    emit_text(out, "teacher", c.distill.teacher);
+    out << YAML::Key << "temperature" << YAML::Value << format_number(c.distill.temperature);
+    out << YAML::Key << "alpha" << YAML::Value << format_number(c.distill.alpha);
+    out << YAML::EndMap;
+  }
 
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
@@ -703,7 +801,8 @@ bool operator==(const BertOverrides& a, const BertOverrides& b) {
 bool operator==(const ModelConfig& a, const ModelConfig& b) {
   return a.pretrained == b.pretrained && a.bert == b.bert && a.vocab == b.vocab &&
          a.do_lower_case == b.do_lower_case && a.max_seq_length == b.max_seq_length &&
-         a.truncate_method == b.truncate_method && a.sparse_embeddings == b.sparse_embeddings;
+         a.truncate_method == b.truncate_method && a.sparse_embeddings == b.sparse_embeddings &&
+         a.mlm_probability == b.mlm_probability && a.whole_word_mask == b.whole_word_mask;
 }
 bool operator==(const DataConfig& a, const DataConfig& b) {
   return a.train == b.train && a.dev == b.dev && a.test == b.test && a.text_fields == b.text_fields &&
@@ -722,7 +821,18 @@ bool operator==(const TrainingConfig& a, const TrainingConfig& b) {
          a.max_grad_norm == b.max_grad_norm && a.layerwise_lr_decay == b.layerwise_lr_decay &&
          a.shuffle == b.shuffle && a.group_by_length == b.group_by_length && a.log_every == b.log_every && a.eval_every == b.eval_every &&
          a.save_every == b.save_every && a.keep_checkpoints == b.keep_checkpoints && a.resume == b.resume &&
-         a.nonfinite == b.nonfinite;
+         a.nonfinite == b.nonfinite &&
+         a.loss == b.loss && a.early_stopping == b.early_stopping;
+}
+bool operator==(const LossConfig& a, const LossConfig& b) {
+  return a.label_smoothing == b.label_smoothing && a.focal_gamma == b.focal_gamma &&
+         a.class_weights_mode == b.class_weights_mode && a.class_weights == b.class_weights;
+}
+bool operator==(const EarlyStoppingConfig& a, const EarlyStoppingConfig& b) {
+  return a.patience == b.patience && a.metric == b.metric && a.min_delta == b.min_delta;
+}
+bool operator==(const DistillConfig& a, const DistillConfig& b) {
+  return a.teacher == b.teacher && a.temperature == b.temperature && a.alpha == b.alpha;
 }
 bool operator==(const ParallelConfig& a, const ParallelConfig& b) {
   return a.devices == b.devices && a.threads_per_replica == b.threads_per_replica;
@@ -730,7 +840,7 @@ bool operator==(const ParallelConfig& a, const ParallelConfig& b) {
 bool operator==(const AdversarialConfig& a, const AdversarialConfig& b) {
   return a.method == b.method && a.epsilon == b.epsilon && a.alpha == b.alpha && a.steps == b.steps &&
          a.init_mag == b.init_mag && a.smart_lambda == b.smart_lambda && a.smart_momentum == b.smart_momentum &&
-         a.smart_bregman == b.smart_bregman;
+         a.smart_bregman == b.smart_bregman && a.rdrop_alpha == b.rdrop_alpha;
 }
 bool operator==(const SpanConfig& a, const SpanConfig& b) {
   return a.doc_stride == b.doc_stride && a.max_query_length == b.max_query_length &&
@@ -739,7 +849,7 @@ bool operator==(const SpanConfig& a, const SpanConfig& b) {
 bool operator==(const RunConfig& a, const RunConfig& b) {
   return a.task == b.task && a.output_dir == b.output_dir && a.seed == b.seed && a.model == b.model &&
          a.data == b.data && a.training == b.training && a.parallel == b.parallel &&
-         a.adversarial == b.adversarial && a.span == b.span;
+         a.adversarial == b.adversarial && a.span == b.span && a.distill == b.distill;
 }
 
 }  // namespace unif::framework

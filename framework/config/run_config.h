@@ -31,9 +31,9 @@ struct ConfigError : UserError {
   std::vector<std::string> problems;  // one line each, in the order the keys appear in SPEC §3
 };
 
-enum class Task { Classification, Multilabel, Regression, TokenClassification, SpanExtraction };
+enum class Task { Classification, Multilabel, Regression, TokenClassification, SpanExtraction, MaskedLm };
 
-/// "classification" | "multilabel" | "regression" | "token_classification" | "span_extraction"
+/// "classification" | "multilabel" | "regression" | "token_classification" | "span_extraction" | "masked_lm"
 std::string to_string(Task task);
 /// Inverse of to_string; throws UserError naming the allowed values.
 Task parse_task(const std::string& name);
@@ -62,6 +62,8 @@ struct ModelConfig {
   int64_t max_seq_length = 128;      // >= 3 ([CLS] x [SEP]); the model checks max_position_embeddings
   std::string truncate_method = "LIFO";  // LIFO | FIFO | longer-FO | longest_first
   bool sparse_embeddings = true;
+  double mlm_probability = 0.15;     // masked_lm: share of tokens selected for prediction (HF's)
+  bool whole_word_mask = false;      // masked_lm: select whole words (all their pieces) at once
 };
 
 /// text_fields/label_field defaults depend on the task when the YAML leaves them out:
@@ -90,6 +92,22 @@ struct ScheduleConfig {
   int64_t warmup_steps = 0;          // wins over warmup_ratio when > 0
 };
 
+/// `training.loss` (classification and token_classification; docs/objectives.md has the formulas).
+struct LossConfig {
+  double label_smoothing = 0.0;      // ε in [0, 1): torch cross_entropy(label_smoothing=ε)
+  double focal_gamma = 0.0;          // γ >= 0: focal loss (Lin et al. 2017); 0 = cross-entropy
+  std::string class_weights_mode;    // "" (YAML null: none) | "balanced" | "list"
+  std::vector<double> class_weights; // "list": one weight > 0 per label, in label id order
+};
+
+/// `training.early_stopping`: stop when the dev metric has not improved by more than min_delta for
+/// `patience` evaluations in a row (patience 0 = off).
+struct EarlyStoppingConfig {
+  int64_t patience = 0;
+  std::string metric;                // "" (YAML null) = the task's main metric
+  double min_delta = 0.0;
+};
+
 struct TrainingConfig {
   int64_t batch_size = 32;           // global: split over every replica and process
   int64_t epochs = 3;
@@ -107,6 +125,8 @@ struct TrainingConfig {
   int64_t keep_checkpoints = 2;
   std::string resume = "auto";       // auto | never | a checkpoint path (checked when training starts)
   std::string nonfinite = "error";   // error | skip: a step whose loss or gradient norm is not finite
+  LossConfig loss;
+  EarlyStoppingConfig early_stopping;
 };
 
 struct ParallelConfig {
@@ -115,7 +135,7 @@ struct ParallelConfig {
 };
 
 struct AdversarialConfig {
-  std::string method = "none";       // none | fgm | pgd | freelb | freeat | smart
+  std::string method = "none";       // none | fgm | pgd | freelb | freeat | smart | rdrop
   double epsilon = 0.3;              // projection radius (0 = unbounded: freelb and smart only)
   double alpha = 0.1;                // step size (FreeLB adv_lr, PGD alpha)
   int64_t steps = 3;                 // K
@@ -123,6 +143,14 @@ struct AdversarialConfig {
   double smart_lambda = 1.0;         // SMART's regularizer weight λ
   double smart_momentum = 0.99;      // SMART's teacher momentum β: θ̃ ← (1-β)θ + βθ̃ after each step
   double smart_bregman = 1.0;        // SMART's Bregman proximal term weight μ (0 = off: no teacher)
+  double rdrop_alpha = 1.0;          // R-Drop's weight α of the symmetric KL
+};
+
+/// `distill`: knowledge distillation from a fine-tuned teacher model directory (absent = off).
+struct DistillConfig {
+  std::string teacher;               // "" = off
+  double temperature = 2.0;          // T > 0
+  double alpha = 0.5;                // a in [0, 1]: a·T²·KL + (1-a)·task loss
 };
 
 /// `span`: span extraction (task span_extraction) windows and decoding, as HF run_qa / Google BERT.
@@ -144,6 +172,7 @@ struct RunConfig {
   ParallelConfig parallel;
   AdversarialConfig adversarial;
   SpanConfig span;
+  DistillConfig distill;
   std::filesystem::path source;      // the file (or source name) read; not part of the value
 };
 
@@ -183,6 +212,9 @@ bool operator==(const TrainingConfig& a, const TrainingConfig& b);
 bool operator==(const ParallelConfig& a, const ParallelConfig& b);
 bool operator==(const AdversarialConfig& a, const AdversarialConfig& b);
 bool operator==(const SpanConfig& a, const SpanConfig& b);
+bool operator==(const LossConfig& a, const LossConfig& b);
+bool operator==(const EarlyStoppingConfig& a, const EarlyStoppingConfig& b);
+bool operator==(const DistillConfig& a, const DistillConfig& b);
 bool operator==(const RunConfig& a, const RunConfig& b);
 inline bool operator!=(const RunConfig& a, const RunConfig& b) { return !(a == b); }
 

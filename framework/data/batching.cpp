@@ -122,6 +122,8 @@ models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
       }
       break;
     }
+    case Task::MaskedLm:  // collate_mlm (mlm.h) masks the batch
+      break;
     case Task::SpanExtraction: {
       batch.labels = torch::empty({B, 2}, i64);
       auto a = batch.labels.accessor<int64_t, 2>();

@@ -165,6 +165,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
           break;
         }
         case Task::SpanExtraction: break;
+        case Task::MaskedLm: break;  // mlm.h reads its own data
       }
     } catch (const std::invalid_argument& e) {
       throw UserError(where(file, r) + "field '" + cfg.label_field + "': " + e.what());

@@ -12,8 +12,15 @@ std::string main_metric(MetricKind kind) {
     case MetricKind::regression: return "pearson";
     case MetricKind::token: return "f1";
     case MetricKind::span: return "f1";
+    case MetricKind::masked_lm: return "perplexity";
   }
   return "f1";  // unreachable: every enumerator is handled above
+}
+
+bool lower_is_better(const std::string& name) {
+  const std::string suffix = "_loss";
+  return name == "loss" || name == "perplexity" || name == "mse" ||
+         (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0);
 }
 
 MetricKind metric_kind_for_task(const std::string& task) {
@@ -22,9 +29,10 @@ MetricKind metric_kind_for_task(const std::string& task) {
   if (task == "regression") return MetricKind::regression;
   if (task == "token_classification") return MetricKind::token;
   if (task == "span_extraction") return MetricKind::span;
+  if (task == "masked_lm") return MetricKind::masked_lm;
   throw UserError("metrics: unknown task '" + task +
                   "' (expected classification, multilabel, regression, token_classification or "
-                  "span_extraction)");
+                  "span_extraction or masked_lm)");
 }
 
 }  // namespace unif::framework

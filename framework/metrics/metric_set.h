@@ -1,6 +1,6 @@
 // MetricSet (metric name -> value, the shape written to metrics.jsonl and printed by `unif eval`)
 // and the "main" metric of each task, the one that picks the best checkpoint (SPEC §4).
-// Pure C++: no Torch. Every metric here is higher-is-better except "mse".
+// Pure C++: no Torch. Every metric here is higher-is-better except "mse", "loss" and "perplexity".
 #pragma once
 #include <map>
 #include <string>
@@ -11,14 +11,19 @@ namespace unif::framework {
 using MetricSet = std::map<std::string, double>;
 
 /// Which family of metrics a task reports.
-enum class MetricKind { classification, multilabel, regression, token, span };
+enum class MetricKind { classification, multilabel, regression, token, span, masked_lm };
 
 /// The key of the metric that chooses `best/` (higher is better):
-/// classification "accuracy", multilabel "micro_f1", regression "pearson", token "f1", span "f1".
+/// classification "accuracy", multilabel "micro_f1", regression "pearson", token "f1", span "f1",
+/// masked_lm "perplexity" (lower is better).
 std::string main_metric(MetricKind kind);
 
+/// Whether smaller values of metric `name` are better: "loss", "perplexity", "mse" and names
+/// ending in "_loss".
+bool lower_is_better(const std::string& name);
+
 /// Maps the config's `task` (SPEC §3: classification | multilabel | regression |
-/// token_classification | span_extraction) to its MetricKind. UserError for any other name.
+/// token_classification | span_extraction | masked_lm) to its MetricKind. UserError for any other name.
 MetricKind metric_kind_for_task(const std::string& task);
 
 }  // namespace unif::framework

@@ -330,9 +330,17 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
       d = torch::zeros({s.size, length, embedding_dim()}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
     if (request.want_delta_grad) d.requires_grad_(true);
     torch::AutoGradMode grad_mode(backward);  // grad mode is per thread: set it in the worker
-    auto out = replicas_[static_cast<size_t>(i)]->forward(shard, d);
+    auto& replica = *replicas_[static_cast<size_t>(i)];
+    auto out = replica.forward(shard, d);
     torch::Tensor task_loss = out.example_losses.defined() ? out.example_losses.sum() : torch::Tensor();
-    torch::Tensor loss = request.loss_fn ? request.loss_fn(out, s.begin) : task_loss;  // summed over the shard
+    torch::Tensor loss;  // summed over the shard
+    if (request.pair_loss_fn) {  // twin pass: a second forward with its own dropout masks
+      auto out2 = replica.forward(shard, d);
+      if (task_loss.defined()) task_loss = 0.5 * (task_loss + out2.example_losses.sum());
+      loss = request.pair_loss_fn(out, out2, s.begin);
+    } else {
+      loss = request.loss_fn ? request.loss_fn(out, s.begin) : task_loss;
+    }
     if (backward && !loss.defined()) throw std::logic_error("a pass needs labels or a loss_fn to backpropagate");
     auto& p = parts[static_cast<size_t>(i)];
     if (request.param_grads) {
@@ -342,7 +350,7 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
       p.delta_grad = torch::autograd::grad({loss * request.scale}, {d})[0].detach();
     }
     if (task_loss.defined()) p.loss_sum = task_loss.item<double>();
-    if (request.loss_fn) p.custom_loss = loss.item<double>();
+    if (request.loss_fn || request.pair_loss_fn) p.custom_loss = loss.item<double>();
     p.logits = out.logits.detach();
     if (out.example_losses.defined()) p.example_losses = out.example_losses.detach();
     p.loss_count = out.loss_count;

@@ -21,9 +21,10 @@ constexpr int64_t kSlots = 8;  // per gathered tensor: defined, ndim, then up to
 
 // Per-rank pieces (rows shards[r].size each) of up to three tensors, gathered into global batch
 // order. `local[k]` is undefined on a rank with an empty slice; its trailing shape comes from the
-// ranks that have one. All are sent as float32.
+// ranks that have one. All are sent as float32. Tensors k with free_rows[k] may have any number of
+// rows per rank (masked_lm's logits: one row per masked token), taken as each rank declares them.
 std::vector<torch::Tensor> gather_rows(ProcessGroup& group, const std::vector<torch::Tensor>& local,
-                                       const std::vector<Shard>& shards) {
+                                       const std::vector<Shard>& shards, const std::vector<bool>& free_rows = {}) {
   const auto k_count = static_cast<int64_t>(local.size());
   const auto world = group.size();
   auto desc = torch::zeros({k_count * kSlots}, torch::kInt64);
@@ -48,23 +49,30 @@ std::vector<torch::Tensor> gather_rows(ProcessGroup& group, const std::vector<to
       present[static_cast<size_t>(k)] = true;
       for (int64_t i = 1; i < a[k * kSlots + 1]; ++i) trailing[static_cast<size_t>(k)].push_back(a[k * kSlots + 2 + i]);
     }
+  // rows_of[k][r]: the rows rank r sends of tensor k; max_rows[k]: the padded size.
+  std::vector<std::vector<int64_t>> rows_of(static_cast<size_t>(k_count), std::vector<int64_t>(static_cast<size_t>(world), 0));
+  std::vector<int64_t> max_rows(static_cast<size_t>(k_count), 0);
   for (int64_t k = 0; k < k_count; ++k)
     for (int64_t r = 0; r < world; ++r) {
       auto a = descs[static_cast<size_t>(r)].accessor<int64_t, 1>();
       const auto rows = shards[static_cast<size_t>(r)].size;
-      if (present[static_cast<size_t>(k)] && rows > 0 && (a[k * kSlots] == 0 || a[k * kSlots + 2] != rows))
+      const bool free = static_cast<size_t>(k) < free_rows.size() && free_rows[static_cast<size_t>(k)];
+      if (present[static_cast<size_t>(k)] && rows > 0 &&
+          (a[k * kSlots] == 0 || (!free && a[k * kSlots + 2] != rows)))
         throw std::logic_error("DistributedEngine: rank " + std::to_string(r) + " returned " +
                                std::to_string(a[k * kSlots + 2]) + " rows for a slice of " + std::to_string(rows));
+      const int64_t sent = a[k * kSlots] == 0 ? 0 : a[k * kSlots + 2];
+      rows_of[static_cast<size_t>(k)][static_cast<size_t>(r)] = sent;
+      max_rows[static_cast<size_t>(k)] = std::max(max_rows[static_cast<size_t>(k)], sent);
     }
 
-  // One flat float32 buffer per rank: each present tensor padded to the largest slice.
-  const int64_t max_rows = shards.empty() ? 0 : shards[0].size;  // the first slices are the largest
+  // One flat float32 buffer per rank: each present tensor padded to the largest piece.
   std::vector<int64_t> row_numel(static_cast<size_t>(k_count), 1);
   std::vector<torch::Tensor> pieces;
   for (int64_t k = 0; k < k_count; ++k) {
     if (!present[static_cast<size_t>(k)]) continue;
     for (auto s : trailing[static_cast<size_t>(k)]) row_numel[static_cast<size_t>(k)] *= s;
-    auto padded = torch::zeros({max_rows * row_numel[static_cast<size_t>(k)]}, torch::kFloat32);
+    auto padded = torch::zeros({max_rows[static_cast<size_t>(k)] * row_numel[static_cast<size_t>(k)]}, torch::kFloat32);
     const auto& t = local[static_cast<size_t>(k)];
     if (t.defined() && t.numel() > 0)
       padded.narrow(0, 0, t.numel()).copy_(t.detach().to(torch::kCPU, torch::kFloat32).reshape({-1}));
@@ -78,13 +86,13 @@ std::vector<torch::Tensor> gather_rows(ProcessGroup& group, const std::vector<to
     const auto n = row_numel[static_cast<size_t>(k)];
     std::vector<torch::Tensor> parts;
     for (int64_t r = 0; r < world; ++r) {
-      const auto rows = shards[static_cast<size_t>(r)].size;
+      const auto rows = rows_of[static_cast<size_t>(k)][static_cast<size_t>(r)];
       std::vector<int64_t> shape{rows};
       for (auto s : trailing[static_cast<size_t>(k)]) shape.push_back(s);
       parts.push_back(all[static_cast<size_t>(r)].narrow(0, offset, rows * n).view(shape));
     }
     out[static_cast<size_t>(k)] = torch::cat(parts, 0);
-    offset += max_rows * n;
+    offset += max_rows[static_cast<size_t>(k)] * n;
   }
   return out;
 }
@@ -144,6 +152,13 @@ adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch
     const int64_t offset = mine.begin;
     req.loss_fn = [fn, offset](const models::ModelOutput& out, int64_t first) { return fn(out, offset + first); };
   }
+  if (request.pair_loss_fn) {
+    auto fn = request.pair_loss_fn;
+    const int64_t offset = mine.begin;
+    req.pair_loss_fn = [fn, offset](const models::ModelOutput& a, const models::ModelOutput& b, int64_t first) {
+      return fn(a, b, offset + first);
+    };
+  }
   const adversarial::PassResult local = local_->run_custom(slice_batch(batch, mine), req);
 
   if (options_.separate_waits) {
@@ -158,7 +173,7 @@ adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch
   auto g = gather_rows(*group_,
                        {request.want_delta_grad ? local.delta_grad : torch::Tensor(), local.output.logits,
                         local.output.example_losses},
-                       shards);
+                       shards, {false, /*logits: masked_lm has one row per masked token*/ true, false});
   adversarial::PassResult r;
   r.loss_sum = sums[0].item<double>();
   r.custom_loss = sums[1].item<double>();

@@ -6,6 +6,7 @@
 #include "adversarial/freeat.h"
 #include "adversarial/freelb.h"
 #include "adversarial/pgd.h"
+#include "adversarial/rdrop.h"
 #include "adversarial/smart.h"
 
 #include "framework/checkpoint/hf_config.h"
@@ -18,6 +19,7 @@
 #include "framework/parallel/distributed_engine.h"
 #include "framework/train/local_engine.h"
 #include "framework/train/model_dir.h"
+#include "models/heads/distillation.h"
 #include "models/heads/factory.h"
 
 namespace unif::framework {
@@ -75,7 +77,8 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
   if (cfg.method == "smart")
     return std::make_unique<adversarial::Smart>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.smart_lambda,
                                                     cfg.smart_bregman, cfg.smart_momentum);
-  throw UserError("adversarial.method: expected none, fgm, pgd, freelb, freeat or smart, got '" + cfg.method + "'");
+  if (cfg.method == "rdrop") return std::make_unique<adversarial::RDrop>(cfg.rdrop_alpha);
+  throw UserError("adversarial.method: expected none, fgm, pgd, freelb, freeat, smart or rdrop, got '" + cfg.method + "'");
 }
 
 std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
@@ -106,12 +109,34 @@ std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& c
   return local;
 }
 
+MlmMasking mlm_masking(const RunConfig& cfg, const BertTokenizer& tokenizer) {
+  MlmMasking m;
+  m.probability = cfg.model.mlm_probability;
+  m.whole_word = cfg.model.whole_word_mask;
+  m.seed = static_cast<uint64_t>(cfg.seed);
+  m.vocab_size = tokenizer.vocab().size();
+  if (tokenizer.vocab().token(tokenizer.token_to_id("[MASK]")) != "[MASK]")
+    throw UserError("task masked_lm: the vocabulary has no [MASK] token");
+  m.mask_id = tokenizer.token_to_id("[MASK]");
+  return m;
+}
+
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
                         const BertTokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
-                        bool require_labels, const SpanConfig& span) {
+                        bool require_labels, const SpanConfig& span, const MlmMasking& mlm) {
   TaskData d;
   d.file = file;
   d.span = span;
+  if (task == Task::MaskedLm) {
+    d.examples = read_mlm_examples(file, data);
+    d.encoded = encode_mlm_examples(d.examples, tokenizer, max_seq_length);
+    d.mlm = mlm;
+    if (!d.mlm.enabled()) {
+      d.mlm.mask_id = tokenizer.token_to_id("[MASK]");
+      d.mlm.vocab_size = tokenizer.vocab().size();
+    }
+    return d;
+  }
   auto records = read_records(file);
   d.examples = make_examples(task, data, labels, file, records, require_labels);
   d.encoded = encode_examples(task, d.examples, tokenizer, static_cast<int>(max_seq_length),
@@ -144,6 +169,40 @@ void load_checkpoint_weights(torch::nn::Module& model, const fs::path& dir) {
                   "): it was edited, or written for another model configuration");
 }
 
+namespace {
+
+// distill.teacher: a model directory of the same task, label set and vocabulary, wrapped around the
+// student (models/heads/distillation.h).
+std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std::shared_ptr<models::BertTaskModel> student,
+                                                      const Vocab& vocab, const LabelSet& labels) {
+  const std::string where = "distill.teacher: '" + cfg.distill.teacher + "'";
+  LoadedModel teacher;
+  try {
+    teacher = load_model_dir(cfg.distill.teacher);
+  } catch (const UserError& e) {
+    throw UserError(where + ": " + e.what());
+  }
+  if (teacher.meta.task != cfg.task)
+    throw UserError(where + " was trained for task " + to_string(teacher.meta.task) + ", the run is " + to_string(cfg.task));
+  if (cfg.task != Task::SpanExtraction && teacher.meta.labels != labels.names)
+    throw UserError(where + " has another label set (" + std::to_string(teacher.meta.labels.size()) +
+                    " labels, or another order) than the run (" + std::to_string(labels.size()) +
+                    "): set data.labels to the teacher's labels");
+  const auto& tv = teacher.tokenizer->vocab();
+  bool same = tv.size() == vocab.size();
+  for (int64_t i = 0; same && i < vocab.size(); ++i) same = tv.token(i) == vocab.token(i);
+  if (!same)
+    throw UserError(where + " has another vocabulary than the student (" + teacher.vocab_file.string() +
+                    "): distillation needs the same token ids");
+  if (cfg.model.max_seq_length > teacher.hf.bert.max_position_embeddings())
+    throw UserError(where + ": model.max_seq_length " + std::to_string(cfg.model.max_seq_length) +
+                    " exceeds the teacher's max_position_embeddings");
+  return std::make_shared<models::DistillationModel>(std::move(student), teacher.model, cfg.distill.temperature,
+                                                     cfg.distill.alpha);
+}
+
+}  // namespace
+
 TrainerParts build_trainer_parts(const RunConfig& cfg) {
   if (cfg.data.train.empty()) throw UserError("data.train: a training file is required");
   if (!cfg.model.pretrained.empty() && !fs::is_directory(cfg.model.pretrained))
@@ -159,21 +218,33 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   auto tokenizer = std::make_shared<BertTokenizer>(vocab, cfg.model.do_lower_case);
 
   // Data first: the label set sizes the head.
-  auto train_records = read_records(cfg.data.train);
   TrainerParts parts;
-  parts.labels = collect_labels(cfg.task, cfg.data, cfg.data.train, train_records);
-  parts.train.file = cfg.data.train;
-  parts.train.examples = make_examples(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, true);
-  const auto method = parse_truncate_method(cfg.model.truncate_method);
-  parts.train.span = cfg.span;
-  parts.train.encoded = encode_examples(cfg.task, parts.train.examples, *tokenizer,
-                                        static_cast<int>(cfg.model.max_seq_length), method, cfg.span);
-  if (!cfg.data.dev.empty())
-    parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
-                               cfg.model.truncate_method, true, cfg.span);
-  if (!cfg.data.test.empty())
-    parts.test = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.test, *tokenizer, cfg.model.max_seq_length,
-                                cfg.model.truncate_method, true, cfg.span);
+  if (cfg.task == Task::MaskedLm) {
+    const auto masking = mlm_masking(cfg, *tokenizer);
+    parts.train = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.train, *tokenizer, cfg.model.max_seq_length,
+                                 cfg.model.truncate_method, false, cfg.span, masking);
+    if (!cfg.data.dev.empty())
+      parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
+                                 cfg.model.truncate_method, false, cfg.span, masking);
+    if (!cfg.data.test.empty())
+      parts.test = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.test, *tokenizer, cfg.model.max_seq_length,
+                                  cfg.model.truncate_method, false, cfg.span, masking);
+  } else {
+    auto train_records = read_records(cfg.data.train);
+    parts.labels = collect_labels(cfg.task, cfg.data, cfg.data.train, train_records);
+    parts.train.file = cfg.data.train;
+    parts.train.examples = make_examples(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, true);
+    const auto method = parse_truncate_method(cfg.model.truncate_method);
+    parts.train.span = cfg.span;
+    parts.train.encoded = encode_examples(cfg.task, parts.train.examples, *tokenizer,
+                                          static_cast<int>(cfg.model.max_seq_length), method, cfg.span);
+    if (!cfg.data.dev.empty())
+      parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
+                                 cfg.model.truncate_method, true, cfg.span);
+    if (!cfg.data.test.empty())
+      parts.test = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.test, *tokenizer, cfg.model.max_seq_length,
+                                  cfg.model.truncate_method, true, cfg.span);
+  }
 
   // Model: pretrained config (+ overrides) or BertConfig defaults (+ overrides).
   HfConfig hf;
@@ -215,7 +286,40 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
       throw UserError(std::string("model.bert: ") + e.what());
     }
   }
+  // training.loss: class weights (given, or "balanced" from the training labels) and the head's loss.
+  const LossConfig& lc = cfg.training.loss;
+  if (lc.class_weights_mode == "list") {
+    if (static_cast<int64_t>(lc.class_weights.size()) != parts.labels.size())
+      throw UserError("training.loss.class_weights: expected one weight per label (" +
+                      std::to_string(parts.labels.size()) + " labels), got " + std::to_string(lc.class_weights.size()));
+    parts.class_weights = torch::tensor(lc.class_weights, torch::kFloat64).to(torch::kFloat32);
+  } else if (lc.class_weights_mode == "balanced") {
+    std::vector<int64_t> counts(static_cast<size_t>(parts.labels.size()), 0);
+    if (cfg.task == Task::TokenClassification) {
+      for (const auto& e : parts.train.encoded)
+        for (auto y : e.token_labels)
+          if (y >= 0) ++counts[static_cast<size_t>(y)];
+    } else {
+      for (const auto& ex : parts.train.examples) ++counts[static_cast<size_t>(ex.labels.at(0))];
+    }
+    parts.class_weights = models::balanced_class_weights(counts);
+    std::string list;
+    for (int64_t c = 0; c < parts.labels.size(); ++c)
+      list += (c ? ", " : "") + parts.labels.names[static_cast<size_t>(c)] + "=" +
+              std::to_string(parts.class_weights[c].item<double>());
+    parts.notes.push_back("training.loss.class_weights: balanced: " + list);
+  }
+  models::LossOptions loss;
+  loss.label_smoothing = lc.label_smoothing;
+  loss.focal_gamma = lc.focal_gamma;
+  loss.class_weights = parts.class_weights;
+  model->set_loss_options(loss);
   parts.model = model;
+  if (!cfg.distill.teacher.empty()) {
+    parts.model = distillation_model(cfg, model, *vocab, parts.labels);
+    parts.notes.push_back("distill: teacher " + cfg.distill.teacher + " (frozen, eval mode), temperature " +
+                          std::to_string(cfg.distill.temperature) + ", alpha " + std::to_string(cfg.distill.alpha));
+  }
   const auto meta = model_meta(cfg, parts.labels.names);
   const auto hf_base = hf;
   const auto labels = parts.labels.names;

@@ -29,9 +29,13 @@ std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& c
                                                          std::function<void()> optimizer_step);
 
 /// Encodes a data file for a model (eval / predict): records → examples → encodings (span
-/// extraction: windows and decoding per `span`).
+/// extraction: windows and decoding per `span`; masked_lm: texts, masks drawn as `mlm`).
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
                         const BertTokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
-                        bool require_labels, const SpanConfig& span = {});
+                        bool require_labels, const SpanConfig& span = {}, const MlmMasking& mlm = {});
+
+/// masked_lm's masking for `cfg` (model.mlm_probability, model.whole_word_mask, seed) with the
+/// tokenizer's [MASK] id and vocabulary size.
+MlmMasking mlm_masking(const RunConfig& cfg, const BertTokenizer& tokenizer);
 
 }  // namespace unif::framework

@@ -34,7 +34,7 @@ adversarial::PassResult LocalEngine::run(const models::Batch& batch, const torch
 }
 
 adversarial::PassResult LocalEngine::run_custom(const models::Batch& batch, const adversarial::PassRequest& request) {
-  if (!request.loss_fn && request.param_grads)
+  if (!request.loss_fn && !request.pair_loss_fn && request.param_grads)
     return run(batch, request.delta, request.scale, request.want_delta_grad);
   torch::Tensor d;
   if (request.delta.defined()) d = request.delta.detach().clone();
@@ -48,8 +48,15 @@ adversarial::PassResult LocalEngine::run_custom(const models::Batch& batch, cons
   auto out = model_->forward(batch, d);
   adversarial::PassResult r;
   if (out.example_losses.defined()) r.loss_sum = out.example_losses.sum().item<double>();
-  torch::Tensor loss = request.loss_fn ? request.loss_fn(out, 0) : out.example_losses.sum();
-  if (request.loss_fn) r.custom_loss = loss.item<double>();
+  torch::Tensor loss;
+  if (request.pair_loss_fn) {  // twin pass: a second forward with its own dropout masks
+    auto out2 = model_->forward(batch, d);
+    if (out2.example_losses.defined()) r.loss_sum = 0.5 * (r.loss_sum + out2.example_losses.sum().item<double>());
+    loss = request.pair_loss_fn(out, out2, 0);
+  } else {
+    loss = request.loss_fn ? request.loss_fn(out, 0) : out.example_losses.sum();
+  }
+  if (request.loss_fn || request.pair_loss_fn) r.custom_loss = loss.item<double>();
   if (request.param_grads) {
     (loss * request.scale).backward();
     if (request.want_delta_grad) r.delta_grad = d.grad().detach();

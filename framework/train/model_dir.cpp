@@ -26,6 +26,7 @@ models::TaskKind to_task_kind(Task task) {
     case Task::Regression: return models::TaskKind::Regression;
     case Task::TokenClassification: return models::TaskKind::TokenClassification;
     case Task::SpanExtraction: return models::TaskKind::SpanExtraction;
+    case Task::MaskedLm: return models::TaskKind::MaskedLm;
   }
   return models::TaskKind::Classification;
 }
@@ -43,7 +44,8 @@ HfConfig describe_model(const models::BertTaskModel& model, const std::vector<st
   hf.problem_type = models::hf_problem_type(model.kind());
   hf.num_labels = model.num_labels();
   hf.id2label = labels;
-  if (model.kind() == models::TaskKind::Regression || model.kind() == models::TaskKind::SpanExtraction)
+  if (model.kind() == models::TaskKind::Regression || model.kind() == models::TaskKind::SpanExtraction ||
+      model.kind() == models::TaskKind::MaskedLm)
     hf.id2label.clear();
   return hf;
 }
@@ -159,6 +161,7 @@ Task task_from_hf(const HfConfig& hf, const fs::path& file) {
   const std::string arch = hf.architectures.empty() ? "BertForSequenceClassification" : hf.architectures.front();
   if (arch == "BertForTokenClassification") return Task::TokenClassification;
   if (arch == "BertForQuestionAnswering") return Task::SpanExtraction;
+  if (arch == "BertForMaskedLM") return Task::MaskedLm;
   if (arch == "BertForSequenceClassification") {
     if (hf.problem_type == "multi_label_classification") return Task::Multilabel;
     if (hf.problem_type == "regression" || (hf.problem_type.empty() && hf.num_labels == 1)) return Task::Regression;
@@ -166,7 +169,7 @@ Task task_from_hf(const HfConfig& hf, const fs::path& file) {
   }
   throw UserError(file.string() + ": architectures: '" + arch +
                   "' is not a task model unif can evaluate (BertForSequenceClassification, "
-                  "BertForTokenClassification, BertForQuestionAnswering)");
+                  "BertForTokenClassification, BertForQuestionAnswering, BertForMaskedLM)");
 }
 
 }  // namespace
@@ -196,7 +199,7 @@ LoadedModel load_model_dir(const fs::path& dir) {
       lm.meta.text_fields = {"question", "context"}, lm.meta.label_field = "answers", lm.meta.truncate_method = "longer-FO";
     lm.meta.do_lower_case = read_do_lower_case(dir).value_or(true);
   }
-  if (lm.meta.task != Task::Regression && lm.meta.task != Task::SpanExtraction) {
+  if (lm.meta.task != Task::Regression && lm.meta.task != Task::SpanExtraction && lm.meta.task != Task::MaskedLm) {
     if (lm.meta.labels.empty())
       for (int64_t i = 0; i < lm.hf.num_labels; ++i) lm.meta.labels.push_back("LABEL_" + std::to_string(i));
     if (static_cast<int64_t>(lm.meta.labels.size()) != lm.hf.num_labels && !lm.hf.id2label.empty())

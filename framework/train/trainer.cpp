@@ -34,6 +34,7 @@
 #include "framework/train/model_dir.h"
 #include "framework/train/output_lock.h"
 #include "framework/train/run_identity.h"
+#include "models/heads/loss.h"
 
 namespace unif::framework {
 
@@ -47,11 +48,6 @@ extern "C" void on_signal(int) { g_stop.store(true); }
 
 MetricKind metric_kind(Task task) { return metric_kind_for_task(to_string(task)); }
 
-// This batch's share of the loss normaliser Z (SPEC §5): examples, or labelled tokens.
-int64_t loss_count(Task task, const models::Batch& b) {
-  if (task == Task::TokenClassification) return (b.labels != -100).sum().item<int64_t>();
-  return b.size();
-}
 
 std::string fmt_num(double v, int prec = 4) {
   std::ostringstream o;
@@ -71,6 +67,14 @@ std::string fmt_duration(double s) {
 
 }  // namespace
 
+double loss_normalizer(Task task, const models::Batch& b, const torch::Tensor& class_weights) {
+  const bool tokens = task == Task::TokenClassification || task == Task::MaskedLm;
+  if (class_weights.defined() && (tokens || task == Task::Classification))
+    return models::loss_normalizer(b.labels, class_weights);
+  if (tokens) return static_cast<double>((b.labels != -100).sum().item<int64_t>());
+  return static_cast<double>(b.size());
+}
+
 std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex, const torch::Tensor& logits,
                                       int64_t fallback) {
   std::vector<int64_t> out(ex.texts.size(), fallback);
@@ -82,15 +86,31 @@ std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex
 }
 
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
-                    int64_t batch_size, bool sort_by_length) {
+                    int64_t batch_size, const torch::Tensor& class_weights, bool sort_by_length) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
   Evaluation ev;
   const auto n = static_cast<int64_t>(data.encoded.size());
+  if (task == Task::MaskedLm) {  // the fixed evaluation masks; no logits kept (M x V each batch)
+    double loss_sum = 0.0, z = 0.0;
+    for (int64_t start = 0; start < n; start += batch_size) {
+      std::vector<int64_t> idx;
+      for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
+      auto batch = collate_mlm(data.encoded, idx, data.mlm, kEvalEpoch);
+      loss_sum += model.forward(batch).example_losses.sum().item<double>();
+      z += loss_normalizer(task, batch);
+    }
+    if (was_training) model.train();
+    if (z > 0) {
+      ev.metrics["loss"] = loss_sum / z;
+      ev.metrics["perplexity"] = std::exp(loss_sum / z);
+    }
+    return ev;
+  }
   ev.logits.resize(static_cast<size_t>(n));
   double loss_sum = 0.0;
-  int64_t z = 0;
+  double z = 0;
   bool labeled = true;
   // Batches of similar lengths pad less; each output goes back to its entry's index.
   std::vector<int64_t> order(static_cast<size_t>(n));
@@ -105,7 +125,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
     auto out = model.forward(batch);
     if (batch.labels.defined()) {
       loss_sum += out.example_losses.sum().item<double>();
-      z += loss_count(task, batch);
+      z += loss_normalizer(task, batch, class_weights);
     } else {
       labeled = false;
     }
@@ -200,8 +220,9 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.metrics["cmrc_f1"] = cmrc.at("f1");
       break;
     }
+    case Task::MaskedLm: break;  // handled above
   }
-  ev.metrics["loss"] = z > 0 ? loss_sum / static_cast<double>(z) : 0.0;
+  ev.metrics["loss"] = z > 0 ? loss_sum / z : 0.0;
   return ev;
 }
 
@@ -222,8 +243,13 @@ struct Trainer::State {
   // Position: `step` optimizer steps done; the next batch is batch `batch_in_epoch` of `epoch`.
   int64_t step = 0, epoch = 0, batch_in_epoch = 0;
   int64_t batches_per_epoch = 0, steps_per_epoch = 0, total_steps = 0;
-  double best_metric = -std::numeric_limits<double>::infinity();
+  double best_metric = std::numeric_limits<double>::quiet_NaN();  // NaN: no evaluation yet
   int64_t best_step = -1;
+  // training.early_stopping: the best value of its metric so far (NaN: none yet), evaluations since
+  // the last improvement by more than min_delta, and whether the run has stopped for it.
+  double es_best = std::numeric_limits<double>::quiet_NaN();
+  int64_t es_wait = 0;
+  bool es_stopped = false;
   bool tty = false;
   // In a multi-process run only rank 0 writes files (SPEC §6); the others train and evaluate alike.
   bool writer = true;
@@ -465,11 +491,17 @@ int Trainer::fit() {
       s.step = st.at("step").get<int64_t>();
       s.epoch = st.at("epoch").get<int64_t>();
       s.batch_in_epoch = st.at("batch_in_epoch").get<int64_t>();
-      // null before the first evaluation (no best yet): keep -infinity.
+      // null before the first evaluation (no best yet): keep NaN.
       if (st.contains("best_metric") && !st.at("best_metric").is_null())
         s.best_metric = st.at("best_metric").get<double>();
       s.best_step = st.value("best_step", int64_t{-1});
       s.skipped_steps = st.value("skipped_steps", int64_t{0});
+      if (st.contains("early_stopping")) {
+        const auto& es = st.at("early_stopping");
+        if (!es.at("best").is_null()) s.es_best = es.at("best").get<double>();
+        s.es_wait = es.at("wait").get<int64_t>();
+        s.es_stopped = es.at("stopped").get<bool>();
+      }
     } catch (const json::exception& e) {
       throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
     }
@@ -547,7 +579,9 @@ int Trainer::fit() {
       json st{{"step", s.step}, {"epoch", s.epoch}, {"batch_in_epoch", s.batch_in_epoch},
               {"best_metric", std::isfinite(s.best_metric) ? json(s.best_metric) : json(nullptr)},
               {"best_step", s.best_step}, {"seed", s.cfg.seed}, {"skipped_steps", s.skipped_steps},
-              {"identity", identity}};
+              {"identity", identity},
+              {"early_stopping", {{"best", std::isfinite(s.es_best) ? json(s.es_best) : json(nullptr)},
+                                  {"wait", s.es_wait}, {"stopped", s.es_stopped}}}};
       detail::write_text_file_atomic(tmp / "trainer_state.json", st.dump(2) + "\n");
     });
     require_complete(dir, "checkpoint");
@@ -569,7 +603,7 @@ int Trainer::fit() {
     {
       // The evaluation runs alone on this thread: BLAS on every core, whatever the replicas set.
       ScopedBlasThreads blas(available_cores());
-      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.dev, s.parts.labels, t.batch_size);
+      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.dev, s.parts.labels, t.batch_size, s.parts.class_weights);
     }
     json j{{"split", "dev"}, {"step", s.step}};
     for (auto& [k, v] : ev.metrics) j[k] = v;
@@ -579,8 +613,11 @@ int Trainer::fit() {
     if (s.tty) std::fputs("\r\033[K", stderr);
     s.log->info("dev @ step {}:{}", s.step, line);
     const auto key = main_metric(metric_kind(s.cfg.task));
+    const auto better = [](const std::string& name, double v, double best) {
+      return std::isnan(best) || (lower_is_better(name) ? v < best : v > best);
+    };
     auto it = ev.metrics.find(key);
-    if (it != ev.metrics.end() && it->second > s.best_metric) {
+    if (it != ev.metrics.end() && better(key, it->second, s.best_metric)) {
       s.best_metric = it->second;
       s.best_step = s.step;
       if (s.writer) {
@@ -588,6 +625,30 @@ int Trainer::fit() {
         require_complete(s.out_dir / "best", "best model");
       }
       s.log->info("new best {}={} -> {}", key, fmt_num(it->second), (s.out_dir / "best").string());
+    }
+    // Early stopping (HF EarlyStoppingCallback): the wait restarts on an improvement by more than
+    // min_delta over the best value so far; any improvement updates the best value.
+    const auto& es = t.early_stopping;
+    if (es.patience > 0) {
+      const std::string name = es.metric.empty() ? key : es.metric;
+      const auto found = ev.metrics.find(name);
+      if (found == ev.metrics.end()) {
+        std::string have;
+        for (const auto& [k, v] : ev.metrics) have += (have.empty() ? "" : ", ") + k;
+        throw UserError("training.early_stopping.metric: '" + name + "' is not a dev metric of task " +
+                        to_string(s.cfg.task) + " (expected one of " + have + ")");
+      }
+      const double v = found->second;
+      const bool lower = lower_is_better(name);
+      const bool significant = std::isnan(s.es_best) || (lower ? s.es_best - v : v - s.es_best) > es.min_delta;
+      if (better(name, v, s.es_best)) s.es_best = v;
+      s.es_wait = significant ? 0 : s.es_wait + 1;
+      if (s.es_wait >= es.patience) {
+        s.es_stopped = true;
+        s.log->info("early stopping: dev {} has not improved by more than {} for {} evaluation{} (best {}); "
+                    "stopping at step {}", name, fmt_num(es.min_delta), s.es_wait, s.es_wait == 1 ? "" : "s",
+                    fmt_num(s.es_best), s.step);
+      }
     }
     writer_done();  // after every evaluation: the ranks need not agree bit for bit on "new best"
   };
@@ -597,7 +658,8 @@ int Trainer::fit() {
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t step0 = s.step;
   double window_loss = 0.0;
-  int64_t window_z = 0, window_samples = 0;
+  double window_z = 0;
+  int64_t window_samples = 0;
   auto window_t = t0;
   bool interrupted = false;
   const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
@@ -611,7 +673,9 @@ int Trainer::fit() {
   };
   std::vector<int64_t> order = order_of(s.epoch);
 
-  while (s.step < s.total_steps) {
+  if (s.es_stopped)
+    s.log->info("early stopping: the run already stopped at step {} (resumed from its checkpoint)", s.step);
+  while (s.step < s.total_steps && !s.es_stopped) {
     // A signal may reach only some ranks (or reach them at different steps): the ranks stop
     // together, at the same step, so that rank 0 saves the checkpoint every rank resumes from.
     if (group ? group->any(g_stop.load()) : g_stop.load()) {
@@ -620,12 +684,15 @@ int Trainer::fit() {
     }
     // The micro-batches of this step: up to grad_accum_steps batches, never across an epoch end.
     std::vector<models::Batch> micro;
-    int64_t z = 0;
+    double z = 0;
     for (int64_t k = 0; k < t.grad_accum_steps && s.batch_in_epoch < s.batches_per_epoch; ++k, ++s.batch_in_epoch) {
       std::vector<int64_t> idx(order.begin() + s.batch_in_epoch * t.batch_size,
                                order.begin() + std::min(n, (s.batch_in_epoch + 1) * t.batch_size));
-      micro.push_back(collate(s.cfg.task, s.parts.train.encoded, s.parts.train.examples, idx, s.parts.labels.size()));
-      z += loss_count(s.cfg.task, micro.back());
+      if (s.cfg.task == Task::MaskedLm)  // masks of this epoch (mlm.h): any device count, exact resume
+        micro.push_back(collate_mlm(s.parts.train.encoded, idx, s.parts.train.mlm, s.epoch));
+      else
+        micro.push_back(collate(s.cfg.task, s.parts.train.encoded, s.parts.train.examples, idx, s.parts.labels.size()));
+      z += loss_normalizer(s.cfg.task, micro.back(), s.parts.class_weights);
     }
     double loss_sum = 0.0;
     bool stepped = false;
@@ -697,8 +764,14 @@ int Trainer::fit() {
       window_loss = 0.0, window_z = 0, window_samples = 0, window_t = now;
     }
     const bool last = s.step == s.total_steps;
-    if ((t.eval_every > 0 && s.step % t.eval_every == 0) || (t.eval_every == 0 && epoch_end) || last) run_eval();
-    if ((t.save_every > 0 && s.step % t.save_every == 0) || (t.save_every == 0 && epoch_end) || last) save_checkpoint();
+    if ((t.eval_every > 0 && s.step % t.eval_every == 0) || (t.eval_every == 0 && epoch_end) || last) {
+      run_eval();
+      // Every rank stops at the same step, even should their dev metrics differ in the last bit.
+      if (t.early_stopping.patience > 0 && group) s.es_stopped = group->any(s.es_stopped);
+    }
+    if ((t.save_every > 0 && s.step % t.save_every == 0) || (t.save_every == 0 && epoch_end) || last ||
+        (s.es_stopped && saved_step != s.step))
+      save_checkpoint();
   }
   if (s.tty) std::fputs("\n", stderr);
   if (interrupted) {
@@ -716,13 +789,16 @@ int Trainer::fit() {
     Evaluation ev;
     {
       ScopedBlasThreads blas(available_cores());
-      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.test, s.parts.labels, t.batch_size);
+      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.test, s.parts.labels, t.batch_size, s.parts.class_weights);
     }
     json j{{"split", "test"}, {"step", s.step}};
     for (auto& [k, v] : ev.metrics) j[k] = v;
     s.write_metrics(j);
     test_summary = "; test (" + s.parts.test.file.string() + ", final model):" + metrics_line(ev.metrics);
   }
+  if (s.es_stopped)
+    s.log->info("stopped early at step {} of {} (training.early_stopping); best model in {}", s.step, s.total_steps,
+                (s.out_dir / "best").string());
   s.log->info("done: {} steps in {}{}; final model in {}{}", s.step,
               fmt_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()),
               t.nonfinite == "skip" ? fmt::format(", {} skipped (non-finite)", s.skipped_steps) : "",

@@ -17,6 +17,7 @@
 #include "adversarial/strategy.h"
 #include "framework/config/run_config.h"
 #include "framework/data/dataset.h"
+#include "framework/data/mlm.h"
 #include "framework/data/span_decoding.h"
 #include "framework/metrics/metric_set.h"
 #include "framework/train/optimizer.h"
@@ -31,6 +32,7 @@ struct TaskData {
   std::vector<Example> examples;
   std::vector<EncodedExample> encoded;  // one per example; span extraction: one per context window
   SpanConfig span;                      // span extraction: decoding (max_answer_length, n_best_size, metric)
+  MlmMasking mlm;                       // masked_lm: how masks are drawn (training: per epoch; eval: fixed)
 };
 
 /// What a custom model needs besides the config to be trained (docs/cpp-api.md): the model, the
@@ -49,6 +51,9 @@ struct TrainerParts {
   std::function<void(const std::filesystem::path& dir)> load_model;
   /// Lines for the training log (e.g. which weights were freshly initialised).
   std::vector<std::string> notes;
+  /// training.loss class weights (C), undefined = none: the loss normaliser Z of a batch is then the
+  /// sum of its targets' weights (torch's weighted mean), not their count.
+  torch::Tensor class_weights;
 };
 
 /// Outputs of a model on a dataset, in example order.
@@ -65,8 +70,15 @@ struct Evaluation {
 /// Runs `model` (eval mode, no gradients) over `data` in batches and computes the task's metrics.
 /// With `sort_by_length` the batches hold entries of similar lengths (less padding; the outputs
 /// are the same to float rounding and still in example order).
+/// "loss" is sum_b l_b / Z with Z the labelled count, or the sum of the targets' `class_weights`
+/// when given. masked_lm: "loss" (mean cross-entropy over the masked tokens of data.mlm's fixed
+/// evaluation masks) and "perplexity" = exp(loss).
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
-                    int64_t batch_size, bool sort_by_length = true);
+                    int64_t batch_size, const torch::Tensor& class_weights = {}, bool sort_by_length = true);
+
+/// The loss normaliser Z of a batch (SPEC §5): examples; labelled tokens for token tasks and
+/// masked_lm; with `class_weights`, the sum of the weights of the targets.
+double loss_normalizer(Task task, const models::Batch& batch, const torch::Tensor& class_weights = {});
 
 /// Per-word tag ids of a token-task example from its logits (L, C): argmax at each word's first
 /// piece; words without a piece (truncated) get `fallback`.

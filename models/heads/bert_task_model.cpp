@@ -12,6 +12,7 @@ std::string task_name(TaskKind kind) {
     case TaskKind::Regression: return "regression";
     case TaskKind::TokenClassification: return "token_classification";
     case TaskKind::SpanExtraction: return "span_extraction";
+    case TaskKind::MaskedLm: return "masked_lm";
   }
   return "unknown";
 }

@@ -8,6 +8,7 @@
 #include <torch/types.h>
 
 #include "models/bert/bert_model.h"
+#include "models/heads/loss.h"
 #include "models/heads/task_kind.h"
 #include "models/task_model.h"
 
@@ -21,6 +22,10 @@ class BertTaskModel : public TaskModel {
   virtual TaskKind kind() const = 0;
   virtual int64_t num_labels() const = 0;
   const BertOptions& options() const { return bert->options; }
+  /// training.loss of the classification and token-classification heads (loss.h); other heads
+  /// ignore it. clone_model() copies it.
+  void set_loss_options(LossOptions options) { loss_ = std::move(options); }
+  const LossOptions& loss_options() const { return loss_; }
 
   BertModel bert{nullptr};
 
@@ -31,6 +36,8 @@ class BertTaskModel : public TaskModel {
   static torch::Tensor weighted(const torch::Tensor& example_losses, const Batch& batch);
   /// Dropout probability of the head: classifier_dropout, or hidden_dropout_prob when it is null (< 0).
   static double head_dropout(const BertOptions& options);
+
+  LossOptions loss_;
 };
 
 /// Copies every parameter and buffer of `from` into `to` (same names and shapes; new storage on

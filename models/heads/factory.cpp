@@ -1,6 +1,7 @@
 // make_bert_task_model and HF naming of the heads: see factory.h.
 #include "models/heads/factory.h"
 
+#include "models/heads/masked_lm.h"
 #include "models/heads/sequence_classification.h"
 #include "models/heads/span_extraction.h"
 #include "models/heads/token_classification.h"
@@ -17,6 +18,8 @@ std::shared_ptr<BertTaskModel> make_bert_task_model(TaskKind kind, const BertOpt
       return std::make_shared<BertForTokenClassificationImpl>(options, num_labels);
     case TaskKind::SpanExtraction:
       return std::make_shared<BertForQuestionAnsweringImpl>(options);
+    case TaskKind::MaskedLm:
+      return std::make_shared<BertForMaskedLMImpl>(options);
   }
   throw std::invalid_argument("unknown TaskKind");
 }
@@ -25,6 +28,7 @@ std::string hf_architecture(TaskKind kind) {
   switch (kind) {
     case TaskKind::TokenClassification: return "BertForTokenClassification";
     case TaskKind::SpanExtraction: return "BertForQuestionAnswering";
+    case TaskKind::MaskedLm: return "BertForMaskedLM";
     default: return "BertForSequenceClassification";
   }
 }

@@ -13,11 +13,11 @@
 namespace unif::models {
 
 /// A freshly initialised head of `kind` on a new BertModel (HF init, default torch generator).
-/// num_labels is ignored for SpanExtraction (always start/end). Throws std::invalid_argument on bad options.
+/// num_labels is ignored for SpanExtraction (always start/end) and MaskedLm (vocab_size). Throws std::invalid_argument on bad options.
 std::shared_ptr<BertTaskModel> make_bert_task_model(TaskKind kind, const BertOptions& options, int64_t num_labels);
 
 /// The HF class name of `kind`'s head: BertForSequenceClassification, BertForTokenClassification,
-/// BertForQuestionAnswering.
+/// BertForQuestionAnswering, BertForMaskedLM.
 std::string hf_architecture(TaskKind kind);
 
 /// HF `problem_type` of a sequence head (single_label_classification, multi_label_classification,

@@ -34,8 +34,7 @@ ModelOutput BertForSequenceClassificationImpl::forward(const Batch& batch, const
   torch::Tensor losses;  // (B)
   switch (kind_) {
     case TaskKind::Classification:
-      losses = F::cross_entropy(out.logits, batch.labels.to(torch::kLong),
-                                F::CrossEntropyFuncOptions().reduction(torch::kNone));
+      losses = classification_loss(out.logits, batch.labels, loss_);
       break;
     case TaskKind::Multilabel:
       losses = F::binary_cross_entropy_with_logits(
@@ -57,6 +56,7 @@ ModelOutput BertForSequenceClassificationImpl::forward(const Batch& batch, const
 std::shared_ptr<TaskModel> BertForSequenceClassificationImpl::clone_model() const {
   auto copy = std::make_shared<BertForSequenceClassificationImpl>(options(), num_labels_, kind_);
   copy_module_state(*this, *copy);
+  copy->set_loss_options(loss_);
   return copy;
 }
 

@@ -5,9 +5,9 @@
 
 namespace unif::models {
 
-enum class TaskKind { Classification, Multilabel, Regression, TokenClassification, SpanExtraction };
+enum class TaskKind { Classification, Multilabel, Regression, TokenClassification, SpanExtraction, MaskedLm };
 
-/// The SPEC §3 `task` name: classification | multilabel | regression | token_classification | span_extraction.
+/// The SPEC §3 `task` name: classification | multilabel | regression | token_classification | span_extraction | masked_lm.
 std::string task_name(TaskKind kind);
 
 }  // namespace unif::models

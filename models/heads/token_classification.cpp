@@ -28,9 +28,8 @@ ModelOutput BertForTokenClassificationImpl::forward(const Batch& batch, const to
 
   const int64_t b = out.logits.size(0), l = out.logits.size(1);
   torch::Tensor labels = batch.labels.to(torch::kLong);  // (B, L)
-  torch::Tensor token_losses =
-      F::cross_entropy(out.logits.reshape({b * l, num_labels_}), labels.reshape({b * l}),
-                       F::CrossEntropyFuncOptions().reduction(torch::kNone).ignore_index(kIgnoreIndex));  // 0 where ignored
+  torch::Tensor token_losses = classification_loss(out.logits.reshape({b * l, num_labels_}), labels.reshape({b * l}),
+                                                   loss_, kIgnoreIndex);  // 0 where ignored
   out.example_losses = weighted(token_losses.view({b, l}).sum(1), batch);  // (B)
   out.loss_count = labels.ne(kIgnoreIndex).sum().item<int64_t>();
   return out;
@@ -39,6 +38,7 @@ ModelOutput BertForTokenClassificationImpl::forward(const Batch& batch, const to
 std::shared_ptr<TaskModel> BertForTokenClassificationImpl::clone_model() const {
   auto copy = std::make_shared<BertForTokenClassificationImpl>(options(), num_labels_);
   copy_module_state(*this, *copy);
+  copy->set_loss_options(loss_);
   return copy;
 }
 

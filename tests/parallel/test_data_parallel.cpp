@@ -28,6 +28,7 @@
 #include "adversarial/freeat.h"
 #include "adversarial/freelb.h"
 #include "adversarial/pgd.h"
+#include "adversarial/rdrop.h"
 #include "adversarial/smart.h"
 #include "framework/checkpoint/pretrained.h"
 #include "framework/checkpoint/safetensors.h"
@@ -39,6 +40,7 @@
 #include "framework/train/local_engine.h"
 #include "models/heads/bert_task_model.h"
 #include "models/heads/factory.h"
+#include "models/heads/loss.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
@@ -407,6 +409,60 @@ TEST_CASE("token classification: 1, 2, 3 replicas equal one device (Z = labeled 
   }
 }
 
+// training.loss: with class weights the normaliser Z is the sum of the targets' weights over the
+// WHOLE batch (torch's weighted mean), never per shard; label smoothing and focal terms per item.
+TEST_CASE("training.loss (class weights - label smoothing - focal): 1 2 3 replicas equal one device", "[parallel]") {
+  models::LossOptions loss;
+  loss.label_smoothing = 0.1;
+  loss.focal_gamma = 2.0;
+  const auto f = fixture_batch();
+  for (bool sparse : {true, false}) {
+    auto proto = std::dynamic_pointer_cast<models::BertTaskModel>(fixture_model(sparse));
+    loss.class_weights = torch::tensor({0.5f, 2.0f});  // Z = 8 only with weights averaging 1
+    proto->set_loss_options(loss);
+    const double z = models::loss_normalizer(f.batch.labels, loss.class_weights);
+    REQUIRE(z != Approx(8.0));  // the weights change Z: a per-count normaliser would fail below
+    const auto local = local_step(*proto, f.batch, z);
+    for (int64_t n : {2, 3}) {
+      INFO("classification " << (sparse ? "sparse" : "dense") << ", " << n << " replicas");
+      require_same_step(parallel_step(*proto, n, f.batch, z), local);
+    }
+  }
+  auto [batch, count] = token_batch(7, 12, 5);
+  auto proto = std::dynamic_pointer_cast<models::BertTaskModel>(random_model(models::TaskKind::TokenClassification, true, 5));
+  loss.class_weights = torch::tensor({0.5f, 2.0f, 1.0f, 0.25f, 3.0f});
+  proto->set_loss_options(loss);
+  const double z = models::loss_normalizer(batch.labels, loss.class_weights);
+  REQUIRE(z != Approx(count));
+  const auto local = local_step(*proto, batch, z);
+  for (int64_t n : {2, 3}) {
+    INFO("token classification, " << n << " replicas");
+    require_same_step(parallel_step(*proto, n, batch, z), local);
+  }
+}
+
+// masked_lm: the decoder is tied to the word embedding table, so the table's gradient is the dense
+// decoder gradient plus the lookup's sparse rows (a dense tensor); summed over replicas it must
+// equal one device's, with sparse and dense lookups, even and uneven shards.
+TEST_CASE("masked_lm with the tied decoder: 1 2 3 replicas equal one device (sparse and dense lookups)",
+          "[parallel][mlm]") {
+  auto [batch, unused] = token_batch(7, 12, 5);
+  torch::manual_seed(13);
+  auto picked = (torch::rand({7, 12}) < 0.3) & (batch.attention_mask == 1);
+  batch.labels = torch::where(picked, torch::randint(0, 120, {7, 12}, torch::kLong), torch::full({7, 12}, -100, torch::kLong));
+  const double z = static_cast<double>(picked.sum().item<int64_t>());
+  REQUIRE(z > 5);
+  for (bool sparse : {true, false}) {
+    auto proto = random_model(models::TaskKind::MaskedLm, sparse, 0);
+    const auto local = local_step(*proto, batch, z);
+    CHECK(local.pass.output.loss_count == static_cast<int64_t>(z));
+    for (int64_t n : {1, 2, 3}) {
+      INFO((sparse ? "sparse" : "dense") << " lookups, " << n << " replicas");
+      require_same_step(parallel_step(*proto, n, batch, z), local);
+    }
+  }
+}
+
 // One strategy step (SGD lr 1 at every optimizer_step) of `strategy` on a clone of `proto` with
 // `replicas` CPU replicas (0 = LocalEngine): parameters after the step and the step's loss.
 // `steps` > 1 repeats the step on the same batch (step numbers 0, 1, ...); the loss is the last one's.
@@ -450,6 +506,7 @@ TEST_CASE("every adversarial method: one step on 2 and 3 replicas equals one dev
       {"freelb", [] { return std::make_unique<adversarial::FreeLb>(0.05, 0.03, 3, 0.1); }},
       {"freeat", [] { return std::make_unique<adversarial::FreeAt>(0.01, 2); }},
       {"smart", [] { return std::make_unique<adversarial::Smart>(0.02, 0.01, 1, 1.0); }},
+      {"rdrop", [] { return std::make_unique<adversarial::RDrop>(1.0); }},
   };
   for (bool sparse : {true, false}) {
     auto proto = fixture_model(sparse);

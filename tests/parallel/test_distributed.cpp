@@ -309,10 +309,24 @@ TEST_CASE("2 processes x 2 replicas: stop after step 1, resume to step 2 = 1 pro
 // Every method, smart's momentum teacher (forward_with over the ranks) included.
 TEST_CASE("2 processes = 1 process with a batch smaller than the ranks (8 examples, batch 7 then 1): every method",
           "[parallel][distributed][adversarial]") {
-  const std::string method = GENERATE(as<std::string>{}, "none", "fgm", "pgd", "freelb", "freeat", "smart");
+  const std::string method = GENERATE(as<std::string>{}, "none", "fgm", "pgd", "freelb", "freeat", "smart", "rdrop");
   INFO("adversarial.method=" << method);
   one_vs_two_processes({"training.batch_size=7", "training.max_steps=2", "training.optimizer.lr=0.1",
                         "adversarial.method=" + method});
+}
+
+// training.loss: Z = the sum of the targets' class weights over the global batch, on every rank.
+TEST_CASE("2 processes = 1 process: class weights balanced - label smoothing - focal loss", "[parallel][distributed]") {
+  one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "training.optimizer.lr=0.1",
+                        "training.loss.class_weights=balanced", "training.loss.label_smoothing=0.1",
+                        "training.loss.focal_gamma=2.0"});
+}
+
+// masked_lm: masks are a function of (seed, epoch, example), so the ranks draw the same ones; the
+// tied decoder makes the word-embedding gradient dense on every rank (sparse lookups on).
+TEST_CASE("2 processes = 1 process: masked_lm with the tied decoder and sparse lookups", "[parallel][distributed][mlm]") {
+  one_vs_two_processes({"task=masked_lm", "data.text_fields=[text_a]", "data.labels=null", "model.mlm_probability=0.3",
+                        "training.batch_size=5", "training.max_steps=2", "training.optimizer.lr=0.1"});
 }
 
 TEST_CASE("2 processes x 2 replicas = 1 process with batch 1: rank 1 never has an example (dense, sparse)",

@@ -314,7 +314,7 @@ TEST_CASE("a YAML syntax error names file, line and column", "[unit][config]") {
 TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
   CHECK(error_of("trainig:\n  batch_size: 8\n") ==
         "cfg.yaml: trainig: unknown key 'trainig' (did you mean 'training'?); known keys here: task, "
-        "output_dir, seed, model, data, training, parallel, adversarial, span (line 1)");
+        "output_dir, seed, model, data, training, parallel, adversarial, span, distill (line 1)");
   CHECK_THAT(error_of("training:\n  batchsize: 8\n"),
              Catch::StartsWith("cfg.yaml: training.batchsize: unknown key 'batchsize' (did you mean 'batch_size'?)") &&
                  Catch::EndsWith("(line 2)"));
@@ -435,7 +435,7 @@ TEST_CASE("an out-of-range value names the key and the range", "[unit][config]")
 TEST_CASE("a value outside an enumeration lists the choices", "[unit][config]") {
   CHECK(error_of("task: clasification") ==
         "cfg.yaml: task: expected one of classification | multilabel | regression | token_classification | "
-        "span_extraction, got 'clasification' (did you mean 'classification'?) (line 1)");
+        "span_extraction | masked_lm, got 'clasification' (did you mean 'classification'?) (line 1)");
   CHECK_THAT(error_of("model: {truncate_method: lifo}"),
              Catch::Contains("model.truncate_method: expected one of LIFO | FIFO | longer-FO | longest_first, got 'lifo' (did you mean 'LIFO'?)"));
   CHECK_THAT(error_of("training: {optimizer: {name: adam}}"),
@@ -591,4 +591,70 @@ TEST_CASE("did-you-mean suggestions", "[unit][config]") {
   CHECK(closest_match("learning_rate", {"lr", "weight_decay"}).empty());
   CHECK(did_you_mean("adam", {"adamw", "sgd"}) == " (did you mean 'adamw'?)");
   CHECK(did_you_mean("qqq", {"adamw", "sgd"}).empty());
+}
+
+TEST_CASE("issue 14 keys: loss - early_stopping - rdrop - masked_lm - distill parse and round-trip", "[unit][config]") {
+  const RunConfig d = parse_config("", "d.yaml");
+  CHECK(d.training.loss == LossConfig{});
+  CHECK(d.training.early_stopping.patience == 0);
+  CHECK(d.training.early_stopping.metric.empty());
+  CHECK(d.adversarial.rdrop_alpha == 1.0);
+  CHECK(d.model.mlm_probability == 0.15);
+  CHECK_FALSE(d.model.whole_word_mask);
+  CHECK(d.distill.teacher.empty());
+  CHECK(to_yaml(d).find("distill:") == std::string::npos);  // absent = off
+
+  const RunConfig c = parse_config(R"(
+task: token_classification
+training:
+  loss: {label_smoothing: 0.1, focal_gamma: 2, class_weights: [1, 2.5, 0.5]}
+  early_stopping: {patience: 3, metric: loss, min_delta: 0.01}
+data: {dev: d.jsonl}
+adversarial: {method: rdrop, rdrop_alpha: 4}
+distill: {teacher: runs/t/best, temperature: 3, alpha: 0.25}
+)", "c.yaml");
+  CHECK(c.training.loss.label_smoothing == 0.1);
+  CHECK(c.training.loss.focal_gamma == 2.0);
+  CHECK(c.training.loss.class_weights_mode == "list");
+  CHECK(c.training.loss.class_weights == std::vector<double>{1.0, 2.5, 0.5});
+  CHECK(c.training.early_stopping.patience == 3);
+  CHECK(c.training.early_stopping.metric == "loss");
+  CHECK(c.adversarial.method == "rdrop");
+  CHECK(c.adversarial.rdrop_alpha == 4.0);
+  CHECK(c.distill.teacher == "runs/t/best");
+  CHECK(c.distill.temperature == 3.0);
+  CHECK(parse_config(to_yaml(c), "again.yaml") == c);
+  const RunConfig b = parse_config("training: {loss: {class_weights: balanced}}\n", "b.yaml");
+  CHECK(b.training.loss.class_weights_mode == "balanced");
+  CHECK(parse_config(to_yaml(b), "again.yaml") == b);
+  const RunConfig m = parse_config("task: masked_lm\nmodel: {mlm_probability: 0.3, whole_word_mask: true}\n", "m.yaml");
+  CHECK(m.task == Task::MaskedLm);
+  CHECK(m.model.mlm_probability == 0.3);
+  CHECK(parse_config(to_yaml(m), "again.yaml") == m);
+}
+
+TEST_CASE("issue 14 keys: each class of bad value names the key", "[unit][config]") {
+  CHECK_THAT(error_of("training: {loss: {class_weights: heavy}}"),
+             Catch::Contains("training.loss.class_weights: expected null, balanced, or a non-empty list of numbers > 0"));
+  CHECK_THAT(error_of("training: {loss: {class_weights: [1, -2]}}"), Catch::Contains("training.loss.class_weights"));
+  CHECK_THAT(error_of("training: {loss: {label_smoothing: 1.0}}"), Catch::Contains("training.loss.label_smoothing"));
+  CHECK_THAT(error_of("training: {loss: {focal_gamma: -1}}"), Catch::Contains("training.loss.focal_gamma"));
+  CHECK_THAT(error_of("task: regression\ntraining: {loss: {label_smoothing: 0.1}}"),
+             Catch::Contains("training.loss: expected the defaults") && Catch::Contains("task regression"));
+  CHECK_THAT(error_of("data: {labels: [a, b]}\ntraining: {loss: {class_weights: [1, 2, 3]}}"),
+             Catch::Contains("expected one weight per label (2 in data.labels), got 3"));
+  CHECK_THAT(error_of("training: {early_stopping: {patience: 2}}"),
+             Catch::Contains("training.early_stopping.patience: expected 0 without data.dev"));
+  CHECK_THAT(error_of("training: {early_stopping: {patience: -1}}"), Catch::Contains("training.early_stopping.patience"));
+  CHECK_THAT(error_of("training: {early_stopping: {patiense: 2}}"), Catch::Contains("did you mean 'patience'"));
+  CHECK_THAT(error_of("adversarial: {method: rdrop, rdrop_alpha: -1}"), Catch::Contains("adversarial.rdrop_alpha"));
+  CHECK_THAT(error_of("task: masked_lm\nadversarial: {method: fgm}"),
+             Catch::Contains("adversarial.method: expected none for task masked_lm"));
+  CHECK_THAT(error_of("task: masked_lm\ndata: {text_fields: [a, b]}"),
+             Catch::Contains("exactly 1 field (the text) for masked_lm"));
+  CHECK_THAT(error_of("task: masked_lm\nmodel: {mlm_probability: 0}"), Catch::Contains("model.mlm_probability"));
+  CHECK_THAT(error_of("task: multilabel\ndistill: {teacher: t}"),
+             Catch::Contains("distill.teacher: expected null for task multilabel"));
+  CHECK_THAT(error_of("distill: {teacher: t, temperature: 0}"), Catch::Contains("distill.temperature"));
+  CHECK_THAT(error_of("distill: {teacher: t, alpha: 1.5}"), Catch::Contains("distill.alpha"));
 }

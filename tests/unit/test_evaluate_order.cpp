@@ -72,9 +72,9 @@ void check_order(const fs::path& model_dir, bool tokens) {
   REQUIRE(!std::is_sorted(lengths.begin(), lengths.end(), std::greater<size_t>()));
   REQUIRE(*std::min_element(lengths.begin(), lengths.end()) < *std::max_element(lengths.begin(), lengths.end()));
 
-  const auto single = framework::evaluate(*lm.model, lm.meta.task, data, labels, 1, false);
-  const auto plain = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, false);
-  const auto sorted = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, true);
+  const auto single = framework::evaluate(*lm.model, lm.meta.task, data, labels, 1, {}, false);
+  const auto plain = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, {}, false);
+  const auto sorted = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, {}, true);
   REQUIRE(sorted.logits.size() == data.examples.size());
   for (size_t i = 0; i < data.examples.size(); ++i) {
     INFO("example " << i << " (" << lengths[i] << " pieces)");

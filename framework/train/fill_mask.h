@@ -1,0 +1,30 @@
+// fill_mask: HF's fill-mask pipeline on a masked_lm model (SPEC §7 `unif predict`): every [MASK]
+// of a text gets the top-k vocabulary tokens with their softmax probabilities, highest first.
+//
+//   auto r = fill_mask(model, tokenizer, {"北京是中国的[MASK]都。"}, 128, 32, 5);
+//   r[0].masks[0].tokens;  // {"首", ...}
+#pragma once
+#include <string>
+#include <vector>
+
+#include "framework/text/bert_tokenizer.h"
+#include "models/task_model.h"
+
+namespace unif::framework {
+
+struct MaskFill {
+  std::vector<std::string> tokens;  // top k, highest probability first
+  std::vector<double> scores;       // their probabilities (softmax over the vocabulary)
+};
+
+struct FillMaskResult {
+  std::vector<MaskFill> masks;  // one per [MASK] of the (truncated) input, in order
+};
+
+/// `[CLS] text [SEP]` (cut to max_seq_length) through `model` (a BertForMaskedLM; eval mode, no
+/// gradients), in batches; per text the fills of its [MASK] positions (none: an empty list).
+std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const BertTokenizer& tokenizer,
+                                      const std::vector<std::string>& texts, int64_t max_seq_length,
+                                      int64_t batch_size, int64_t top_k = 5);
+
+}  // namespace unif::framework
