@@ -1,11 +1,13 @@
 // bench_parallel: training-step throughput of one CPU replica with T intra-op threads (LocalEngine)
 // against T CPU replicas with one thread each (DataParallelEngine), and the data-parallel overhead
 // per step: the reduction onto the master (gradients, outputs) and the copy of the stepped master
-// back into the replicas. Model: random-init BERT, hidden 256, 4 layers, 4 heads, intermediate 1024,
-// vocab 30522 with sparse word-embedding gradients (the config default), dropout 0.1; batch 16 of
-// length 128, classification; a step is forward + backward + global-norm clip + AdamW, as the trainer.
+// back into the replicas. Model: random-init BERT, hidden 256 (--hidden), 4 layers (--layers), heads
+// hidden / 64, intermediate 4 x hidden, vocab 30522 with sparse word-embedding gradients (the config
+// default), dropout 0.1; batch 16 (--batch) of length 128 (--length), classification; a step is
+// forward + backward + global-norm clip + AdamW, as the trainer.
 //
-//   build/bin/bench_parallel [--steps N] [--warmup N] [--threads T]
+//   build/bin/bench_parallel [--steps N] [--warmup N] [--threads T] [--hidden H] [--layers L]
+//                            [--batch B] [--length L]
 //
 // With WORLD_SIZE > 1 (torchrun's variables, see bench/bench_distributed.sh) each process is one
 // rank of a c10d group running the same step through DistributedEngine (1 local replica, T
@@ -41,7 +43,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr int64_t kBatch = 16, kLength = 128;
+int64_t g_batch = 16, g_length = 128, g_hidden = 256, g_layers = 4;  // set from the command line
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -76,10 +78,10 @@ double matmul_rate(int concurrent) {
 models::Batch make_batch(int64_t vocab) {
   torch::manual_seed(1);
   models::Batch b;
-  b.input_ids = torch::randint(1, vocab, {kBatch, kLength}, torch::kLong);
-  b.token_type_ids = torch::zeros({kBatch, kLength}, torch::kLong);
-  b.attention_mask = torch::ones({kBatch, kLength}, torch::kLong);
-  b.labels = torch::randint(0, 2, {kBatch}, torch::kLong);
+  b.input_ids = torch::randint(1, vocab, {g_batch, g_length}, torch::kLong);
+  b.token_type_ids = torch::zeros({g_batch, g_length}, torch::kLong);
+  b.attention_mask = torch::ones({g_batch, g_length}, torch::kLong);
+  b.labels = torch::randint(0, 2, {g_batch}, torch::kLong);
   return b;
 }
 
@@ -88,8 +90,8 @@ models::Batch make_batch(int64_t vocab) {
 Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
                 std::shared_ptr<framework::ProcessGroup> group = nullptr) {
   torch::manual_seed(42);
-  auto o = models::BertOptions().hidden_size(256).num_hidden_layers(4).num_attention_heads(4).intermediate_size(1024)
-               .sparse_embeddings(true);
+  auto o = models::BertOptions().hidden_size(g_hidden).num_hidden_layers(g_layers).num_attention_heads(std::max<int64_t>(1, g_hidden / 64))
+               .intermediate_size(4 * g_hidden).sparse_embeddings(true);
   std::shared_ptr<models::TaskModel> model = models::make_bert_task_model(models::TaskKind::Classification, o, 2);
   model->train();
   std::vector<std::pair<std::string, torch::Tensor>> named;
@@ -99,7 +101,7 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
     if (p.key().find("embeddings.") == std::string::npos) nonembedding += p.value().numel();
   }
   framework::OptimizerOptions oo;
-  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 4), oo);
+  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, g_layers), oo);
   double optimizer_s = 0;
   auto step = [&] {
     const auto t0 = Clock::now();
@@ -135,7 +137,7 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
   for (int i = 0; i < warmup + steps; ++i) {
     optimizer_s = 0;
     const auto t0 = Clock::now();
-    engine->run(batch, {}, 1.0 / kBatch, false);
+    engine->run(batch, {}, 1.0 / g_batch, false);
     const auto t1 = Clock::now();
     engine->optimizer_step();
     const double step_s = since(t0), opt_total = since(t1);
@@ -164,15 +166,22 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--steps")) steps = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::max(0, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--threads")) threads = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--hidden")) g_hidden = std::max(64, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--layers")) g_layers = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--batch")) g_batch = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--length")) g_length = std::max(8, std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: bench_parallel [--steps N] [--warmup N] [--threads T]\n");
+      std::fprintf(stderr, "usage: bench_parallel [--steps N] [--warmup N] [--threads T] [--hidden H] [--layers L] "
+                           "[--batch B] [--length L]\n");
       return 2;
     }
   }
   const auto env = framework::read_dist_env();
   if (!env || env->rank == 0) {
-    std::printf("BERT h256 L4 A4 I1024, batch %lld x %lld, AdamW; %d steps after %d warm-up; %d cores\n",
-                static_cast<long long>(kBatch), static_cast<long long>(kLength), steps, warmup, available_cores());
+    std::printf("BERT h%lld L%lld A%lld I%lld, batch %lld x %lld, AdamW; %d steps after %d warm-up; %d cores\n",
+                static_cast<long long>(g_hidden), static_cast<long long>(g_layers),
+                static_cast<long long>(std::max<int64_t>(1, g_hidden / 64)), static_cast<long long>(4 * g_hidden),
+                static_cast<long long>(g_batch), static_cast<long long>(g_length), steps, warmup, available_cores());
     std::printf("%-24s %10s %10s %12s %10s %10s %9s\n", "config", "samples/s", "step ms", "reduce ms", "sync ms",
                 "overhead", "GFLOP/s");
   }
@@ -180,9 +189,10 @@ int main(int argc, char** argv) {
   auto row = [&](const std::string& name, const Figures& f, bool ranks = false) {
     const double overhead = ranks ? f.reduce_s : f.reduce_s + f.sync_s;
     // As bench_train_step: 6 x N_nonembedding x tokens plus attention 12 x layers x B x L^2 x H.
-    const double tokens = static_cast<double>(kBatch * kLength);
-    const double flops = 6.0 * static_cast<double>(f.nonembedding) * tokens + 12.0 * 4 * kBatch * kLength * kLength * 256;
-    std::printf("%-24s %10.2f %10.1f %12.2f %10.2f %9.1f%% %9.1f\n", name.c_str(), kBatch / f.step_s, 1e3 * f.step_s,
+    const double tokens = static_cast<double>(g_batch * g_length);
+    const double flops = 6.0 * static_cast<double>(f.nonembedding) * tokens +
+                         12.0 * static_cast<double>(g_layers * g_batch * g_length * g_length * g_hidden);
+    std::printf("%-24s %10.2f %10.1f %12.2f %10.2f %9.1f%% %9.1f\n", name.c_str(), g_batch / f.step_s, 1e3 * f.step_s,
                 1e3 * f.reduce_s, 1e3 * f.sync_s, 100.0 * overhead / f.step_s, flops / f.step_s / 1e9);
     std::fflush(stdout);
   };

@@ -130,7 +130,7 @@ struct TrainingConfig {
 };
 
 struct ParallelConfig {
-  std::vector<std::string> devices{"cpu"};  // "cpu" | "cuda:N" entries, or the single entry "auto"
+  std::vector<std::string> devices{"auto"};  // "cpu" | "cuda:N" entries, or the single entry "auto" (SPEC §7)
   int64_t threads_per_replica = 0;          // 0 = cores / replicas
 };
 

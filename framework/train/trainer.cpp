@@ -28,6 +28,7 @@
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/metrics/span.h"
 #include "framework/text/unicode.h"
+#include "framework/parallel/auto_devices.h"
 #include "framework/parallel/data_parallel.h"
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
@@ -326,7 +327,10 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   oo.momentum = t.optimizer.momentum;
   s.optimizer = make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers), oo);
   s.strategy = make_strategy(s.cfg.adversarial);
-  s.engine = make_engine(s.cfg.parallel, s.parts.model, [this] { s_->optimizer_step(); });  // cuda:N on a CPU build
+  // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),
+  // said first in the log; s.cfg keeps "auto" (config.yaml, resume checks).
+  const auto parallel = resolve_parallel(s.cfg.parallel, s.parts.model->word_embeddings()->weight.size(1), t.batch_size);
+  s.engine = make_engine(parallel.config, s.parts.model, [this] { s_->optimizer_step(); });  // cuda:N on a CPU build
   if (s.writer) {
     std::error_code ec;
     fs::create_directories(s.out_dir, ec);
@@ -346,6 +350,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   if (!s.writer) s.log->set_level(spdlog::level::warn);
   s.log->flush_on(spdlog::level::info);
   s.tty = s.writer && ::isatty(2) != 0;
+  if (!parallel.note.empty()) s.log->info("{}", parallel.note);
 }
 
 Trainer::~Trainer() = default;
@@ -661,6 +666,8 @@ int Trainer::fit() {
   double window_z = 0;
   int64_t window_samples = 0;
   auto window_t = t0;
+  // Seconds spent evaluating and saving: left out of samples_per_s and train_s (training only).
+  double window_pause = 0.0, paused = 0.0;
   bool interrupted = false;
   const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
   // Each epoch's order is a pure function of (seed, epoch): exact resume needs only the position.
@@ -744,12 +751,12 @@ int Trainer::fit() {
     const double elapsed = std::chrono::duration<double>(now - t0).count();
     const double eta = elapsed / static_cast<double>(s.step - step0) * static_cast<double>(s.total_steps - s.step);
     if (s.step % t.log_every == 0 || s.step == s.total_steps || s.step_nonfinite) {
-      const double dt = std::chrono::duration<double>(now - window_t).count();
+      const double dt = std::chrono::duration<double>(now - window_t).count() - window_pause;
       const double sps = dt > 0 ? static_cast<double>(window_samples) / dt : 0.0;
       const double loss = window_z > 0 ? window_loss / static_cast<double>(window_z)
                           : s.step_nonfinite ? std::numeric_limits<double>::quiet_NaN() : 0.0;
       json record{{"split", "train"}, {"step", s.step}, {"epoch", epoch_f}, {"loss", loss}, {"lr", step_lr},
-                  {"samples_per_s", sps}};
+                  {"samples_per_s", sps}, {"train_s", elapsed - paused}};
       if (t.nonfinite == "skip") record["skipped_steps"] = s.skipped_steps;
       s.write_metrics(record);
       const auto line = fmt::format("step {}/{} epoch {:.2f} loss {:.4f} lr {:.3g} {:.1f} samples/s ETA {}", s.step,
@@ -761,9 +768,10 @@ int Trainer::fit() {
       } else {
         s.log->info("{}", line);
       }
-      window_loss = 0.0, window_z = 0, window_samples = 0, window_t = now;
+      window_loss = 0.0, window_z = 0, window_samples = 0, window_t = now, window_pause = 0.0;
     }
     const bool last = s.step == s.total_steps;
+    const auto pause_t = std::chrono::steady_clock::now();
     if ((t.eval_every > 0 && s.step % t.eval_every == 0) || (t.eval_every == 0 && epoch_end) || last) {
       run_eval();
       // Every rank stops at the same step, even should their dev metrics differ in the last bit.
@@ -772,6 +780,8 @@ int Trainer::fit() {
     if ((t.save_every > 0 && s.step % t.save_every == 0) || (t.save_every == 0 && epoch_end) || last ||
         (s.es_stopped && saved_step != s.step))
       save_checkpoint();
+    const double pause = std::chrono::duration<double>(std::chrono::steady_clock::now() - pause_t).count();
+    window_pause += pause, paused += pause;
   }
   if (s.tty) std::fputs("\n", stderr);
   if (interrupted) {

@@ -27,7 +27,7 @@ if [ "$SIGNAL" = INT ]; then
 else
   # Killed once step 12 is logged: the newest checkpoint is step 10, so metrics.jsonl holds lines
   # past it that the resumed run must drop rather than repeat.
-  STOP_GREP='"step":12}' stop_midway KILL "$tmp/killed/metrics.jsonl" 30 "$tmp/killed1.log" run "$tmp/killed"
+  STOP_GREP='"step":12[,}]' stop_midway KILL "$tmp/killed/metrics.jsonl" 30 "$tmp/killed1.log" run "$tmp/killed"
 fi
 rc=$STOP_RC
 if [ -f "$tmp/killed/final/COMPLETE" ]; then

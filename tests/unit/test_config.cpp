@@ -129,7 +129,7 @@ TEST_CASE("an empty config has SPEC §3's defaults", "[unit][config]") {
   CHECK(t.save_every == 0);
   CHECK(t.keep_checkpoints == 2);
   CHECK(t.resume == "auto");
-  CHECK(c.parallel.devices == std::vector<std::string>{"cpu"});
+  CHECK(c.parallel.devices == std::vector<std::string>{"auto"});  // SPEC §7
   CHECK(c.parallel.threads_per_replica == 0);
   CHECK(c.adversarial.method == "none");
   CHECK(c.adversarial.epsilon == 0.3);
@@ -193,6 +193,7 @@ adversarial:
   expected.model.vocab = "path/to/vocab.txt";
   expected.data.train = "path.jsonl";
   expected.data.dev = "path.jsonl";
+  expected.parallel.devices = {"cpu"};  // SPEC §3's block spells [cpu]; the default is auto (SPEC §7)
   CHECK(c == expected);
 }
 

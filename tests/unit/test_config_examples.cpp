@@ -90,7 +90,7 @@ TEST_CASE("each task has its example on its dataset", "[unit][config]") {
   CHECK(demo.model.max_seq_length == 64);
   CHECK(demo.training.batch_size == 16);
   CHECK(demo.output_dir == "runs/demo");
-  CHECK(demo.parallel.devices == std::vector<std::string>{"cpu"});
+  CHECK(demo.parallel.devices == std::vector<std::string>{"auto"});
   // The classification example documents every key with its default value, except the ones that
   // make it runnable here and make the tiny model learn.
   RunConfig defaults_plus;

@@ -1,0 +1,123 @@
+#include "framework/parallel/auto_devices.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <utility>
+
+#include <torch/cuda.h>
+
+#include "framework/common/runtime.h"
+#include "framework/parallel/process_group.h"
+
+namespace unif::framework {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return "[" + out + "]";
+}
+
+std::string plural(int64_t n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+// One integer from a sysfs file; -1 when it cannot be read.
+int64_t read_int(const std::string& path) {
+  std::ifstream in(path);
+  int64_t v = -1;
+  if (!(in >> v)) return -1;
+  return v;
+}
+
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  return end != nullptr && *end == '\0' && n > 0 ? static_cast<int64_t>(n) : fallback;
+}
+
+}  // namespace
+
+AutoDevices choose_devices(const AutoDevicesInput& in) {
+  AutoDevices out;
+  const int64_t procs = std::max<int64_t>(1, in.local_processes);
+  if (in.gpus > 0) {
+    if (procs > 1) {
+      const int64_t gpu = std::max<int64_t>(0, in.local_rank) % in.gpus;
+      out.devices = {"cuda:" + std::to_string(gpu)};
+      out.reason = plural(in.gpus, "GPU") + " visible, " + std::to_string(procs) +
+                   " processes on this machine: local rank " + std::to_string(in.local_rank) + " takes cuda:" +
+                   std::to_string(gpu);
+    } else {
+      for (int64_t i = 0; i < in.gpus; ++i) out.devices.push_back("cuda:" + std::to_string(i));
+      out.reason = plural(in.gpus, "GPU") + " visible: one replica per GPU";
+    }
+    return out;
+  }
+  const int64_t cores = std::max<int64_t>(1, std::max<int64_t>(1, in.physical_cores) / procs);
+  std::string where = plural(std::max<int64_t>(1, in.physical_cores), "physical core");
+  if (procs > 1) where += " / " + std::to_string(procs) + " processes = " + std::to_string(cores) + " each";
+  const std::string size = "hidden " + std::to_string(in.hidden_size);
+  const std::string limit = std::to_string(kAutoReplicaMaxHidden);
+  if (in.hidden_size <= kAutoReplicaMaxHidden && cores > 1) {
+    const int64_t replicas = std::max<int64_t>(1, std::min(cores, in.batch_size));
+    out.devices.assign(static_cast<size_t>(replicas), "cpu");
+    out.reason = "no GPU, " + where + ", " + size + " <= " + limit + ": one replica per core";
+    if (replicas < cores) out.reason += " (capped at the batch of " + std::to_string(in.batch_size) + ")";
+    out.reason += replicas > 1 ? ", BLAS 1 thread each" : ", BLAS on every core";
+    return out;
+  }
+  out.devices = {"cpu"};
+  out.reason = "no GPU, " + where + ", " + size +
+               (in.hidden_size > kAutoReplicaMaxHidden ? " > " + limit : " <= " + limit) +
+               ": one replica on every core (threads and BLAS)";
+  return out;
+}
+
+int64_t physical_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return available_cores();
+  std::set<std::pair<int64_t, int64_t>> cores;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    const int64_t package = read_int(dir + "physical_package_id"), core = read_int(dir + "core_id");
+    if (package < 0 || core < 0) return available_cores();  // no topology: count what we may use
+    cores.emplace(package, core);
+  }
+  return cores.empty() ? available_cores() : static_cast<int64_t>(cores.size());
+}
+
+ResolvedParallel resolve_parallel(const ParallelConfig& cfg, int64_t hidden_size, int64_t batch_size) {
+  ResolvedParallel r{cfg, ""};
+  if (!(cfg.devices.size() == 1 && cfg.devices[0] == "auto")) return r;
+  AutoDevicesInput in;
+  in.gpus = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+  in.physical_cores = physical_cores();
+  in.hidden_size = hidden_size;
+  in.batch_size = batch_size;
+  if (const auto group = default_process_group()) {
+    // The share of the batch this rank computes; torchrun says how many ranks share this machine.
+    // Launched by hand without LOCAL_WORLD_SIZE: all ranks here when the master is on loopback.
+    in.batch_size = std::max<int64_t>(1, batch_size / group->size());
+    const char* addr = std::getenv("MASTER_ADDR");
+    const std::string a = addr == nullptr ? "127.0.0.1" : addr;
+    const bool loopback = a == "localhost" || a.rfind("127.", 0) == 0 || a == "::1";
+    in.local_processes = env_int("LOCAL_WORLD_SIZE", loopback ? group->size() : 1);
+    in.local_rank = env_int("LOCAL_RANK", 0);
+  }
+  const auto choice = choose_devices(in);
+  r.config.devices = choice.devices;
+  r.note = "parallel.devices auto -> " + join(choice.devices) + " (" + choice.reason + ")";
+  return r;
+}
+
+}  // namespace unif::framework

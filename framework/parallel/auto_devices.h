@@ -1,0 +1,58 @@
+// `parallel.devices: auto` (the default, SPEC §7): which devices a run trains on when the user does
+// not say. GPUs when any is visible; on CPU the set-up that measured fastest for the model's size on
+// the 2-core development machine (docs/performance.md, "Choosing the devices: auto"):
+//   - hidden <= kAutoReplicaMaxHidden: one replica per physical core (capped by the batch), each
+//     with single-threaded BLAS (the data-parallel engine sets it). Small and medium GEMMs do not
+//     scale across cores inside one product; several replicas multiplying at once do.
+//   - larger hidden sizes: one replica on every core (OpenBLAS's own pool), where the big GEMMs scale
+//     well and extra replicas only cost memory (a BERT-base copy each) for no speed.
+// choose_devices is the rule as a pure function (unit-tested); resolve_parallel reads the machine.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/config/run_config.h"
+
+namespace unif::framework {
+
+/// Largest hidden size for which `auto` runs one CPU replica per physical core (measured; see above).
+constexpr int64_t kAutoReplicaMaxHidden = 512;
+
+/// What the rule looks at.
+struct AutoDevicesInput {
+  int64_t gpus = 0;            ///< visible CUDA devices
+  int64_t physical_cores = 1;  ///< physical cores this process may run on (SMT siblings count once)
+  int64_t hidden_size = 768;   ///< the model's hidden size (its word-embedding width)
+  int64_t batch_size = 1;      ///< training.batch_size (a replica never gets an empty shard)
+  int64_t local_processes = 1; ///< processes of this job on this machine (LOCAL_WORLD_SIZE)
+  int64_t local_rank = 0;      ///< this process among them (LOCAL_RANK)
+};
+
+/// What it chose.
+struct AutoDevices {
+  std::vector<std::string> devices;  ///< parallel.devices entries: "cpu" x N, or "cuda:i"
+  std::string reason;                ///< why, for the log line
+};
+
+/// The rule (pure). GPUs > 0: every GPU, or in a job of several processes per machine the GPU of
+/// this local rank (cuda:(local_rank mod gpus)). Else cores = max(1, physical_cores /
+/// local_processes) per process; hidden_size <= kAutoReplicaMaxHidden: min(cores, batch_size)
+/// CPU replicas (at least 1); otherwise one CPU replica.
+AutoDevices choose_devices(const AutoDevicesInput& in);
+
+/// Physical cores among the CPUs this process may run on (sched affinity, grouped by
+/// /sys/devices/system/cpu/cpuN/topology package and core ids); the affinity count when the
+/// topology cannot be read.
+int64_t physical_cores();
+
+/// `cfg` with `devices: [auto]` replaced by the rule's choice for this machine and model (GPUs from
+/// torch::cuda, physical_cores(), LOCAL_WORLD_SIZE / LOCAL_RANK when a process group runs), and the
+/// log line saying what was chosen and why ("" when the devices were given explicitly).
+struct ResolvedParallel {
+  ParallelConfig config;
+  std::string note;
+};
+ResolvedParallel resolve_parallel(const ParallelConfig& cfg, int64_t hidden_size, int64_t batch_size);
+
+}  // namespace unif::framework

@@ -1,0 +1,77 @@
+// parallel.devices: auto (SPEC §7): the rule of framework/parallel/auto_devices.h as a pure
+// function, hand-computed cases on each side of every branch; resolve_parallel leaves explicit
+// device lists alone.
+#include <catch2/catch.hpp>
+
+#include "framework/parallel/auto_devices.h"
+
+using namespace unif::framework;
+
+namespace {
+
+AutoDevices pick(int64_t gpus, int64_t cores, int64_t hidden, int64_t batch = 32, int64_t procs = 1, int64_t rank = 0) {
+  AutoDevicesInput in;
+  in.gpus = gpus;
+  in.physical_cores = cores;
+  in.hidden_size = hidden;
+  in.batch_size = batch;
+  in.local_processes = procs;
+  in.local_rank = rank;
+  return choose_devices(in);
+}
+
+using Devices = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("auto devices: GPUs when visible", "[unit][auto_devices]") {
+  CHECK(pick(2, 16, 768).devices == Devices{"cuda:0", "cuda:1"});
+  CHECK(pick(1, 2, 128).devices == Devices{"cuda:0"});
+  // Several processes on the machine: each rank takes the GPU of its local rank.
+  CHECK(pick(4, 16, 768, 32, 4, 2).devices == Devices{"cuda:2"});
+  CHECK(pick(2, 16, 768, 32, 4, 3).devices == Devices{"cuda:1"});
+  CHECK_THAT(pick(2, 16, 768).reason, Catch::Contains("2 GPUs visible"));
+}
+
+TEST_CASE("auto devices: one CPU replica per physical core up to the hidden-size limit", "[unit][auto_devices]") {
+  CHECK(pick(0, 2, 128).devices == Devices{"cpu", "cpu"});
+  CHECK(pick(0, 2, 384).devices == Devices{"cpu", "cpu"});
+  CHECK(pick(0, 4, kAutoReplicaMaxHidden).devices == Devices(4, "cpu"));
+  CHECK(pick(0, 2, kAutoReplicaMaxHidden + 1).devices == Devices{"cpu"});
+  CHECK(pick(0, 2, 768).devices == Devices{"cpu"});
+  CHECK(pick(0, 1, 128).devices == Devices{"cpu"});
+  CHECK_THAT(pick(0, 2, 384).reason, Catch::Contains("2 physical cores") && Catch::Contains("hidden 384 <= 512") &&
+                                         Catch::Contains("BLAS 1 thread each"));
+  CHECK_THAT(pick(0, 2, 768).reason, Catch::Contains("hidden 768 > 512") && Catch::Contains("one replica on every core"));
+}
+
+TEST_CASE("auto devices: never more CPU replicas than examples or cores per process", "[unit][auto_devices]") {
+  CHECK(pick(0, 16, 256, 4).devices == Devices(4, "cpu"));
+  CHECK_THAT(pick(0, 16, 256, 4).reason, Catch::Contains("capped at the batch of 4"));
+  CHECK(pick(0, 16, 256, 1).devices == Devices{"cpu"});
+  // 2 processes on 8 cores: 4 replicas each; 4 processes on 2 cores: 1 each.
+  CHECK(pick(0, 8, 256, 32, 2).devices == Devices(4, "cpu"));
+  CHECK(pick(0, 2, 256, 32, 4).devices == Devices{"cpu"});
+  // Nonsense counts are read as one.
+  CHECK(pick(0, 0, 256, 0, 0).devices == Devices{"cpu"});
+}
+
+TEST_CASE("resolve_parallel: explicit lists are kept and not logged", "[unit][auto_devices]") {
+  ParallelConfig cfg;
+  cfg.devices = {"cpu", "cpu", "cpu"};
+  cfg.threads_per_replica = 1;
+  const auto r = resolve_parallel(cfg, 128, 16);
+  CHECK(r.config.devices == cfg.devices);
+  CHECK(r.config.threads_per_replica == 1);
+  CHECK(r.note.empty());
+}
+
+TEST_CASE("resolve_parallel: auto becomes this machine's devices with a log line", "[unit][auto_devices]") {
+  ParallelConfig cfg;  // the default is auto
+  REQUIRE(cfg.devices == std::vector<std::string>{"auto"});
+  const auto r = resolve_parallel(cfg, 128, 16);
+  REQUIRE_FALSE(r.config.devices.empty());
+  for (const auto& d : r.config.devices) CHECK(d != "auto");
+  CHECK_THAT(r.note, Catch::StartsWith("parallel.devices auto -> ["));
+  CHECK(physical_cores() >= 1);
+}
