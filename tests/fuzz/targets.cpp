@@ -85,6 +85,14 @@ const BertTokenizer& fixture_tokenizer(bool lower) {
   return lower ? lower_tok : cased_tok;
 }
 
+// UNIF_FUZZ_VERBOSE=1: print each error a parser answers (to see why a seed is refused, e.g.
+// UNIF_FUZZ_VERBOSE=1 build-fuzz/fuzz_jsonl tests/fuzz/corpus/jsonl_data/*).
+bool refused(const UserError& e) {
+  static const bool verbose = std::getenv("UNIF_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "error: %s\n", e.what());
+  return false;
+}
+
 uint32_t input_hash(std::string_view s) {  // picks options per input, reproducibly
   uint32_t h = 2166136261u;
   for (unsigned char c : s) h = (h ^ c) * 16777619u;
@@ -125,7 +133,7 @@ bool run_config(std::string_view input) {
   if (const auto cut = yaml.find("\n--set\n"); cut != std::string::npos) {
     std::string rest = yaml.substr(cut + 7);
     yaml.resize(cut + 1);
-    for (size_t p = 0; p <= rest.size();) {
+    for (size_t p = 0; p < rest.size();) {  // one a line (as one --set each on the command line)
       const size_t nl = std::min(rest.find('\n', p), rest.size());
       overrides.push_back(rest.substr(p, nl - p));
       p = nl + 1;
@@ -134,8 +142,8 @@ bool run_config(std::string_view input) {
   RunConfig cfg;
   try {
     cfg = parse_config(yaml, "fuzz.yaml", overrides);
-  } catch (const UserError&) {
-    return false;
+  } catch (const UserError& e) {
+    return refused(e);
   }
   const std::string again = to_yaml(cfg);
   try {
@@ -159,8 +167,8 @@ bool run_model_meta(std::string_view input) {
                    back.span == m.span,
                "unif.yaml round trip changed it");
     return true;
-  } catch (const UserError&) {
-    return false;
+  } catch (const UserError& e) {
+    return refused(e);
   }
 }
 
@@ -212,8 +220,8 @@ bool run_data(std::string_view input, const char* name) {
   std::vector<Record> records;
   try {
     records = read_records(file);
-  } catch (const UserError&) {
-    return false;
+  } catch (const UserError& e) {
+    return refused(e);
   }
   const uint32_t h = input_hash(input);
   static const int lengths[] = {5, 12, 48};
@@ -230,18 +238,20 @@ bool run_data(std::string_view input, const char* name) {
     dc.label_field = v.label_field;
     dc.labels = v.labels;
     dc.labels_given = !v.labels.empty();
-    try {
-      const LabelSet labels = collect_labels(v.task, dc, file, records);
-      if (dc.labels_given) FUZZ_CHECK(labels.names == v.labels, "given labels kept in order");
-      for (bool require_labels : {true, false}) {
+    // Training (labels required) and prediction (labels optional) read the same file.
+    for (bool require_labels : {true, false}) {
+      try {
+        const LabelSet labels = collect_labels(v.task, dc, file, records);
+        if (dc.labels_given) FUZZ_CHECK(labels.names == v.labels, "given labels kept in order");
         const auto examples = make_examples(v.task, dc, labels, file, records, require_labels);
         FUZZ_CHECK(examples.size() == records.size(), "one example per record");
         for (const auto& ex : examples)
           for (auto id : ex.labels) FUZZ_CHECK(id >= 0 && id < labels.size(), "label id in the label set");
         check_encoded(v.task, examples, encode_examples(v.task, examples, tok, max_len, method, span), max_len);
+        accepted = true;
+      } catch (const UserError& e) {
+        refused(e);
       }
-      accepted = true;
-    } catch (const UserError&) {
     }
   }
   return accepted;
@@ -266,8 +276,8 @@ bool run_safetensors(std::string_view input) {
   SafetensorsFile st;
   try {
     st = read_safetensors(file);
-  } catch (const UserError&) {
-    return false;
+  } catch (const UserError& e) {
+    return refused(e);
   }
   for (const auto& [name, t] : st.tensors) FUZZ_CHECK(t.is_contiguous() && t.device().is_cpu(), name);
   // What was read writes and reads back to the same bytes.
@@ -321,8 +331,8 @@ bool run_torch_bin(std::string_view input) {
       (void)t.sum().item<double>();  // every element of every view is readable memory
     }
     return true;
-  } catch (const UserError&) {
-    return false;
+  } catch (const UserError& e) {
+    return refused(e);
   }
 }
 
@@ -333,8 +343,8 @@ bool run_hf_config(std::string_view input) {
   HfConfig cfg;
   try {
     cfg = read_hf_config(file);
-  } catch (const UserError&) {
-    return false;
+  } catch (const UserError& e) {
+    return refused(e);
   }
   try {
     cfg.bert.validate();
@@ -366,8 +376,8 @@ bool run_vocab(std::string_view input) {
   std::shared_ptr<const Vocab> vocab;
   try {
     vocab = std::make_shared<const Vocab>(Vocab::parse(input, "vocab.txt"));
-  } catch (const UserError&) {
-    return false;
+  } catch (const UserError& e) {
+    return refused(e);
   }
   FUZZ_CHECK(vocab->size() >= vocab->distinct_size() && vocab->distinct_size() >= 1, "sizes");
   FUZZ_CHECK(vocab->token(vocab->unk_id()) == "[UNK]", "[UNK] id");

@@ -38,7 +38,7 @@ text, data = safetensors({
     "empty": ("I64", [0, 4], b""),
 }, {"format": "pt"})
 put("safetensors", "small.safetensors", struct.pack("<Q", len(text)) + text.encode() + data)
-put("safetensors", "header_only.txt", text.encode() + data)  # the '{' form: header, then data
+put("safetensors", "header_only.txt", text.rstrip().encode() + data)  # the "{" form: header, then data
 
 
 # --- torch.save: protocol-2 pickle of an OrderedDict of tensors over storages ---
