@@ -28,6 +28,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# SETUP_ONLY=1: install, nothing else (scripts/sanitize.sh and fuzz.sh build elsewhere).
+[ -n "${SETUP_ONLY:-}" ] && exit 0
 JOBS=${JOBS:-$(nproc)}
 torch_args=()
 if [ "$UNIF_TORCH" = pypi ]; then

@@ -1,11 +1,13 @@
 #include "framework/config/model_meta.h"
 
 #include <fstream>
+#include <sstream>
 #include <unistd.h>
 
 #include <yaml-cpp/yaml.h>
 
 #include "framework/common/error.h"
+#include "framework/config/yaml_reader.h"
 
 namespace unif::framework {
 
@@ -58,11 +60,17 @@ void write_model_meta(const std::filesystem::path& file, const ModelMeta& meta) 
 }
 
 ModelMeta read_model_meta(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) throw UserError(file.string() + ": cannot read model metadata");
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in || in.bad()) throw UserError(file.string() + ": cannot read model metadata");
+  if (const auto bad = detail::invalid_utf8(text.str()); !bad.empty())
+    throw UserError(file.string() + ": " + bad + "; unif.yaml must be UTF-8");
   YAML::Node root;
   try {
-    root = YAML::LoadFile(file.string());
-  } catch (const YAML::BadFile&) {
-    throw UserError(file.string() + ": cannot read model metadata");
+    root = YAML::Load(text.str());
   } catch (const YAML::Exception& e) {
     throw UserError(file.string() + ": invalid YAML: " + e.what());
   }

@@ -597,6 +597,11 @@ bool BertOverrides::empty() const { return *this == BertOverrides{}; }
 RunConfig parse_config(const std::string& yaml_text, const std::string& source_name,
                        const std::vector<std::string>& overrides, Purpose purpose) {
   Context ctx(source_name);
+  if (const auto bad = detail::invalid_utf8(yaml_text); !bad.empty())
+    throw ConfigError({source_name + ": " + bad + "; a config file must be UTF-8"});
+  for (const auto& text : overrides)
+    if (const auto bad = detail::invalid_utf8(text); !bad.empty())
+      throw ConfigError({source_name + ": --set: an override is not valid UTF-8 (" + bad + ")"});
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);

@@ -1,10 +1,13 @@
 // Problem-collecting YAML access for the config parser (see yaml_reader.h).
 #include "framework/config/yaml_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "framework/config/did_you_mean.h"
+#include "framework/text/unicode.h"
 
 namespace unif::framework::detail {
 
@@ -84,6 +87,18 @@ void Context::report(const std::string& path, const std::string& message) {
 }
 
 // ---- conversions ------------------------------------------------------------------------------
+
+std::string invalid_utf8(std::string_view text) {
+  const auto bad = unicode::invalid_utf8_at(text);
+  if (bad == std::string_view::npos) return "";
+  const auto before = text.substr(0, bad);
+  const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+  const auto last_newline = before.rfind('\n');
+  const auto byte = bad + 1 - (last_newline == std::string_view::npos ? 0 : last_newline + 1);
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+  return "line " + std::to_string(line) + ", byte " + std::to_string(byte) + ": invalid UTF-8 (" + hex + ")";
+}
 
 std::string describe(const YAML::Node& node) {
   if (!node.IsDefined()) return "nothing";

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -73,6 +74,11 @@ extern const NumberRule kAnyNumber, kPositiveNumber, kNonNegativeNumber, kUnitCl
 
 /// "null", "'abc'", "a list", "a mapping", "nothing".
 std::string describe(const YAML::Node& node);
+
+/// "" when `text` is valid UTF-8, else where it is not: "line 3, byte 7: invalid UTF-8 (0xFF)".
+/// YAML files must be UTF-8; yaml-cpp would read the bad bytes and its emitter write them back
+/// as U+FFFD, so a config.yaml would not say what was run.
+std::string invalid_utf8(std::string_view text);
 
 /// Strict scalar conversions (plain scalars only for numbers and booleans: a quoted "32" is a
 /// string). std::nullopt when the node does not hold such a value.

@@ -5,11 +5,15 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "framework/config/did_you_mean.h"
+#include "framework/config/model_meta.h"
 #include "framework/config/run_config.h"
+#include "support/temp_dir.h"
+#include "support/user_error.h"
 
 using namespace unif::framework;
 
@@ -310,6 +314,29 @@ TEST_CASE("a YAML syntax error names file, line and column", "[unit][config]") {
   CHECK_THAT(e, Catch::StartsWith("cfg.yaml: line 4, column ") && Catch::Contains("invalid YAML"));
   const std::string tab = error_of("model:\n\tmax_seq_length: 3\n");
   CHECK_THAT(tab, Catch::StartsWith("cfg.yaml: line 2, column ") && Catch::Contains("invalid YAML"));
+}
+
+// Found by fuzzing (tests/fuzz/corpus/config/invalid_utf8_path.yaml): yaml-cpp read the bytes and
+// to_yaml wrote them back as U+FFFD, so the resolved config.yaml named another path.
+TEST_CASE("invalid UTF-8 in a config or an override is an error naming line and byte", "[unit][config]") {
+  CHECK(error_of("task: regression\nmodel:\n  pretrained: a\xff\xfe b\n") ==
+        "cfg.yaml: line 3, byte 16: invalid UTF-8 (0xFF); a config file must be UTF-8");
+  CHECK(error_of("\xc3(") == "cfg.yaml: line 1, byte 1: invalid UTF-8 (0xC3); a config file must be UTF-8");
+  CHECK(error_of("seed: 1\n", {"model.vocab=v\x80.txt"}) ==
+        "cfg.yaml: --set: an override is not valid UTF-8 (line 1, byte 14: invalid UTF-8 (0x80))");
+  CHECK_NOTHROW(parse_config("output_dir: runs/今天 café\n", "cfg.yaml"));
+}
+
+// Found by fuzzing (tests/fuzz/corpus/model_meta/invalid_utf8_label_field.yaml): the same for the
+// unif.yaml of a model directory, which write_model_meta wrote back changed.
+TEST_CASE("invalid UTF-8 in unif.yaml is an error naming line and byte", "[unit][config]") {
+  unif::test::TempDir dir;
+  const auto file = dir / "unif.yaml";
+  std::ofstream(file) << "task: classification\nlabels: [neg, pos]\nlabel_field: \xff\xfflabel\n";
+  CHECK(unif::test::user_error_of([&] { read_model_meta(file); }) ==
+        file.string() + ": line 3, byte 14: invalid UTF-8 (0xFF); unif.yaml must be UTF-8");
+  std::ofstream(file) << "task: classification\nlabels: [négatif, 正]\n";
+  CHECK(read_model_meta(file).labels == std::vector<std::string>{"négatif", "正"});
 }
 
 TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds the libraries, `unif` and the tests of the chosen tiers with AddressSanitizer and
+# UndefinedBehaviorSanitizer (Debian's GCC, -O1) into build-asan/ and runs those tiers through
+# ctest. Any sanitizer report fails its test. See docs/reliability.md.
+#
+#   scripts/sanitize.sh [TIER ...]     tiers: unit parity regression (default: all three)
+#
+# Only what the tiers need is compiled (no benchmarks, no other tier's tests). LibTorch itself is
+# not instrumented; the few reports that belong to it are suppressed in scripts/sanitize/*.supp
+# (each entry says why). Extra ctest arguments: SANITIZE_CTEST_ARGS (e.g. "-R unit_config").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tiers=("$@")
+((${#tiers[@]})) || tiers=(unit parity regression)
+BUILD=build-asan
+
+# The packages setup.sh installs (Debian toolchain), without building build/.
+SETUP_ONLY=1 scripts/setup.sh
+
+targets=(unif)
+for tier in "${tiers[@]}"; do
+  [ -f "tests/$tier/CMakeLists.txt" ] || { echo "error: no test tier '$tier' (expected unit, parity or regression)" >&2; exit 2; }
+  # The Catch executables of the tier: every unif_test(<name> ...) in its CMakeLists.txt.
+  targets+=($(sed -n 's/^ *unif_test(\([A-Za-z0-9_]*\).*/\1/p' "tests/$tier/CMakeLists.txt"))
+  [ "$tier" = regression ] && targets+=(textcnn_example)
+done
+[ -f "$BUILD/build.ninja" ] || SANITIZE_CONFIGURE=1
+
+export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+export CCACHE_BASEDIR="$PWD"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+flags="-O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+start=$SECONDS
+if [ -n "${SANITIZE_CONFIGURE:-}" ]; then
+  # CMAKE_BUILD_TYPE empty: no -O3 / -DNDEBUG of Release, so the flags above (and assert()s) hold.
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=g++ "${launcher[@]}" \
+    -DUNIF_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+    >/dev/null
+fi
+# Keep the tiers' executables this configuration has (unit_cuda exists only with CUDA).
+have=$(ninja -C "$BUILD" -t targets all | cut -d: -f1)
+wanted=()
+for t in "${targets[@]}"; do grep -qx "$t" <<<"$have" && wanted+=("$t"); done
+targets=("${wanted[@]}")
+
+# A report ends the process with a failure, so ctest sees it. Set for the build too: it runs each
+# Catch executable to list its tests.
+supp="$PWD/scripts/sanitize"
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export UBSAN_OPTIONS="suppressions=$supp/ubsan.supp:print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+echo "[sanitize] building ${targets[*]}"
+cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" --target "${targets[@]}"
+echo "[sanitize] built $BUILD in $((SECONDS - start)) s"
+
+labels=$(IFS='|'; echo "${tiers[*]}")
+cd "$BUILD"
+start=$SECONDS
+status=0
+# shellcheck disable=SC2086
+ctest --output-on-failure --timeout 1800 -j "${CTEST_JOBS:-1}" -L "^($labels)\$" ${SANITIZE_CTEST_ARGS:-} || status=$?
+echo "[sanitize] ctest (${tiers[*]}) under ASan+UBSan took $((SECONDS - start)) s"
+exit $status
