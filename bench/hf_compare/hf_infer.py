@@ -3,7 +3,7 @@ loaded with BertForSequenceClassification; the forward pass alone in torch.infer
 pre-tokenized batches (dynamic padding) for several batch sizes, and the whole pipeline (tokenize +
 forward + softmax) at the best one.
 
-  python hf_infer.py MODEL_DIR INPUT.jsonl OUT.json
+  python hf_infer.py MODEL_DIR INPUT.jsonl OUT.json [BATCH_SIZES, default 16,32,64,128,256]
 """
 import json
 import os
@@ -18,6 +18,7 @@ torch.set_num_threads(int(os.environ.get("HF_THREADS", "0")) or len(os.sched_get
 from transformers import BertForSequenceClassification, BertTokenizerFast
 
 model_dir, inp, out = sys.argv[1:4]
+sizes = [int(x) for x in (sys.argv[4] if len(sys.argv) > 4 else "16,32,64,128,256").split(",")]
 rows = [json.loads(x) for x in open(inp, encoding="utf-8") if x.strip()]
 texts = [next(iter(r.values())) for r in rows]
 tok = BertTokenizerFast.from_pretrained(model_dir)
@@ -42,7 +43,7 @@ def batches(bs):
 results = []
 with torch.inference_mode():
     model(input_ids=torch.ones(1, 8, dtype=torch.long))  # warm-up
-    for bs in (16, 32, 64, 128, 256):
+    for bs in sizes:
         data = batches(bs)
         t0 = time.perf_counter()
         for t, m in data:
