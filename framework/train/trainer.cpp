@@ -31,6 +31,7 @@
 #include "framework/parallel/data_parallel.h"
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
+#include "framework/train/loss_scaler.h"
 #include "framework/train/model_dir.h"
 #include "framework/train/output_lock.h"
 
@@ -83,6 +84,11 @@ std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
                     int64_t batch_size) {
   torch::NoGradGuard no_grad;
+  torch::Device device = torch::kCPU;  // evaluation runs on the model's device
+  for (const auto& p : model.parameters()) {
+    device = p.device();
+    break;
+  }
   const bool was_training = model.is_training();
   model.eval();
   Evaluation ev;
@@ -94,8 +100,9 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
   for (int64_t start = 0; start < n; start += batch_size) {
     std::vector<int64_t> idx;
     for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
-    auto batch = collate(task, data.encoded, data.examples, idx, labels.size());
+    auto batch = to_device(collate(task, data.encoded, data.examples, idx, labels.size()), device);
     auto out = model.forward(batch);
+    out.logits = out.logits.to(torch::kCPU);  // metrics read them on the CPU
     if (batch.labels.defined()) {
       loss_sum += out.example_losses.sum().item<double>();
       z += loss_count(task, batch);
@@ -211,6 +218,8 @@ struct Trainer::State {
   std::unique_ptr<Schedule> schedule;
   std::unique_ptr<adversarial::Strategy> strategy;
   std::unique_ptr<adversarial::GradientEngine> engine;
+  std::unique_ptr<LossScaler> scaler;  // training.precision fp16 only
+  torch::Device home = torch::kCPU;    // the master model's device (make_engine puts it on a GPU)
 
   // Position: `step` optimizer steps done; the next batch is batch `batch_in_epoch` of `epoch`.
   int64_t step = 0, epoch = 0, batch_in_epoch = 0;
@@ -228,6 +237,14 @@ struct Trainer::State {
   }
   double lr() const { return cfg.training.optimizer.lr * schedule->multiplier(step); }
   void optimizer_step() {
+    if (scaler) {  // fp16: unscale the reduced gradients; inf/NaN ones skip the update (update() logs it)
+      std::vector<torch::Tensor> params;
+      for (const auto& p : optimizer->params()) params.push_back(p.tensor);
+      if (!scaler->unscale(params)) {
+        optimizer->zero_grad();
+        return;
+      }
+    }
     clip_grad_norm(optimizer->params(), cfg.training.max_grad_norm);
     optimizer->step(lr());
     optimizer->zero_grad();
@@ -290,7 +307,13 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   oo.momentum = t.optimizer.momentum;
   s.optimizer = make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers), oo);
   s.strategy = make_strategy(s.cfg.adversarial);
-  s.engine = make_engine(s.cfg.parallel, s.parts.model, [this] { s_->optimizer_step(); });
+  const Precision precision = parse_precision(t.precision);
+  s.engine = make_engine(s.cfg.parallel, s.parts.model, [this] { s_->optimizer_step(); }, precision);
+  if (precision == Precision::FP16) s.scaler = std::make_unique<LossScaler>();
+  for (const auto& p : s.parts.model->parameters()) {
+    s.home = p.device();
+    break;
+  }
 }
 
 Trainer::~Trainer() = default;
@@ -400,6 +423,9 @@ int Trainer::fit() {
       if (st.contains("best_metric") && !st.at("best_metric").is_null())
         s.best_metric = st.at("best_metric").get<double>();
       s.best_step = st.value("best_step", int64_t{-1});
+      if (s.scaler && st.contains("loss_scale"))
+        s.scaler->restore(st.at("loss_scale").get<double>(), st.at("loss_scale_good_steps").get<int64_t>(),
+                          st.value("loss_scale_skipped_steps", int64_t{0}));
     } catch (const json::exception& e) {
       throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
     }
@@ -425,9 +451,11 @@ int Trainer::fit() {
   if (s.writer) s.metrics.open(s.out_dir / "metrics.jsonl", std::ios::app);
   if (s.writer && !s.metrics) throw UserError("output_dir: cannot write " + (s.out_dir / "metrics.jsonl").string());
 
-  s.log->info("training: {} examples, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step)",
+  s.log->info("training: {} examples, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step); "
+              "precision {}",
               s.parts.train.encoded.size(), t.batch_size, t.grad_accum_steps, s.steps_per_epoch, s.total_steps,
-              s.strategy->name(), s.strategy->passes_per_step(), s.strategy->passes_per_step() == 1 ? "" : "es");
+              s.strategy->name(), s.strategy->passes_per_step(), s.strategy->passes_per_step() == 1 ? "" : "es",
+              t.precision);
   if (const auto group = default_process_group()) {
     std::string shares;
     for (const auto& sh : shard_batch(t.batch_size, group->size())) shares += (shares.empty() ? "" : " + ") + std::to_string(sh.size);
@@ -468,6 +496,11 @@ int Trainer::fit() {
       json st{{"step", s.step}, {"epoch", s.epoch}, {"batch_in_epoch", s.batch_in_epoch},
               {"best_metric", std::isfinite(s.best_metric) ? json(s.best_metric) : json(nullptr)},
               {"best_step", s.best_step}, {"seed", s.cfg.seed}};
+      if (s.scaler) {
+        st["loss_scale"] = s.scaler->scale();
+        st["loss_scale_good_steps"] = s.scaler->good_steps();
+        st["loss_scale_skipped_steps"] = s.scaler->skipped_steps();
+      }
       detail::write_text_file_atomic(tmp / "trainer_state.json", st.dump(2) + "\n");
     });
     auto all = complete_checkpoints(ckpt_root);
@@ -537,12 +570,15 @@ int Trainer::fit() {
     for (int64_t k = 0; k < t.grad_accum_steps && s.batch_in_epoch < s.batches_per_epoch; ++k, ++s.batch_in_epoch) {
       std::vector<int64_t> idx(order.begin() + s.batch_in_epoch * t.batch_size,
                                order.begin() + std::min(n, (s.batch_in_epoch + 1) * t.batch_size));
-      micro.push_back(collate(s.cfg.task, s.parts.train.encoded, s.parts.train.examples, idx, s.parts.labels.size()));
+      // On the master's device (a GPU: pinned, non-blocking), where the engine and strategy work.
+      micro.push_back(to_device(collate(s.cfg.task, s.parts.train.encoded, s.parts.train.examples, idx, s.parts.labels.size()),
+                                s.home));
       z += loss_count(s.cfg.task, micro.back());
     }
     double loss_sum = 0.0;
     bool stepped = false;
-    const double scale = z > 0 ? 1.0 / static_cast<double>(z) : 0.0;
+    // fp16: the loss scaler's factor rides on 1/Z into every backward of the step.
+    const double scale = (z > 0 ? 1.0 / static_cast<double>(z) : 0.0) * (s.scaler ? s.scaler->scale() : 1.0);
     for (auto& b : micro) {
       auto r = s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.step);
       loss_sum += r.loss_sum;
@@ -552,6 +588,9 @@ int Trainer::fit() {
     const double step_lr = s.lr();
     if (!stepped) s.engine->optimizer_step();
     ++s.step;
+    if (s.scaler && s.scaler->update())
+      s.log->warn("step {}: non-finite gradients under fp16 loss scaling: the update was skipped ({} so far); loss "
+                  "scale now {}", s.step, s.scaler->skipped_steps(), s.scaler->scale());
     window_loss += loss_sum;
     window_z += z;
     if (s.batch_in_epoch >= s.batches_per_epoch) {
