@@ -73,7 +73,7 @@ models::Batch batch_of(int64_t b, int64_t l, uint64_t seed) {
 struct Run {
   std::vector<double> losses;       // per step, mean over the batch
   std::vector<torch::Tensor> logits;  // per step
-  std::map<std::string, torch::Tensor> params;  // after the last step
+  std::vector<torch::Tensor> grads;  // per step: every parameter's gradient, dense, concatenated
   bool float32_everywhere = true;   // weights, gradients and AdamW state
 };
 
@@ -87,10 +87,14 @@ Run train(Precision precision, int steps, const models::Batch& batch, int64_t re
   auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 2), oo);
   Run run;
   auto step = [&] {
+    std::vector<torch::Tensor> flat;
     for (const auto& p : optimizer->params()) {
       const auto& g = p.tensor.grad();
-      if (g.defined() && g.scalar_type() != torch::kFloat) run.float32_everywhere = false;
+      if (!g.defined()) continue;
+      if (g.scalar_type() != torch::kFloat) run.float32_everywhere = false;
+      flat.push_back((g.is_sparse() ? g.to_dense() : g).reshape({-1}).clone());
     }
+    run.grads.push_back(torch::cat(flat));
     framework::clip_grad_norm(optimizer->params(), 1.0);
     optimizer->step(1e-3);
     optimizer->zero_grad();
@@ -112,10 +116,8 @@ Run train(Precision precision, int steps, const models::Batch& batch, int64_t re
     run.logits.push_back(r.output.logits.clone());
     engine->optimizer_step();
   }
-  for (auto& p : model->named_parameters()) {
-    run.params[p.key()] = p.value().detach().clone();
+  for (auto& p : model->named_parameters())
     if (p.value().scalar_type() != torch::kFloat) run.float32_everywhere = false;
-  }
   for (const auto& [name, t] : optimizer->state())
     if (name != "__step__" && t.scalar_type() != torch::kFloat) run.float32_everywhere = false;
   return run;
@@ -123,6 +125,11 @@ Run train(Precision precision, int steps, const models::Batch& batch, int64_t re
 
 double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
+}
+
+// ||a - b|| / ||b|| over every parameter's gradient at once.
+double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.to(torch::kDouble) - b.to(torch::kDouble)).norm().item<double>() / b.to(torch::kDouble).norm().item<double>();
 }
 
 }  // namespace
@@ -210,10 +217,11 @@ TEST_CASE("autocast guard: matmul in bfloat16 inside, float32 again after, neste
   CHECK_THROWS(parse_precision("fp8"));
 }
 
-// Tolerance: over 4 AdamW steps the bf16 loss stays within 2% (relative) of the fp32 loss and no
-// parameter moves more than 2e-3 from its fp32 value (lr 1e-3: each step moves a weight by about lr,
-// so this is within about half of the last update). Measured: see the report in docs/spec.md's
-// mixed-precision section.
+// Tolerances (bf16 keeps 8 bits of mantissa, relative rounding 2^-9 = 0.2%): over 4 AdamW steps the
+// bf16 loss stays within 2% of fp32's and each step's gradient (all parameters together) within 5%
+// relative L2 error. Measured here (LibTorch 1.13): losses within 0.02%, gradients 0.8%. Parameters are
+// not compared: AdamW's first steps move every weight by about lr whatever its gradient's size, so
+// a tiny gradient whose sign bf16 flips moves a weight by 2 lr.
 TEST_CASE("bf16 training on CPU tracks fp32 and keeps float32 weights, gradients and optimizer state",
           "[unit][precision]") {
   const auto batch = batch_of(8, 16, 3);
@@ -222,37 +230,35 @@ TEST_CASE("bf16 training on CPU tracks fp32 and keeps float32 weights, gradients
   CHECK(fp32.float32_everywhere);
   CHECK(bf16.float32_everywhere);
   for (size_t s = 0; s < fp32.losses.size(); ++s) {
-    INFO("step " << s << ": fp32 loss " << fp32.losses[s] << ", bf16 loss " << bf16.losses[s]);
+    const double grad_error = relative_error(bf16.grads[s], fp32.grads[s]);
+    INFO("step " << s << ": fp32 loss " << fp32.losses[s] << ", bf16 loss " << bf16.losses[s]
+                 << ", gradient relative error " << grad_error);
     CHECK(std::abs(bf16.losses[s] - fp32.losses[s]) <= 0.02 * std::abs(fp32.losses[s]));
+    CHECK(grad_error <= 0.05);
     CHECK(bf16.logits[s].scalar_type() == torch::kFloat);  // cast back before the loss
   }
   // bf16 really ran: the logits differ from fp32's by more than float32 rounding.
   CHECK(max_abs_diff(bf16.logits[0], fp32.logits[0]) > 1e-5);
-  double worst = 0.0;
-  for (const auto& [name, value] : fp32.params) worst = std::max(worst, max_abs_diff(bf16.params.at(name), value));
-  INFO("largest parameter difference after 4 steps: " << worst);
-  CHECK(worst <= 2e-3);
-  CHECK(worst > 0.0);
+  CHECK(relative_error(bf16.grads[0], fp32.grads[0]) > 1e-5);
 }
 
 // With bf16 a replica multiplies its shard with other blockings than one device multiplies the whole
-// batch, so the results agree to bfloat16 rounding, not float32's (SPEC §5's 1e-5 is for fp32): the
-// check is that 2 and 3 replicas (even and uneven shards, sparse embedding gradients) stay as close
-// to one bf16 device as bf16 is to fp32, and much closer than a wrong reduction would be (a replica's
-// gradient dropped or counted twice moves parameters by about lr = 1e-3).
+// batch, so the results agree to bfloat16 rounding, not float32's (SPEC §5's 1e-5 is for fp32). The
+// check: 2 and 3 replicas (even and uneven shards, sparse embedding gradients) give the one-device
+// bf16 loss within 0.5% and its gradient within 2% relative L2 error (measured: 0.35%), where a wrong reduction (a
+// replica's shard dropped or counted twice) is off by tens of percent.
 TEST_CASE("bf16 replicas: one step on 2 and 3 CPU replicas equals one bf16 device within bf16 rounding",
           "[unit][precision][parallel]") {
   const auto batch = batch_of(7, 12, 4);
   const auto one = train(Precision::BF16, 1, batch);
   for (int64_t replicas : {2, 3}) {
     const auto many = train(Precision::BF16, 1, batch, replicas);
-    INFO(replicas << " replicas: loss " << many.losses[0] << " vs " << one.losses[0]);
+    const double grad_error = relative_error(many.grads[0], one.grads[0]);
+    INFO(replicas << " replicas: loss " << many.losses[0] << " vs " << one.losses[0] << ", gradient relative error "
+                  << grad_error);
     CHECK(std::abs(many.losses[0] - one.losses[0]) <= 5e-3 * std::abs(one.losses[0]));
     CHECK(max_abs_diff(many.logits[0], one.logits[0]) <= 2e-2);
-    double worst = 0.0;
-    for (const auto& [name, value] : one.params) worst = std::max(worst, max_abs_diff(many.params.at(name), value));
-    INFO("largest parameter difference: " << worst);
-    CHECK(worst <= 2e-4);
+    CHECK(grad_error <= 0.02);
   }
 }
 
