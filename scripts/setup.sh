@@ -7,6 +7,8 @@
 #   pypi              the pinned PyPI torch wheel's LibTorch (CUDA, cuDNN, NCCL; scripts/pypi_torch.sh
 #                     installs it into a git-ignored virtual environment), built into build-pypi/
 #                     against the CUDA toolkit in CUDA_HOME (default /usr/local/cuda)
+#   system            the PyTorch already installed for python3 (PYTHON overrides), e.g. on a GPU
+#                     machine (scripts/gpu-check.sh), built into build-gpu/ for the GPUs it sees
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,18 +34,29 @@ fi
 [ -n "${SETUP_ONLY:-}" ] && exit 0
 JOBS=${JOBS:-$(nproc)}
 torch_args=()
-if [ "$UNIF_TORCH" = pypi ]; then
-  scripts/pypi_torch.sh
-  venv=${UNIF_PYPI_VENV:-$PWD/.cache/venv-pypi}
+if [ "$UNIF_TORCH" != debian ]; then
+  arch=9.0
+  if [ "$UNIF_TORCH" = pypi ]; then
+    scripts/pypi_torch.sh
+    python="${UNIF_PYPI_VENV:-$PWD/.cache/venv-pypi}/bin/python"
+  else
+    python=${PYTHON:-python3}
+    "$python" -c 'import torch' 2>/dev/null || { echo "error: UNIF_TORCH=system: $python cannot import torch (set PYTHON)" >&2; exit 2; }
+    # The GPUs this machine has (e.g. 9.0 for an H200), else the H200's.
+    arch=$("$python" -c 'import torch; c = torch.cuda.get_device_capability(0) if torch.cuda.is_available() else (9, 0); print(f"{c[0]}.{c[1]}")')
+  fi
+  torch_dir=$("$python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')
   cuda=${CUDA_HOME:-/usr/local/cuda}
-  [ -x "$cuda/bin/nvcc" ] || { echo "error: $cuda/bin/nvcc not found: UNIF_TORCH=pypi needs the CUDA toolkit (set CUDA_HOME)" >&2; exit 2; }
-  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  [ -x "$cuda/bin/nvcc" ] || { echo "error: $cuda/bin/nvcc not found: UNIF_TORCH=$UNIF_TORCH needs the CUDA toolkit (set CUDA_HOME)" >&2; exit 2; }
+  torchrun="$(dirname "$python")/torchrun"
+  [ -x "$torchrun" ] || torchrun=$(command -v torchrun || true)
   # TORCH_CUDA_ARCH_LIST: the GPUs we target (H200 = sm_90); without it Torch's CMake asks the
   # (absent) GPU. TORCH_LIBRARY, c10_LIBRARY: TorchConfig's find_library would find Debian's
   # libtorch-dev first where both are installed. torchrun: the wheel's own, for the multi-process test.
-  torch_args=(-DCMAKE_PREFIX_PATH="$site/torch/share/cmake" -DTORCH_LIBRARY="$site/torch/lib/libtorch.so"
-              -Dc10_LIBRARY="$site/torch/lib/libc10.so" -DCMAKE_CUDA_COMPILER="$cuda/bin/nvcc"
-              -DCUDAToolkit_ROOT="$cuda" -DTORCH_CUDA_ARCH_LIST=9.0 -DUNIF_TORCHRUN="$venv/bin/torchrun")
+  torch_args=(-DCMAKE_PREFIX_PATH="$torch_dir/share/cmake" -DTORCH_LIBRARY="$torch_dir/lib/libtorch.so"
+              -Dc10_LIBRARY="$torch_dir/lib/libc10.so" -DCMAKE_CUDA_COMPILER="$cuda/bin/nvcc"
+              -DCUDAToolkit_ROOT="$cuda" -DTORCH_CUDA_ARCH_LIST="$arch")
+  [ -n "$torchrun" ] && torch_args+=(-DUNIF_TORCHRUN="$torchrun")
 fi
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)

@@ -4,6 +4,7 @@ UNIF_TORCH=${UNIF_TORCH:-debian}
 case "$UNIF_TORCH" in
   debian) BUILD_DIR=${BUILD_DIR:-build} ;;
   pypi) BUILD_DIR=${BUILD_DIR:-build-pypi} ;;
-  *) echo "error: UNIF_TORCH='$UNIF_TORCH': expected debian or pypi" >&2; exit 2 ;;
+  system) BUILD_DIR=${BUILD_DIR:-build-gpu} ;;
+  *) echo "error: UNIF_TORCH='$UNIF_TORCH': expected debian, pypi or system" >&2; exit 2 ;;
 esac
 export UNIF_TORCH BUILD_DIR

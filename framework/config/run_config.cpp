@@ -36,6 +36,7 @@ const std::vector<std::string> kSchedules{"linear", "constant", "cosine"};
 const std::vector<std::string> kNonFinite{"error", "skip"};
 const std::vector<std::string> kAdversarialMethods{"none", "fgm", "pgd", "freelb", "freeat", "smart", "rdrop"};
 const std::vector<std::string> kSpanMetrics{"auto", "squad", "cmrc"};
+const std::vector<std::string> kPrecisions{"fp32", "bf16", "fp16"};
 const detail::IntRule kSeqLength{"an integer >= 3 ([CLS] + one token + [SEP])",
                                  [](int64_t v) { return v >= 3; }};
 
@@ -238,6 +239,7 @@ void read_training(Section s, TrainingConfig& t) {
   read_schedule(s.section("schedule"), t.schedule);
   s.number("max_grad_norm", t.max_grad_norm, detail::kNonNegativeNumber);
   s.number("layerwise_lr_decay", t.layerwise_lr_decay, detail::kUnitLeftOpen);
+  s.choice("precision", t.precision, kPrecisions);
   s.boolean("shuffle", t.shuffle);
   const YAML::Node grouped = s.boolean("group_by_length", t.group_by_length);
   s.integer("log_every", t.log_every, detail::kPositiveInt);
@@ -351,6 +353,14 @@ void read_run(Section s, RunConfig& c) {
   if (c.adversarial.method == "smart" && c.task == Task::Regression)
     s.context().report("adversarial.method", "expected none, fgm, pgd, freelb or freeat for task regression (smart's "
                        "smoothness term needs a probability output, which regression has not), got smart");
+  if (c.training.precision == "fp16")
+    for (const auto& d : c.parallel.devices)
+      if (d == "cpu") {
+        s.context().report("training.precision", "expected fp32 or bf16 with CPU devices (LibTorch's CPU autocast "
+                           "has no float16, and fp16 is for GPUs), got fp16 with parallel.devices: cpu; use bf16 "
+                           "on CPUs or cuda:N devices");
+        break;
+      }
   if (c.adversarial.method == "freeat" && c.training.grad_accum_steps > 1)
     s.context().report("training.grad_accum_steps", "expected 1 with adversarial.method freeat (it steps the "
                        "optimizer on every replay), got " + std::to_string(c.training.grad_accum_steps));
@@ -433,6 +443,15 @@ std::vector<std::string> purpose_problems(const RunConfig& c, Purpose purpose) {
     if (c.model.pretrained.empty() && c.model.vocab.empty())
       out.push_back(src + "model.vocab: required when model.pretrained is null (a vocab.txt file)");
   }
+#ifndef UNIF_WITH_CUDA
+  // CUDA devices need a LibTorch with CUDA (UNIF_TORCH=pypi builds one): say so before any work.
+  if (purpose == Purpose::Train)
+    for (std::size_t i = 0; i < c.parallel.devices.size(); ++i)
+      if (c.parallel.devices[i].rfind("cuda:", 0) == 0)
+        out.push_back(src + "parallel.devices[" + std::to_string(i) + "]: '" + c.parallel.devices[i] +
+                      "' needs a CUDA build of unif, and this one was built against a LibTorch without CUDA "
+                      "(use cpu or auto here, or build with UNIF_TORCH=pypi scripts/setup.sh)");
+#endif
   if (purpose == Purpose::Eval && c.data.dev.empty())
     out.push_back(src + "data.dev: required for evaluation (a .jsonl or .tsv file)");
   return out;
@@ -723,6 +742,7 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::EndMap;
   out << YAML::Key << "max_grad_norm" << YAML::Value << format_number(t.max_grad_norm);
   out << YAML::Key << "layerwise_lr_decay" << YAML::Value << format_number(t.layerwise_lr_decay);
+  out << YAML::Key << "precision" << YAML::Value << t.precision;
   out << YAML::Key << "shuffle" << YAML::Value << t.shuffle;
   out << YAML::Key << "group_by_length" << YAML::Value << t.group_by_length;
   out << YAML::Key << "log_every" << YAML::Value << t.log_every;
@@ -823,7 +843,7 @@ bool operator==(const ScheduleConfig& a, const ScheduleConfig& b) {
 bool operator==(const TrainingConfig& a, const TrainingConfig& b) {
   return a.batch_size == b.batch_size && a.epochs == b.epochs && a.max_steps == b.max_steps &&
          a.grad_accum_steps == b.grad_accum_steps && a.optimizer == b.optimizer && a.schedule == b.schedule &&
-         a.max_grad_norm == b.max_grad_norm && a.layerwise_lr_decay == b.layerwise_lr_decay &&
+         a.max_grad_norm == b.max_grad_norm && a.layerwise_lr_decay == b.layerwise_lr_decay && a.precision == b.precision &&
          a.shuffle == b.shuffle && a.group_by_length == b.group_by_length && a.log_every == b.log_every && a.eval_every == b.eval_every &&
          a.save_every == b.save_every && a.keep_checkpoints == b.keep_checkpoints && a.resume == b.resume &&
          a.nonfinite == b.nonfinite &&

@@ -117,6 +117,9 @@ struct TrainingConfig {
   ScheduleConfig schedule;
   double max_grad_norm = 1.0;        // 0 disables clipping
   double layerwise_lr_decay = 1.0;   // UNIF's layerwise_lr_decay_ratio, in (0, 1]
+  /// fp32 | bf16 | fp16 (SPEC §7): the forward under autocast in bf16 / fp16, weights, gradients and
+  /// optimizer state in float32; fp16 with dynamic loss scaling, on CUDA devices only.
+  std::string precision = "fp32";
   bool shuffle = true;
   bool group_by_length = false;      // batches of similar lengths (needs shuffle); see batching.h
   int64_t log_every = 10;            // steps, >= 1

@@ -36,20 +36,6 @@ torch::Tensor rows(const torch::Tensor& t, const Shard& s) {
   return t.defined() ? t.narrow(0, s.begin, s.size) : t;
 }
 
-torch::Tensor to(const torch::Tensor& t, const torch::Device& device) {
-  return t.defined() ? t.to(device) : t;
-}
-
-models::Batch batch_to(const models::Batch& b, const torch::Device& device) {
-  models::Batch out;
-  out.input_ids = to(b.input_ids, device);
-  out.token_type_ids = to(b.token_type_ids, device);
-  out.attention_mask = to(b.attention_mask, device);
-  out.labels = to(b.labels, device);
-  out.sample_weights = to(b.sample_weights, device);
-  return out;
-}
-
 torch::Device device_of(const torch::nn::Module& m) {
   for (const auto& p : m.parameters()) return p.device();
   return torch::kCPU;
@@ -159,6 +145,7 @@ DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master
   if (devices_.empty()) throw UserError("parallel.devices: expected at least one device, e.g. [cpu]");
   const auto n = static_cast<int64_t>(devices_.size());
   dropout_family_ = options.dropout_family;
+  precision_ = options.precision;
   threads_ = options.threads_per_replica > 0 ? options.threads_per_replica
                                              : std::max<int64_t>(1, available_cores() / n);
   // OpenBLAS's pool serves one caller at a time: with several CPU replicas, single-threaded BLAS
@@ -167,6 +154,8 @@ DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master
   const auto cpu_replicas = std::count_if(devices_.begin(), devices_.end(), [](const torch::Device& d) { return d.is_cpu(); });
   // Restored when the engine goes (ScopedBlasThreads).
   if (cpu_replicas > 1) blas_threads_.emplace(1);
+  cuda_ = std::any_of(devices_.begin(), devices_.end(), [](const torch::Device& d) { return d.is_cuda(); });
+  streams_ = std::make_unique<ReplicaStreams>(devices_);
 
   // Replicas: the master itself where it already lives on device 0, deep copies elsewhere.
   const torch::Device master_device = device_of(*master_);
@@ -190,6 +179,7 @@ DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master
     for (const auto& m : replicas_[i]->modules(/*include_self=*/false))
       if (auto* d = dynamic_cast<models::DropoutImpl*>(m.get())) d->set_generator(gen);
   }
+  nccl_ = master_is_replica0_ && nccl_serves(devices_);
   for (const auto& p : master_->parameters()) master_params_.push_back(p);
   for (const auto& b : master_->buffers()) master_buffers_.push_back(b);
   for (const auto& r : replicas_) {
@@ -249,7 +239,7 @@ void DataParallelEngine::worker_loop(int64_t i) {
     }
     std::exception_ptr error;
     try {
-      (*job)(i);
+      streams_->run_on(static_cast<size_t>(i), [&] { (*job)(i); });  // a GPU replica on its own stream
     } catch (...) {
       error = std::current_exception();
     }
@@ -323,7 +313,7 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
   const std::function<void(int64_t)> pass = [&](int64_t i) {
     const auto& s = shards[static_cast<size_t>(i)];
     const auto& device = devices_[static_cast<size_t>(i)];
-    const auto shard = batch_to(slice_batch(batch, s), device);
+    const auto shard = to_device(slice_batch(batch, s), device);  // pinned, non-blocking to a GPU
     torch::Tensor d;  // (b, L, H), this replica's own leaf
     if (request.delta.defined()) d = rows(request.delta, s).detach().to(device).clone();
     else if (request.want_delta_grad)
@@ -331,7 +321,11 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
     if (request.want_delta_grad) d.requires_grad_(true);
     torch::AutoGradMode grad_mode(backward);  // grad mode is per thread: set it in the worker
     auto& replica = *replicas_[static_cast<size_t>(i)];
-    auto out = replica.forward(shard, d);
+    models::ModelOutput out;
+    {
+      AutocastGuard autocast(precision_, device.type());  // per thread, around the forward only
+      out = replica.forward(shard, d);
+    }
     torch::Tensor task_loss = out.example_losses.defined() ? out.example_losses.sum() : torch::Tensor();
     torch::Tensor loss;  // summed over the shard
     if (request.pair_loss_fn) {  // twin pass: a second forward with its own dropout masks
@@ -355,6 +349,7 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
     if (out.example_losses.defined()) p.example_losses = out.example_losses.detach();
     p.loss_count = out.loss_count;
   };
+  synchronize_device(home);  // what the calling thread queued (the batch's copy, delta) is complete
   auto t0 = Clock::now();
   try {
     on_workers(pass, active);
@@ -384,6 +379,7 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
 }
 
 void DataParallelEngine::reduce_gradients(const std::vector<bool>& active) {
+  if (cuda_) return reduce_gradients_cuda(active);
   const auto n = replicas();
   const size_t first = master_is_replica0_ ? 1 : 0;  // replica 0's gradients already are the master's
   const torch::Device home = device_of(*master_);
@@ -419,7 +415,78 @@ void DataParallelEngine::reduce_gradients(const std::vector<bool>& active) {
   on_workers(reduce, std::vector<bool>(static_cast<size_t>(n), true));
 }
 
+void DataParallelEngine::reduce_gradients_cuda(const std::vector<bool>& active) {
+  torch::NoGradGuard no_grad;
+  const size_t first = master_is_replica0_ ? 1 : 0;
+  const torch::Device home = device_of(*master_);
+  std::vector<size_t> dense;
+  for (size_t j = 0; j < master_params_.size(); ++j) {
+    torch::Tensor& master_grad = master_params_[j].mutable_grad();
+    bool sparse = master_grad.defined() && master_grad.is_sparse();
+    for (size_t r = first; r < replicas_.size(); ++r) {
+      const auto& g = params_[r][j].grad();
+      sparse = sparse || (active[r] && g.defined() && g.is_sparse());
+    }
+    if (!sparse) {
+      dense.push_back(j);
+      continue;
+    }
+    // Every replica's rows, concatenated and coalesced on the master's device (SPEC §5).
+    std::vector<torch::Tensor> grads{master_grad};
+    for (size_t r = first; r < replicas_.size(); ++r) {
+      torch::Tensor& g = params_[r][j].mutable_grad();
+      if (active[r] && g.defined()) grads.push_back(g.to(home));
+      g.reset();
+    }
+    master_grad = combine_sparse(grads);
+  }
+  if (nccl_) {
+    std::vector<std::vector<torch::Tensor>> grads(replicas_.size());
+    for (size_t r = 0; r < replicas_.size(); ++r)
+      for (size_t j : dense) grads[r].push_back(r == 0 || active[r] ? params_[r][j].grad() : torch::Tensor());
+    const auto sums = nccl_reduce_sum(grads, devices_);
+    for (size_t k = 0; k < dense.size(); ++k)
+      if (sums[k].defined()) master_params_[dense[k]].mutable_grad() = sums[k];
+    for (size_t r = 1; r < replicas_.size(); ++r)
+      for (size_t j : dense) params_[r][j].mutable_grad().reset();
+  } else {
+    for (size_t j : dense) {
+      torch::Tensor& master_grad = master_params_[j].mutable_grad();
+      for (size_t r = first; r < replicas_.size(); ++r) {
+        torch::Tensor& g = params_[r][j].mutable_grad();
+        if (active[r] && g.defined()) {
+          if (!master_grad.defined()) master_grad = g.to(home);
+          else master_grad.add_(g.to(home));
+        }
+        g.reset();
+      }
+    }
+  }
+  for (const auto& d : devices_) synchronize_device(d);
+}
+
 void DataParallelEngine::sync_replicas() {
+  if (cuda_) {
+    torch::NoGradGuard no_grad;
+    if (nccl_) {  // one coalesced broadcast of the parameters, one of the buffers
+      std::vector<std::vector<torch::Tensor>*> params, buffers;
+      for (size_t r = 1; r < replicas_.size(); ++r) {
+        params.push_back(&params_[r]);
+        buffers.push_back(&buffers_[r]);
+      }
+      broadcast_into(master_params_, params, devices_);
+      if (!master_buffers_.empty()) broadcast_into(master_buffers_, buffers, devices_);
+    } else {
+      for (size_t r = master_is_replica0_ ? 1 : 0; r < replicas_.size(); ++r) {
+        for (size_t j = 0; j < params_[r].size(); ++j) params_[r][j].copy_(master_params_[j]);
+        for (size_t j = 0; j < buffers_[r].size(); ++j) buffers_[r][j].copy_(master_buffers_[j]);
+      }
+    }
+    for (size_t r = master_is_replica0_ ? 1 : 0; r < replicas_.size(); ++r)
+      for (auto& p : params_[r]) p.mutable_grad().reset();
+    for (const auto& d : devices_) synchronize_device(d);
+    return;
+  }
   const auto n = replicas();
   std::vector<bool> active(static_cast<size_t>(n), true);
   if (master_is_replica0_) active[0] = false;

@@ -34,7 +34,9 @@
 #include <torch/types.h>
 
 #include "adversarial/strategy.h"
+#include "framework/common/precision.h"
 #include "framework/common/runtime.h"
+#include "framework/parallel/device_transfer.h"
 #include "models/task_model.h"
 
 namespace unif::framework {
@@ -68,6 +70,8 @@ struct DataParallelOptions {
   /// seeded from (global generator draw, f, i). A multi-process job passes the rank, so that the
   /// ranks (which share the seed and hence the global generator) draw different masks.
   uint64_t dropout_family = 0;
+  /// Each replica's forward passes run under autocast to this precision on its device.
+  Precision precision = Precision::FP32;
 };
 
 /// Wall-clock split of the last run(): the replicas' forward/backward (slowest replica) and the
@@ -125,6 +129,10 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   void worker_loop(int64_t i);
   /// Adds every replica's gradients (except the master's own) into the master's; resets them.
   void reduce_gradients(const std::vector<bool>& active);
+  /// The same with GPU replicas, on the calling thread: dense gradients by NCCL reduce when
+  /// nccl_serves(devices), else copied and added; sparse ones concatenated and coalesced on the
+  /// master's device.
+  void reduce_gradients_cuda(const std::vector<bool>& active);
   void sync_replicas();
   /// Resets the gradients of every replica but the master (after a pass that threw).
   void drop_replica_gradients();
@@ -139,7 +147,11 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   std::vector<torch::Tensor> master_params_, master_buffers_;
   std::vector<std::vector<torch::Tensor>> params_, buffers_;
   std::vector<std::pair<size_t, at::Generator>> dropout_generators_;  // (replica, its dropout generator)
+  bool cuda_ = false;  // some replica is on a GPU: reductions and copies run on the calling thread
+  bool nccl_ = false;  // every replica on its own GPU, the master replica 0: NCCL reduce and broadcast
+  std::unique_ptr<ReplicaStreams> streams_;  // one CUDA stream per GPU replica, created once
   uint64_t dropout_family_ = 0;
+  Precision precision_ = Precision::FP32;
   std::vector<std::vector<size_t>> reduce_plan_;  // parameter indices each worker reduces / copies
 
   // Worker pool: generation_ advances once per job; each worker runs it once.

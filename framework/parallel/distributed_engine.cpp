@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <string>
+#include <utility>
 #include <stdexcept>
 
 #include "framework/parallel/data_parallel.h"
@@ -97,15 +99,16 @@ std::vector<torch::Tensor> gather_rows(ProcessGroup& group, const std::vector<to
   return out;
 }
 
-// The tensors' values as rank `root`'s, one broadcast per dtype (flattened).
+// The tensors' values as rank `root`'s, one broadcast per dtype and device (flattened, on the
+// tensors' device: Gloo for CPU, NCCL for GPUs).
 void broadcast_flat(ProcessGroup& group, const std::vector<torch::Tensor>& tensors) {
-  std::map<int, std::vector<torch::Tensor>> by_dtype;
+  std::map<std::pair<int, std::string>, std::vector<torch::Tensor>> by_dtype;
   for (const auto& t : tensors)
-    if (t.defined() && t.numel() > 0) by_dtype[static_cast<int>(t.scalar_type())].push_back(t);
+    if (t.defined() && t.numel() > 0) by_dtype[{static_cast<int>(t.scalar_type()), t.device().str()}].push_back(t);
   torch::NoGradGuard no_grad;
   for (auto& [_, ts] : by_dtype) {
     std::vector<torch::Tensor> flat_parts;
-    for (const auto& t : ts) flat_parts.push_back(t.detach().to(torch::kCPU).reshape({-1}));
+    for (const auto& t : ts) flat_parts.push_back(t.detach().reshape({-1}));
     std::vector<torch::Tensor> flat{torch::cat(flat_parts)};
     group.broadcast(flat, 0);
     int64_t offset = 0;
@@ -227,7 +230,8 @@ void DistributedEngine::reduce_gradients() {
     for (auto j : bucket) {
       const auto& p = params_[static_cast<size_t>(j)];
       const auto& g = p.grad();
-      flat_parts.push_back(g.defined() ? g.to(torch::kCPU).reshape({-1}) : torch::zeros({p.numel()}, p.options().device(torch::kCPU)));
+      // On the parameters' device: Gloo sums CPU buffers, NCCL GPU ones (ProcessGroup::use_nccl).
+      flat_parts.push_back(g.defined() ? g.reshape({-1}) : torch::zeros({p.numel()}, p.options()));
     }
     auto flat = torch::cat(flat_parts);
     group_->all_reduce_sum(flat);
@@ -244,8 +248,9 @@ void DistributedEngine::reduce_gradients() {
     if (kind[j] != 1) continue;
     const auto& p = params_[static_cast<size_t>(j)];
     const int64_t bytes = p.numel() * static_cast<int64_t>(p.element_size());
-    if (!bucket.empty() && (bucket_bytes + bytes > options_.bucket_bytes ||
-                            params_[static_cast<size_t>(bucket.back())].scalar_type() != p.scalar_type()))
+    const auto& last = params_[static_cast<size_t>(bucket.empty() ? j : bucket.back())];
+    if (!bucket.empty() && (bucket_bytes + bytes > options_.bucket_bytes || last.scalar_type() != p.scalar_type() ||
+                            last.device() != p.device()))
       flush();
     bucket.push_back(j);
     bucket_bytes += bytes;
@@ -268,7 +273,7 @@ void DistributedEngine::reduce_gradients() {
                                    p.sizes(), p.options().layout(torch::kSparse));
     else if (!g.is_sparse()) g = g.to_sparse(1);
     if (p.dim() != 2 || g.sparse_dim() != 1) throw std::logic_error("DistributedEngine: sparse gradients must be (V, H) with rows sparse");
-    local[s] = g.coalesce().to(torch::kCPU);
+    local[s] = g.coalesce();  // on its device: NCCL has no sparse all-reduce, so rows are gathered
     nnz[static_cast<int64_t>(s)] = local[s]._nnz();
   }
   const auto counts = group_->all_gather(nnz);
@@ -277,7 +282,7 @@ void DistributedEngine::reduce_gradients() {
     int64_t most = 0;
     for (const auto& c : counts) most = std::max(most, c[static_cast<int64_t>(s)].item<int64_t>());
     const auto& g = local[s];
-    auto indices = torch::zeros({1, most}, torch::kInt64);
+    auto indices = torch::zeros({1, most}, torch::TensorOptions().dtype(torch::kInt64).device(g.device()));
     auto values = torch::zeros({most, p.size(1)}, g._values().options());
     indices.narrow(1, 0, g._nnz()).copy_(g._indices());
     values.narrow(0, 0, g._nnz()).copy_(g._values());

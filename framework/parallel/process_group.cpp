@@ -22,6 +22,10 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef UNIF_WITH_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include "framework/common/error.h"
 
@@ -128,6 +132,20 @@ std::optional<DistEnv> read_dist_env() {
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#ifdef UNIF_WITH_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;  // after use_nccl()
+#endif
+  /// Runs f(backend) with the backend for `t`: NCCL for a CUDA tensor once use_nccl() ran, else
+  /// Gloo (a generic f: the two classes share no base across LibTorch 1.13 and 2.x).
+  template <class F>
+  void with_backend(const torch::Tensor& t, F&& f) {
+#ifdef UNIF_WITH_NCCL
+    if (nccl && t.is_cuda()) return f(*nccl);
+#else
+    (void)t;
+#endif
+    f(*gloo);
+  }
 };
 
 namespace {
@@ -209,10 +227,31 @@ ProcessGroup::ProcessGroup(DistEnv env, std::unique_ptr<Impl> impl) : env_(std::
 
 ProcessGroup::~ProcessGroup() = default;
 
+void ProcessGroup::use_nccl(const torch::Device& device) {
+  if (nccl_) return;
+#ifdef UNIF_WITH_NCCL
+  guarded(env_, "opening the NCCL process group on " + device.str(), [&] {
+    c10::cuda::set_device(device.index());
+    // Blocking waits honour the options' timeout and throw; without them NCCL's watchdog would
+    // abort the process on a dead peer instead of letting it say so.
+    ::setenv("TORCH_NCCL_BLOCKING_WAIT", "1", /*overwrite=*/0);
+    auto options = c10d::ProcessGroupNCCL::Options::create();
+    options->timeout = env_.timeout;
+    impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+        c10::make_intrusive<c10d::PrefixStore>("nccl", impl_->store), static_cast<int>(env_.rank),
+        static_cast<int>(env_.world_size), options);
+  });
+  nccl_ = true;
+#else
+  throw UserError("parallel.devices: " + device.str() + " in a multi-process job needs a LibTorch with NCCL; this one "
+                  "has none (use cpu devices, which use Gloo)");
+#endif
+}
+
 void ProcessGroup::all_reduce_sum(torch::Tensor& t) {
   guarded(env_, "all-reduce (sum) of " + std::to_string(t.numel()) + " values", [&] {
     std::vector<torch::Tensor> ts{t};
-    impl_->gloo->allreduce(ts, c10d::AllreduceOptions{})->wait();
+    impl_->with_backend(t, [&](auto& pg) { pg.allreduce(ts, c10d::AllreduceOptions{})->wait(); });
   });
 }
 
@@ -221,7 +260,7 @@ void ProcessGroup::all_reduce_max(torch::Tensor& t) {
     std::vector<torch::Tensor> ts{t};
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::MAX;
-    impl_->gloo->allreduce(ts, o)->wait();
+    impl_->with_backend(t, [&](auto& pg) { pg.allreduce(ts, o)->wait(); });
   });
 }
 
@@ -231,7 +270,7 @@ std::vector<torch::Tensor> ProcessGroup::all_gather(const torch::Tensor& t) {
     std::vector<std::vector<torch::Tensor>> outputs(1);
     for (int64_t r = 0; r < env_.world_size; ++r) outputs[0].push_back(torch::empty_like(t));
     std::vector<torch::Tensor> inputs{t.contiguous()};
-    impl_->gloo->allgather(outputs, inputs)->wait();
+    impl_->with_backend(t, [&](auto& pg) { pg.allgather(outputs, inputs)->wait(); });
     out = std::move(outputs[0]);
   });
   return out;
@@ -243,7 +282,7 @@ void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int64_t root) 
       std::vector<torch::Tensor> ts{t};
       c10d::BroadcastOptions o;
       o.rootRank = root;
-      impl_->gloo->broadcast(ts, o)->wait();
+      impl_->with_backend(t, [&](auto& pg) { pg.broadcast(ts, o)->wait(); });
     }
   });
 }

@@ -71,10 +71,16 @@ class ProcessGroup {
   int64_t rank() const { return env_.rank; }
   int64_t size() const { return env_.world_size; }
   const DistEnv& env() const { return env_; }
-  /// The c10d backend the collectives run on ("gloo").
-  std::string backend() const { return "gloo"; }
+  /// The c10d backends the collectives run on: "gloo", or "nccl (gloo for CPU tensors)".
+  std::string backend() const { return nccl_ ? "nccl (gloo for CPU tensors)" : "gloo"; }
+  /// Collective (every rank calls it, with its own GPU): opens a c10d ProcessGroupNCCL on the same
+  /// store, bound to `device` (this rank's GPU, LOCAL_RANK's). From then on CUDA tensors go through
+  /// NCCL and CPU tensors through Gloo; NCCL waits block the caller with UNIF_DIST_TIMEOUT
+  /// (TORCH_NCCL_BLOCKING_WAIT, unless the environment sets it), so a dead peer is an error, not a
+  /// hang. UserError on a LibTorch without NCCL.
+  void use_nccl(const torch::Device& device);
 
-  /// In place: t = sum over ranks of t (contiguous CPU tensor).
+  /// In place: t = sum over ranks of t (contiguous CPU tensor; a CUDA one after use_nccl).
   void all_reduce_sum(torch::Tensor& t);
   /// In place: t = MAX over ranks of t.
   void all_reduce_max(torch::Tensor& t);
@@ -102,6 +108,7 @@ class ProcessGroup {
   DistEnv env_;
   std::unique_ptr<Impl> impl_;
   int64_t writes_ = 0;  // writer_done() calls so far: the key of each
+  bool nccl_ = false;
 };
 
 /// The group `unif train` joined, or nullptr (single process).

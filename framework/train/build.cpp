@@ -1,6 +1,7 @@
 #include "framework/train/build.h"
 
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 
 #include "adversarial/fgm.h"
 #include "adversarial/freeat.h"
@@ -65,6 +66,27 @@ std::vector<std::string> load_notes(const LoadReport& report, const fs::path& di
   return notes;
 }
 
+// A rank of a multi-process job takes its own GPUs (torchrun's convention: LOCAL_RANK picks them):
+// `auto` is GPU LOCAL_RANK alone; a list of n cuda entries is shifted by LOCAL_RANK * n, so that
+// `devices: [cuda:0]` under `torchrun --nproc_per_node=G` gives rank r GPU r. CPU entries stay.
+std::vector<torch::Device> rank_devices(std::vector<torch::Device> devices, bool automatic, int64_t local_rank) {
+  if (devices.empty() || !devices[0].is_cuda()) return devices;
+  const auto count = static_cast<int64_t>(torch::cuda::device_count());
+  if (automatic) return {torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % count))};
+  const auto n = static_cast<int64_t>(devices.size());
+  for (auto& d : devices) {
+    if (!d.is_cuda()) continue;
+    const int64_t index = d.index() + local_rank * n;
+    if (index >= count)
+      throw UserError("parallel.devices: the process with LOCAL_RANK=" + std::to_string(local_rank) + " would take cuda:" +
+                      std::to_string(index) + " (its entries shifted by LOCAL_RANK x " + std::to_string(n) +
+                      "), but " + std::to_string(count) + " GPU(s) are visible; list each process's share from cuda:0 "
+                      "(devices: [cuda:0] for one GPU per process) or use auto");
+    d = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  return devices;
+}
+
 }  // namespace
 
 std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cfg) {
@@ -83,18 +105,33 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
 
 std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
                                                          std::shared_ptr<models::TaskModel> model,
-                                                         std::function<void()> optimizer_step) {
+                                                         std::function<void()> optimizer_step,
+                                                         Precision precision) {
   // One replica on the model's own device: the plain engine. Anything else: replicas on threads.
   auto devices = parse_devices(cfg.devices);
+  if (precision == Precision::FP16)
+    for (const auto& d : devices)
+      if (d.is_cpu())
+        throw UserError("training.precision: fp16 needs CUDA devices (LibTorch's CPU autocast has no float16), but "
+                        "parallel.devices gives cpu here (no GPU visible?); use bf16 or fp32 on CPUs");
+  auto group = default_process_group();
+  if (group) devices = rank_devices(std::move(devices), cfg.devices.size() == 1 && cfg.devices[0] == "auto", group->env().local_rank);
   torch::Device model_device = torch::kCPU;
   for (const auto& p : model->parameters()) {
     model_device = p.device();
     break;
   }
-  auto group = default_process_group();
+  // The master lives on the first device when that is a GPU (in place: the optimizer's references to
+  // the parameters stay valid); replicas on other devices are copies of it.
+  if (devices[0].is_cuda() && model_device != devices[0]) {
+    model->to(devices[0]);
+    model_device = devices[0];
+  }
+  // A rank whose devices are GPUs exchanges gradients over NCCL (Gloo stays for CPU tensors).
+  if (group && devices[0].is_cuda()) group->use_nccl(devices[0]);
   std::unique_ptr<adversarial::GradientEngine> local;
   if (!group && devices.size() == 1 && devices[0] == model_device) {
-    local = std::make_unique<LocalEngine>(model, std::move(optimizer_step));
+    local = std::make_unique<LocalEngine>(model, std::move(optimizer_step), precision);
   } else {
     // Replicas on threads. In a multi-process job even one replica goes through DataParallelEngine:
     // its dropout streams are keyed by the rank, so ranks (same seed) draw different masks.
@@ -103,6 +140,7 @@ std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& c
     options.devices = std::move(devices);
     options.threads_per_replica = single && cfg.threads_per_replica == 0 ? at::get_num_threads() : cfg.threads_per_replica;
     if (group) options.dropout_family = static_cast<uint64_t>(group->rank());
+    options.precision = precision;
     local = std::make_unique<DataParallelEngine>(model, std::move(optimizer_step), std::move(options));
   }
   if (group) return std::make_unique<DistributedEngine>(std::move(group), std::move(model), std::move(local));

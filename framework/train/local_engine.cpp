@@ -2,26 +2,39 @@
 
 #include <torch/autograd.h>
 
+#include "framework/parallel/device_transfer.h"
 #include "framework/parallel/parameter_swap.h"
 
 namespace unif::framework {
 
-LocalEngine::LocalEngine(std::shared_ptr<models::TaskModel> model, std::function<void()> optimizer_step)
-    : model_(std::move(model)), optimizer_step_(std::move(optimizer_step)) {}
+LocalEngine::LocalEngine(std::shared_ptr<models::TaskModel> model, std::function<void()> optimizer_step,
+                         Precision precision)
+    : model_(std::move(model)), optimizer_step_(std::move(optimizer_step)), precision_(precision) {
+  for (const auto& p : model_->parameters()) {
+    device_ = p.device();
+    break;
+  }
+}
+
+models::ModelOutput LocalEngine::forward(const models::Batch& batch, const torch::Tensor& delta) {
+  AutocastGuard autocast(precision_, device_.type());  // the forward only: backward runs after it ends
+  return model_->forward(batch, delta);
+}
 
 int64_t LocalEngine::embedding_dim() const {
   return model_->word_embeddings()->options.embedding_dim();
 }
 
-adversarial::PassResult LocalEngine::run(const models::Batch& batch, const torch::Tensor& delta,
+adversarial::PassResult LocalEngine::run(const models::Batch& input, const torch::Tensor& delta,
                                          double scale, bool want_delta_grad) {
+  const models::Batch batch = to_device(input, device_);
   torch::Tensor d;
-  if (delta.defined()) d = delta.detach().clone();
+  if (delta.defined()) d = delta.detach().to(device_).clone();
   else if (want_delta_grad)
     d = torch::zeros({batch.input_ids.size(0), batch.input_ids.size(1), embedding_dim()},
                      torch::TensorOptions().dtype(torch::kFloat32).device(batch.input_ids.device()));
   if (want_delta_grad) d.requires_grad_(true);
-  auto out = model_->forward(batch, d);
+  auto out = forward(batch, d);
   auto loss = out.example_losses.sum();
   (loss * scale).backward();
   adversarial::PassResult r;
@@ -33,11 +46,12 @@ adversarial::PassResult LocalEngine::run(const models::Batch& batch, const torch
   return r;
 }
 
-adversarial::PassResult LocalEngine::run_custom(const models::Batch& batch, const adversarial::PassRequest& request) {
+adversarial::PassResult LocalEngine::run_custom(const models::Batch& input, const adversarial::PassRequest& request) {
   if (!request.loss_fn && !request.pair_loss_fn && request.param_grads)
-    return run(batch, request.delta, request.scale, request.want_delta_grad);
+    return run(input, request.delta, request.scale, request.want_delta_grad);
+  const models::Batch batch = to_device(input, device_);
   torch::Tensor d;
-  if (request.delta.defined()) d = request.delta.detach().clone();
+  if (request.delta.defined()) d = request.delta.detach().to(device_).clone();
   else if (request.want_delta_grad)
     d = torch::zeros({batch.input_ids.size(0), batch.input_ids.size(1), embedding_dim()},
                      torch::TensorOptions().dtype(torch::kFloat32).device(batch.input_ids.device()));
@@ -45,7 +59,7 @@ adversarial::PassResult LocalEngine::run_custom(const models::Batch& batch, cons
   const bool backward = request.param_grads || request.want_delta_grad;
   c10::optional<torch::NoGradGuard> no_grad;
   if (!backward) no_grad.emplace();
-  auto out = model_->forward(batch, d);
+  auto out = forward(batch, d);
   adversarial::PassResult r;
   if (out.example_losses.defined()) r.loss_sum = out.example_losses.sum().item<double>();
   torch::Tensor loss;
@@ -70,10 +84,11 @@ adversarial::PassResult LocalEngine::run_custom(const models::Batch& batch, cons
   return r;
 }
 
-models::ModelOutput LocalEngine::forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) {
+models::ModelOutput LocalEngine::forward_with(const models::Batch& input, const std::vector<torch::Tensor>& params) {
+  const models::Batch batch = to_device(input, device_);
   ParameterSwap swap(model_->parameters(), params);
   torch::NoGradGuard no_grad;
-  auto out = model_->forward(batch, {});
+  auto out = forward(batch, {});
   models::ModelOutput r;
   r.logits = out.logits.detach().clone();
   if (out.example_losses.defined()) r.example_losses = out.example_losses.detach().clone();

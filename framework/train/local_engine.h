@@ -5,14 +5,18 @@
 #include <memory>
 
 #include "adversarial/strategy.h"
+#include "framework/common/precision.h"
 #include "models/task_model.h"
 
 namespace unif::framework {
 
 class LocalEngine final : public adversarial::GradientEngine {
  public:
-  /// `optimizer_step` clips, steps and zeroes the gradients (owned by the trainer).
-  LocalEngine(std::shared_ptr<models::TaskModel> model, std::function<void()> optimizer_step);
+  /// `optimizer_step` clips, steps and zeroes the gradients (owned by the trainer). Forward passes
+  /// run under autocast to `precision` on the model's device (framework/common/precision.h); batches
+  /// on another device are copied to the model's first.
+  LocalEngine(std::shared_ptr<models::TaskModel> model, std::function<void()> optimizer_step,
+              Precision precision = Precision::FP32);
   adversarial::PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                               bool want_delta_grad) override;
   adversarial::PassResult run_custom(const models::Batch& batch, const adversarial::PassRequest& request) override;
@@ -24,6 +28,10 @@ class LocalEngine final : public adversarial::GradientEngine {
  private:
   std::shared_ptr<models::TaskModel> model_;
   std::function<void()> optimizer_step_;
+  Precision precision_;
+  torch::Device device_ = torch::kCPU;  // the model's
+
+  models::ModelOutput forward(const models::Batch& batch, const torch::Tensor& delta);
 };
 
 }  // namespace unif::framework

@@ -32,6 +32,7 @@
 #include "framework/parallel/data_parallel.h"
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
+#include "framework/train/loss_scaler.h"
 #include "framework/train/model_dir.h"
 #include "framework/train/output_lock.h"
 #include "framework/train/run_identity.h"
@@ -89,6 +90,11 @@ std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
                     int64_t batch_size, const torch::Tensor& class_weights, bool sort_by_length) {
   torch::NoGradGuard no_grad;
+  torch::Device device = torch::kCPU;  // evaluation runs on the model's device
+  for (const auto& p : model.parameters()) {
+    device = p.device();
+    break;
+  }
   const bool was_training = model.is_training();
   model.eval();
   Evaluation ev;
@@ -122,8 +128,9 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
     });
   for (int64_t start = 0; start < n; start += batch_size) {
     std::vector<int64_t> idx(order.begin() + start, order.begin() + std::min(n, start + batch_size));
-    auto batch = collate(task, data.encoded, data.examples, idx, labels.size());
+    auto batch = to_device(collate(task, data.encoded, data.examples, idx, labels.size()), device);
     auto out = model.forward(batch);
+    out.logits = out.logits.to(torch::kCPU);  // metrics read them on the CPU
     if (batch.labels.defined()) {
       loss_sum += out.example_losses.sum().item<double>();
       z += loss_normalizer(task, batch, class_weights);
@@ -240,6 +247,8 @@ struct Trainer::State {
   std::unique_ptr<Schedule> schedule;
   std::unique_ptr<adversarial::Strategy> strategy;
   std::unique_ptr<adversarial::GradientEngine> engine;
+  std::unique_ptr<LossScaler> scaler;  // training.precision fp16 only
+  torch::Device home = torch::kCPU;    // the master model's device (make_engine puts it on a GPU)
 
   // Position: `step` optimizer steps done; the next batch is batch `batch_in_epoch` of `epoch`.
   int64_t step = 0, epoch = 0, batch_in_epoch = 0;
@@ -270,6 +279,14 @@ struct Trainer::State {
   }
   double lr() const { return cfg.training.optimizer.lr * schedule->multiplier(step); }
   void optimizer_step() {
+    if (scaler) {  // fp16: unscale the reduced gradients; inf/NaN ones skip the update (update() logs it)
+      std::vector<torch::Tensor> params;
+      for (const auto& p : optimizer->params()) params.push_back(p.tensor);
+      if (!scaler->unscale(params)) {
+        optimizer->zero_grad();
+        return;
+      }
+    }
     const double norm = clip_grad_norm(optimizer->params(), cfg.training.max_grad_norm);
     const bool mine = loss_nonfinite || !std::isfinite(norm);
     // The ranks decide together (their losses and reduced gradients agree, but one rank must never
@@ -330,7 +347,13 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),
   // said first in the log; s.cfg keeps "auto" (config.yaml, resume checks).
   const auto parallel = resolve_parallel(s.cfg.parallel, s.parts.model->word_embeddings()->weight.size(1), t.batch_size);
-  s.engine = make_engine(parallel.config, s.parts.model, [this] { s_->optimizer_step(); });  // cuda:N on a CPU build
+  const Precision precision = parse_precision(t.precision);
+  s.engine = make_engine(parallel.config, s.parts.model, [this] { s_->optimizer_step(); }, precision);  // cuda:N on a CPU build
+  if (precision == Precision::FP16) s.scaler = std::make_unique<LossScaler>();
+  for (const auto& p : s.parts.model->parameters()) {
+    s.home = p.device();
+    break;
+  }
   if (s.writer) {
     std::error_code ec;
     fs::create_directories(s.out_dir, ec);
@@ -507,6 +530,9 @@ int Trainer::fit() {
         s.es_wait = es.at("wait").get<int64_t>();
         s.es_stopped = es.at("stopped").get<bool>();
       }
+      if (s.scaler && st.contains("loss_scale"))
+        s.scaler->restore(st.at("loss_scale").get<double>(), st.at("loss_scale_good_steps").get<int64_t>(),
+                          st.value("loss_scale_skipped_steps", int64_t{0}));
     } catch (const json::exception& e) {
       throw UserError((resume_from / "trainer_state.json").string() + ": invalid trainer state (" + e.what() + ")");
     }
@@ -541,9 +567,10 @@ int Trainer::fit() {
           ? std::to_string(s.parts.train.encoded.size()) + " examples"
           : std::to_string(s.parts.train.examples.size()) + " examples (" +
                 std::to_string(s.parts.train.encoded.size()) + " windows)";
-  s.log->info("training: {}, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step)",
+  s.log->info("training: {}, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step); precision {}",
               entries, t.batch_size, t.grad_accum_steps, s.steps_per_epoch, s.total_steps,
-              s.strategy->name(), s.strategy->passes_per_step(), s.strategy->passes_per_step() == 1 ? "" : "es");
+              s.strategy->name(), s.strategy->passes_per_step(), s.strategy->passes_per_step() == 1 ? "" : "es",
+              t.precision);
   if (const auto group = default_process_group()) {
     std::string shares;
     for (const auto& sh : shard_batch(t.batch_size, group->size())) shares += (shares.empty() ? "" : " + ") + std::to_string(sh.size);
@@ -587,6 +614,11 @@ int Trainer::fit() {
               {"identity", identity},
               {"early_stopping", {{"best", std::isfinite(s.es_best) ? json(s.es_best) : json(nullptr)},
                                   {"wait", s.es_wait}, {"stopped", s.es_stopped}}}};
+      if (s.scaler) {
+        st["loss_scale"] = s.scaler->scale();
+        st["loss_scale_good_steps"] = s.scaler->good_steps();
+        st["loss_scale_skipped_steps"] = s.scaler->skipped_steps();
+      }
       detail::write_text_file_atomic(tmp / "trainer_state.json", st.dump(2) + "\n");
     });
     require_complete(dir, "checkpoint");
@@ -695,15 +727,18 @@ int Trainer::fit() {
     for (int64_t k = 0; k < t.grad_accum_steps && s.batch_in_epoch < s.batches_per_epoch; ++k, ++s.batch_in_epoch) {
       std::vector<int64_t> idx(order.begin() + s.batch_in_epoch * t.batch_size,
                                order.begin() + std::min(n, (s.batch_in_epoch + 1) * t.batch_size));
+      // On the master's device (a GPU: pinned, non-blocking), where the engine and strategy work.
       if (s.cfg.task == Task::MaskedLm)  // masks of this epoch (mlm.h): any device count, exact resume
-        micro.push_back(collate_mlm(s.parts.train.encoded, idx, s.parts.train.mlm, s.epoch));
+        micro.push_back(to_device(collate_mlm(s.parts.train.encoded, idx, s.parts.train.mlm, s.epoch), s.home));
       else
-        micro.push_back(collate(s.cfg.task, s.parts.train.encoded, s.parts.train.examples, idx, s.parts.labels.size()));
+        micro.push_back(to_device(collate(s.cfg.task, s.parts.train.encoded, s.parts.train.examples, idx,
+                                          s.parts.labels.size()), s.home));
       z += loss_normalizer(s.cfg.task, micro.back(), s.parts.class_weights);
     }
     double loss_sum = 0.0;
     bool stepped = false;
-    const double scale = z > 0 ? 1.0 / static_cast<double>(z) : 0.0;
+    // fp16: the loss scaler's factor rides on 1/Z into every backward of the step.
+    const double scale = (z > 0 ? 1.0 / static_cast<double>(z) : 0.0) * (s.scaler ? s.scaler->scale() : 1.0);
     s.loss_nonfinite = s.step_nonfinite = false;
     for (auto& b : micro) {
       auto r = s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.step);
@@ -736,6 +771,9 @@ int Trainer::fit() {
                   s.nonfinite_what, s.skipped_steps);
     }
     ++s.step;
+    if (s.scaler && s.scaler->update())
+      s.log->warn("step {}: non-finite gradients under fp16 loss scaling: the update was skipped ({} so far); loss "
+                  "scale now {}", s.step, s.scaler->skipped_steps(), s.scaler->scale());
     if (!s.step_nonfinite) {  // a skipped step's loss stays out of the logged average
       window_loss += loss_sum;
       window_z += z;

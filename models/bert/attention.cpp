@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "models/full_precision.h"
+
 namespace unif::models {
 
 BertSelfAttentionImpl::BertSelfAttentionImpl(BertOptions options_) : options(std::move(options_)) {
@@ -31,7 +33,8 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
   const double head_size = static_cast<double>(options.hidden_size() / options.num_attention_heads());
   torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(head_size);  // (B, heads, L, L)
   if (additive_mask.defined()) scores = scores + additive_mask;
-  torch::Tensor probs = dropout(torch::softmax(scores, -1));
+  // Softmax in float32 also under autocast (its matmuls give bfloat16 / float16 scores).
+  torch::Tensor probs = dropout(torch::softmax(full_precision(scores), -1));
   torch::Tensor context = torch::matmul(probs, v).permute({0, 2, 1, 3}).contiguous();  // (B, L, heads, d)
   return context.view({context.size(0), context.size(1), options.hidden_size()});       // (B, L, H)
 }

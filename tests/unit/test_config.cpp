@@ -67,6 +67,7 @@ training:
   schedule: {name: cosine, warmup_ratio: 0.2, warmup_steps: 10}
   max_grad_norm: 0
   layerwise_lr_decay: 0.9
+  precision: fp16
   shuffle: false
   log_every: 5
   eval_every: 50
@@ -251,6 +252,7 @@ TEST_CASE("every key is parsed", "[unit][config]") {
   CHECK(t.schedule.warmup_steps == 10);
   CHECK(t.max_grad_norm == 0.0);
   CHECK(t.layerwise_lr_decay == 0.9);
+  CHECK(t.precision == "fp16");
   CHECK_FALSE(t.shuffle);
   CHECK(t.log_every == 5);
   CHECK(t.eval_every == 50);
@@ -296,6 +298,31 @@ TEST_CASE("task-specific defaults for the data fields", "[unit][config]") {
   const RunConfig given = parse_config("task: token_classification\ndata: {text_fields: [w], label_field: y}", "t.yaml");
   CHECK(given.data.text_fields == std::vector<std::string>{"w"});
   CHECK(given.data.label_field == "y");
+}
+
+TEST_CASE("training.precision: fp32 by default - bf16 anywhere - fp16 not with CPU devices", "[unit][config]") {
+  CHECK(parse_config("", "c.yaml").training.precision == "fp32");
+  CHECK(parse_config("training: {precision: bf16}", "c.yaml").training.precision == "bf16");
+  CHECK(parse_config("training: {precision: fp16}\nparallel: {devices: auto}", "c.yaml").training.precision == "fp16");
+  CHECK_THAT(error_of("training: {precision: fp8}"),
+             Catch::StartsWith("cfg.yaml: training.precision: expected one of fp32 | bf16 | fp16, got 'fp8'"));
+  CHECK_THAT(error_of("training: {precision: fp16}"),
+             Catch::Contains("training.precision: expected fp32 or bf16 with CPU devices"));
+  CHECK_THAT(error_of("training: {precision: fp16}\nparallel: {devices: [cuda:0, cpu]}"),
+             Catch::Contains("training.precision"));
+  const auto c = parse_config("training: {precision: bf16}", "c.yaml");
+  CHECK(parse_config(to_yaml(c), "again.yaml") == c);
+}
+
+TEST_CASE("cuda devices on a build without CUDA are an error when training", "[unit][config]") {
+  const std::string yaml = "data: {train: t.jsonl}\nmodel: {vocab: v.txt}\nparallel: {devices: [cpu, cuda:1]}";
+#ifdef UNIF_WITH_CUDA
+  CHECK_NOTHROW(parse_config(yaml, "cfg.yaml", {}, Purpose::Train));
+#else
+  CHECK_THAT(error_of(yaml, {}, Purpose::Train),
+             Catch::Contains("cfg.yaml: parallel.devices[1]: 'cuda:1' needs a CUDA build of unif"));
+  CHECK_NOTHROW(parse_config(yaml, "cfg.yaml", {}, Purpose::Any));  // parsing alone stays possible
+#endif
 }
 
 TEST_CASE("task names", "[unit][config]") {

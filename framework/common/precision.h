@@ -1,0 +1,51 @@
+// Mixed precision (SPEC §7 training.precision): the precision names and a scoped autocast.
+//
+// fp32 runs everything in float32. bf16 and fp16 run the forward pass under LibTorch's autocast on
+// the replica's device type (matrix products in the low precision; the model keeps softmax and the
+// loss in float32, models/io.h full_precision); the weights, their gradients and the optimizer state
+// stay float32 (the "master" copy). fp16 additionally needs dynamic loss scaling
+// (framework/train/loss_scaler.h) and a CUDA device: LibTorch's CPU autocast is bf16-only in 1.13.
+//
+// Autocast state is per thread: every worker thread that runs a forward pass holds its own guard.
+//
+// Example:
+//   {
+//     AutocastGuard autocast(Precision::BF16, torch::kCPU);
+//     out = model->forward(batch);   // linear layers in bfloat16
+//   }
+//   out.example_losses.sum().backward();   // outside the guard, as torch.autocast recommends
+#pragma once
+#include <string>
+
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+
+namespace unif {
+
+enum class Precision { FP32, BF16, FP16 };
+
+/// "fp32" | "bf16" | "fp16".
+std::string to_string(Precision p);
+/// Inverse of to_string; std::invalid_argument for anything else (the config validates first).
+Precision parse_precision(const std::string& name);
+/// kFloat, kBFloat16 or kHalf.
+c10::ScalarType scalar_type(Precision p);
+
+/// Autocast to `p` on `device` for this object's lifetime (nothing for FP32), then the thread's
+/// previous autocast state. Nests like torch.autocast: the cast cache is cleared when the outermost
+/// guard of the thread ends.
+class AutocastGuard {
+ public:
+  AutocastGuard(Precision p, c10::DeviceType device);
+  ~AutocastGuard();
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  bool active_ = false;
+  c10::DeviceType device_ = c10::DeviceType::CPU;
+  bool previous_enabled_ = false;
+  c10::ScalarType previous_dtype_ = c10::ScalarType::Float;
+};
+
+}  // namespace unif

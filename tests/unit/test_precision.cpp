@@ -1,0 +1,277 @@
+// Mixed precision (SPEC §7 training.precision): the fp16 loss scaler's skip / back-off / growth
+// logic by injection (planted inf and NaN gradients, counted good steps), the autocast guard, and on
+// CPU: a few bf16 training steps track fp32 within a stated tolerance while weights, gradients and
+// optimizer state stay float32, and bf16 replicas give the one-device bf16 step.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "framework/common/error.h"
+#include "framework/common/precision.h"
+#include "framework/config/run_config.h"
+#include "framework/parallel/data_parallel.h"
+#include "framework/train/build.h"
+#include "framework/train/local_engine.h"
+#include "framework/train/loss_scaler.h"
+#include "framework/train/optimizer.h"
+#include "models/heads/factory.h"
+
+using namespace unif;
+using framework::LossScaler;
+using framework::LossScalerOptions;
+
+namespace {
+
+// Parameters with gradients: dense (3), dense (2, 2), and a sparse (5, 2) table.
+std::vector<torch::Tensor> params_with_grads(float dense_value) {
+  std::vector<torch::Tensor> ps{torch::zeros({3}), torch::zeros({2, 2}), torch::zeros({5, 2})};
+  ps[0].mutable_grad() = torch::full({3}, dense_value);
+  ps[1].mutable_grad() = torch::full({2, 2}, dense_value);
+  ps[2].mutable_grad() = torch::sparse_coo_tensor(torch::tensor({{1, 3, 1}}, torch::kLong),
+                                                  torch::full({3, 2}, dense_value), {5, 2});
+  return ps;
+}
+
+// A small random BERT classifier (dropout 0).
+std::shared_ptr<models::TaskModel> tiny_bert(bool sparse) {
+  torch::manual_seed(5);
+  auto o = models::BertOptions()
+               .vocab_size(100)
+               .hidden_size(32)
+               .num_hidden_layers(2)
+               .num_attention_heads(4)
+               .intermediate_size(64)
+               .max_position_embeddings(24)
+               .hidden_dropout_prob(0.0)
+               .attention_probs_dropout_prob(0.0)
+               .initializer_range(0.05)
+               .sparse_embeddings(sparse);
+  auto model = models::make_bert_task_model(models::TaskKind::Classification, o, 3);
+  model->train();
+  return model;
+}
+
+models::Batch batch_of(int64_t b, int64_t l, uint64_t seed) {
+  torch::manual_seed(seed);
+  models::Batch batch;
+  batch.input_ids = torch::randint(1, 100, {b, l}, torch::kLong);
+  batch.token_type_ids = torch::zeros({b, l}, torch::kLong);
+  auto lengths = torch::randint(4, l + 1, {b}, torch::kLong);
+  batch.attention_mask = (torch::arange(l, torch::kLong).unsqueeze(0) < lengths.unsqueeze(1)).to(torch::kLong);
+  batch.input_ids = batch.input_ids * batch.attention_mask;
+  batch.labels = torch::randint(0, 3, {b}, torch::kLong);
+  return batch;
+}
+
+struct Run {
+  std::vector<double> losses;       // per step, mean over the batch
+  std::vector<torch::Tensor> logits;  // per step
+  std::vector<torch::Tensor> grads;  // per step: every parameter's gradient, dense, concatenated
+  bool float32_everywhere = true;   // weights, gradients and AdamW state
+};
+
+// `steps` AdamW steps (lr 1e-3) on `batch` with `precision`, through a LocalEngine (replicas = 0) or
+// a DataParallelEngine of `replicas` CPU replicas.
+Run train(Precision precision, int steps, const models::Batch& batch, int64_t replicas = 0) {
+  auto model = tiny_bert(/*sparse=*/true);
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  for (auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
+  framework::OptimizerOptions oo;
+  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 2), oo);
+  Run run;
+  auto step = [&] {
+    std::vector<torch::Tensor> flat;
+    for (const auto& p : optimizer->params()) {
+      const auto& g = p.tensor.grad();
+      if (!g.defined()) continue;
+      if (g.scalar_type() != torch::kFloat) run.float32_everywhere = false;
+      flat.push_back((g.is_sparse() ? g.to_dense() : g).reshape({-1}).clone());
+    }
+    run.grads.push_back(torch::cat(flat));
+    framework::clip_grad_norm(optimizer->params(), 1.0);
+    optimizer->step(1e-3);
+    optimizer->zero_grad();
+  };
+  std::unique_ptr<adversarial::GradientEngine> engine;
+  if (replicas == 0) {
+    engine = std::make_unique<framework::LocalEngine>(model, step, precision);
+  } else {
+    framework::DataParallelOptions o;
+    o.devices.assign(static_cast<size_t>(replicas), torch::kCPU);
+    o.threads_per_replica = 1;
+    o.precision = precision;
+    engine = std::make_unique<framework::DataParallelEngine>(model, step, o);
+  }
+  const double z = static_cast<double>(batch.size());
+  for (int s = 0; s < steps; ++s) {
+    auto r = engine->run(batch, {}, 1.0 / z, false);
+    run.losses.push_back(r.loss_sum / z);
+    run.logits.push_back(r.output.logits.clone());
+    engine->optimizer_step();
+  }
+  for (auto& p : model->named_parameters())
+    if (p.value().scalar_type() != torch::kFloat) run.float32_everywhere = false;
+  for (const auto& [name, t] : optimizer->state())
+    if (name != "__step__" && t.scalar_type() != torch::kFloat) run.float32_everywhere = false;
+  return run;
+}
+
+double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
+}
+
+// ||a - b|| / ||b|| over every parameter's gradient at once.
+double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.to(torch::kDouble) - b.to(torch::kDouble)).norm().item<double>() / b.to(torch::kDouble).norm().item<double>();
+}
+
+}  // namespace
+
+TEST_CASE("loss scaler: a planted inf gradient skips the step and halves the scale", "[unit][precision]") {
+  LossScaler scaler;
+  REQUIRE(scaler.scale() == 65536.0);
+  auto ps = params_with_grads(65536.0f);
+  CHECK(scaler.unscale(ps));  // all finite: divided by the scale
+  CHECK(torch::equal(ps[0].grad(), torch::ones({3})));
+  CHECK(torch::equal(ps[2].grad().to_dense().sum(), torch::tensor(6.0f)));  // rows 1 (x2) and 3, 2 columns
+  CHECK_FALSE(scaler.update());
+  CHECK(scaler.scale() == 65536.0);
+  CHECK(scaler.good_steps() == 1);
+
+  ps = params_with_grads(1.0f);
+  ps[1].mutable_grad()[0][1] = std::numeric_limits<float>::infinity();
+  CHECK_FALSE(scaler.unscale(ps));
+  CHECK(scaler.update());  // skipped
+  CHECK(scaler.scale() == 32768.0);
+  CHECK(scaler.skipped_steps() == 1);
+  CHECK(scaler.good_steps() == 0);  // the run of good steps restarts
+  // The overflow is forgotten after update(): the next finite step is a good one.
+  ps = params_with_grads(1.0f);
+  CHECK(scaler.unscale(ps));
+  CHECK_FALSE(scaler.update());
+  CHECK(scaler.scale() == 32768.0);
+}
+
+TEST_CASE("loss scaler: a NaN in a sparse gradient is found too", "[unit][precision]") {
+  LossScaler scaler;
+  auto ps = params_with_grads(2.0f);
+  auto values = torch::full({3, 2}, 2.0f);
+  values[2][0] = std::numeric_limits<float>::quiet_NaN();
+  ps[2].mutable_grad() = torch::sparse_coo_tensor(torch::tensor({{0, 4, 2}}, torch::kLong), values, {5, 2});
+  CHECK_FALSE(scaler.unscale(ps));
+  CHECK(scaler.update());
+  CHECK(scaler.scale() == 32768.0);
+}
+
+TEST_CASE("loss scaler: the scale doubles after 2000 good steps in a row", "[unit][precision]") {
+  LossScaler scaler;
+  for (int i = 0; i < 1999; ++i) REQUIRE_FALSE(scaler.update());
+  CHECK(scaler.scale() == 65536.0);
+  CHECK_FALSE(scaler.update());
+  CHECK(scaler.scale() == 131072.0);
+  CHECK(scaler.good_steps() == 0);
+  // An overflow in the middle of a run restarts the count: 3 good, 1 bad, then 3 more at interval 4.
+  LossScalerOptions o;
+  o.growth_interval = 4;
+  LossScaler small(o);
+  for (int i = 0; i < 3; ++i) small.update();
+  auto ps = params_with_grads(1.0f);
+  ps[0].mutable_grad()[1] = std::numeric_limits<float>::infinity();
+  small.unscale(ps);
+  small.update();
+  CHECK(small.scale() == 32768.0);
+  for (int i = 0; i < 3; ++i) small.update();
+  CHECK(small.scale() == 32768.0);
+  small.update();
+  CHECK(small.scale() == 65536.0);
+  small.restore(1024.0, 2, 5);
+  CHECK(small.scale() == 1024.0);
+  CHECK(small.skipped_steps() == 5);
+}
+
+TEST_CASE("autocast guard: matmul in bfloat16 inside, float32 again after, nested guards restore", "[unit][precision]") {
+  const auto a = torch::randn({4, 8}), b = torch::randn({8, 2});
+  {
+    AutocastGuard outer(Precision::BF16, torch::kCPU);
+    CHECK(torch::matmul(a, b).scalar_type() == torch::kBFloat16);
+    {
+      AutocastGuard inner(Precision::FP32, torch::kCPU);  // fp32 changes nothing
+      CHECK(torch::matmul(a, b).scalar_type() == torch::kBFloat16);
+    }
+    {
+      AutocastGuard inner(Precision::BF16, torch::kCPU);
+      CHECK(torch::matmul(a, b).scalar_type() == torch::kBFloat16);
+    }
+    CHECK(torch::matmul(a, b).scalar_type() == torch::kBFloat16);
+  }
+  CHECK(torch::matmul(a, b).scalar_type() == torch::kFloat);
+  CHECK(parse_precision("bf16") == Precision::BF16);
+  CHECK(to_string(Precision::FP16) == "fp16");
+  CHECK_THROWS(parse_precision("fp8"));
+}
+
+// Tolerances (bf16 keeps 8 bits of mantissa, relative rounding 2^-9 = 0.2%): over 4 AdamW steps the
+// bf16 loss stays within 2% of fp32's and each step's gradient (all parameters together) within 5%
+// relative L2 error. Measured here (LibTorch 1.13): losses within 0.02%, gradients 0.8%. Parameters are
+// not compared: AdamW's first steps move every weight by about lr whatever its gradient's size, so
+// a tiny gradient whose sign bf16 flips moves a weight by 2 lr.
+TEST_CASE("bf16 training on CPU tracks fp32 and keeps float32 weights, gradients and optimizer state",
+          "[unit][precision]") {
+  const auto batch = batch_of(8, 16, 3);
+  const auto fp32 = train(Precision::FP32, 4, batch);
+  const auto bf16 = train(Precision::BF16, 4, batch);
+  CHECK(fp32.float32_everywhere);
+  CHECK(bf16.float32_everywhere);
+  for (size_t s = 0; s < fp32.losses.size(); ++s) {
+    const double grad_error = relative_error(bf16.grads[s], fp32.grads[s]);
+    INFO("step " << s << ": fp32 loss " << fp32.losses[s] << ", bf16 loss " << bf16.losses[s]
+                 << ", gradient relative error " << grad_error);
+    CHECK(std::abs(bf16.losses[s] - fp32.losses[s]) <= 0.02 * std::abs(fp32.losses[s]));
+    CHECK(grad_error <= 0.05);
+    CHECK(bf16.logits[s].scalar_type() == torch::kFloat);  // cast back before the loss
+  }
+  // bf16 really ran: the logits differ from fp32's by more than float32 rounding.
+  CHECK(max_abs_diff(bf16.logits[0], fp32.logits[0]) > 1e-5);
+  CHECK(relative_error(bf16.grads[0], fp32.grads[0]) > 1e-5);
+}
+
+// With bf16 a replica multiplies its shard with other blockings than one device multiplies the whole
+// batch, so the results agree to bfloat16 rounding, not float32's (SPEC §5's 1e-5 is for fp32). The
+// check: 2 and 3 replicas (even and uneven shards, sparse embedding gradients) give the one-device
+// bf16 loss within 0.5% and its gradient within 2% relative L2 error (measured: 0.35%), where a wrong reduction (a
+// replica's shard dropped or counted twice) is off by tens of percent.
+TEST_CASE("bf16 replicas: one step on 2 and 3 CPU replicas equals one bf16 device within bf16 rounding",
+          "[unit][precision][parallel]") {
+  const auto batch = batch_of(7, 12, 4);
+  const auto one = train(Precision::BF16, 1, batch);
+  for (int64_t replicas : {2, 3}) {
+    const auto many = train(Precision::BF16, 1, batch, replicas);
+    const double grad_error = relative_error(many.grads[0], one.grads[0]);
+    INFO(replicas << " replicas: loss " << many.losses[0] << " vs " << one.losses[0] << ", gradient relative error "
+                  << grad_error);
+    CHECK(std::abs(many.losses[0] - one.losses[0]) <= 5e-3 * std::abs(one.losses[0]));
+    CHECK(max_abs_diff(many.logits[0], one.logits[0]) <= 2e-2);
+    CHECK(grad_error <= 0.02);
+  }
+}
+
+TEST_CASE("fp16 on a CPU device is an error before training", "[unit][precision]") {
+  framework::ParallelConfig cpu;
+  cpu.devices = {"cpu"};
+  auto model = tiny_bert(false);
+  CHECK_THROWS_WITH(framework::make_engine(cpu, model, [] {}, Precision::FP16),
+                    Catch::Contains("training.precision: fp16 needs CUDA devices"));
+  if (!torch::cuda::is_available()) {
+    framework::ParallelConfig autodev;
+    autodev.devices = {"auto"};
+    CHECK_THROWS_AS(framework::make_engine(autodev, model, [] {}, Precision::FP16), UserError);
+  }
+  CHECK_NOTHROW(framework::make_engine(cpu, model, [] {}, Precision::BF16));
+}
