@@ -18,8 +18,10 @@ ok() { echo "ok   $*"; passes=$((passes + 1)); }
 expect() {
   name=$1 want=$2 pattern=$3
   shift 4
-  "$@" > "$tmp/out" 2> "$tmp/err"
+  "$@" > "$tmp/out" 2> "$tmp/err.all"
   code=$?
+  # The log's own timestamped lines (e.g. what parallel.devices: auto chose) may come first.
+  grep -v '^\[20[0-9][0-9]-' "$tmp/err.all" > "$tmp/err"
   first=$(head -n 1 "$tmp/err")
   if [ $code -ne "$want" ]; then fail "$name: exit code $code (expected $want)"; cat "$tmp/err"; return; fi
   if [ "$(grep -c '' "$tmp/err")" -ne 1 ] || ! echo "$first" | grep -q '^error: '; then
