@@ -89,7 +89,9 @@ Command add_predict(CLI::App& app) {
   cmd->add_option("--model", *model, "Model directory (ours or a plain HF one)")->required();
   cmd->add_option("--input", *input, "JSONL (or .tsv) file of inputs; - reads standard input")->required();
   cmd->add_option("--output", *output, "Write here instead of standard output (- is standard output)");
-  cmd->add_option("--batch-size", *batch_size, "Examples per forward pass")->check(CLI::PositiveNumber);
+  // A plain range: CLI::PositiveNumber would print its bound, the largest double (~300 digits).
+  cmd->add_option("--batch-size", *batch_size, "Examples per forward pass (1 to 1048576)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   return [model, input, output, batch_size] {
     namespace fs = std::filesystem;
     auto lm = framework::load_model_dir(*model);

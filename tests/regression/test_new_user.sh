@@ -48,6 +48,8 @@ done
 expect help_unknown 2 "unknown command 'tokenzie' \(did you mean 'tokenize'\?\)" -- "$UNIF" help tokenzie
 # --- 11: CLI roughness ---
 expect evaluate_typo 2 "unknown command 'evaluate' \(did you mean 'eval'\?\)" -- "$UNIF" evaluate configs/demo.yaml
+expect predict_batch_zero 2 "batch-size: Value 0 not in range 1 to 1048576 " -- \
+    "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input - --batch-size 0
 expect moved_lr 2 "training.lr: unknown key 'lr' \(did you mean 'training.optimizer.lr'\?\)" -- \
     "$UNIF" train configs/demo.yaml --set training.lr=1e-3 --set output_dir="$tmp/o_lr"
 expect moved_warmup 2 "did you mean 'training.schedule.warmup_ratio'" -- \
