@@ -142,24 +142,22 @@ TEST_CASE("minilm fine-tunes banking77_en classification", "[pretrained_regressi
 }
 
 // snli_en: entailment / neutral / contradiction; majority class of the 100-pair dev subset 0.34
-// (of the full dev 0.358).
-// NOT YET CALIBRATED (hidden: `[.]`): 30 steps of 16 at lr 2e-4 scored 0.34 (= majority; 190 s wall
-// under load, 47 s user), 40 steps of 32 at lr 3e-4 0.32 (7 min wall, 102 s user); control 0.34. Only
-// lr 1e-4 learned (0.533 on the full dev after 40 steps of 32 of a 60-step schedule): measure that
-// schedule with max_steps 40-60 before giving this case a bar.
-TEST_CASE("minilm fine-tunes snli_en pair classification", "[.][pretrained_regression][pair]") {
+// (of the full dev 0.358). Only lr 1e-4 (the config's) learned: 30 steps of 16 at lr 2e-4 scored 0.34
+// (= majority), 40 steps of 32 at lr 3e-4 0.32. Measured at lr 1e-4, batch 32 (session 6, with
+// other jobs on the machine): a 40-step schedule 0.36 / 0.42 after 20 / 40 steps; a 60-step schedule
+// 0.34 / 0.57 / 0.52 after 20 / 40 / 60 steps (train loss 1.10 -> 1.03; 130 s wall at 15 samples/s);
+// control 0.34. Bar: majority + 0.10.
+TEST_CASE("minilm fine-tunes snli_en pair classification", "[pretrained_regression][pair]") {
   const auto dev = head_lines("data/snli_en/dev.jsonl", 100);
   const double majority = majority_fraction(dev, "label");
   auto r = run_pair("pair_classification.yaml", "snli",
-                    {"data.dev=" + dev.string(), "training.batch_size=16", "training.log_every=10",
+                    {"data.dev=" + dev.string(), "training.batch_size=32", "training.log_every=10",
                      "training.eval_every=0"},
-                    {"training.max_steps=30", "training.optimizer.lr=2e-4"});
+                    {"training.max_steps=60"});
   WARN("snli_en dev accuracy " << r.trained.last["accuracy"] << " (" << r.trained.seconds << " s); control "
                                << r.control.last["accuracy"] << " (" << r.control.seconds << " s); majority "
                                << majority);
-  FAIL("no bar measured yet for this case (see the comment above it)");
-  const double bar = 0.0;
-  CHECK(bar > majority + 0.05);
+  const double bar = majority + 0.10;
   CHECK(r.trained.last["accuracy"] >= bar);
   CHECK(r.control.last["accuracy"] < bar);
 }
@@ -181,20 +179,19 @@ TEST_CASE("minilm fine-tunes stsb_en regression", "[pretrained_regression][regre
   CHECK(r.control.last["pearson"] < bar);
 }
 
-// wnut17_en: BIO entity tags in tweets; all-"O" scores entity F1 0. NOT YET CALIBRATED (hidden: `[.]`,
-// so ctest does not register it): 30 steps of 16 at lr 3e-4 still scored entity F1 0 (the head first
-// learns "O"; 177 s wall under load, 47 s user); control 0.012. It needs more steps or a higher rate,
-// measured, before it gets a bar.
-TEST_CASE("minilm fine-tunes wnut17_en token classification", "[.][pretrained_regression][token]") {
+// wnut17_en: BIO entity tags in tweets; all-"O" scores entity F1 0. 30 steps of 16 at lr 3e-4
+// still scored entity F1 0 (the head first learns "O"). Measured, 40 steps of 32 at lr 3e-4 (session
+// 6, other jobs on the machine): F1 0 after 20 steps, 0.14 after 40 (precision 0.41, recall 0.08;
+// 55 s wall); control 0.012. Bar: half the measured F1.
+TEST_CASE("minilm fine-tunes wnut17_en token classification", "[pretrained_regression][token]") {
   const auto dev = head_lines("data/wnut17_en/dev.jsonl", 100);
   auto r = run_pair("token_classification.yaml", "wnut17",
-                    {"data.dev=" + dev.string(), "training.batch_size=16", "training.log_every=10",
+                    {"data.dev=" + dev.string(), "training.batch_size=32", "training.log_every=10",
                      "training.eval_every=0"},
-                    {"training.max_steps=30", "training.optimizer.lr=3e-4"});
+                    {"training.max_steps=40", "training.optimizer.lr=3e-4"});
   WARN("wnut17_en dev entity F1 " << r.trained.last["f1"] << " (" << r.trained.seconds << " s); control "
                                   << r.control.last["f1"] << " (" << r.control.seconds << " s)");
-  FAIL("no bar measured yet for this case (see the comment above it)");
-  const double bar = 0.0;
+  const double bar = 0.07;
   CHECK(r.trained.last["f1"] >= bar);
   CHECK(r.control.last["f1"] < bar);
 }
