@@ -216,9 +216,13 @@ MetricSet first_sentence_baseline(const fs::path& file) {
 
 }  // namespace
 
-// NOT YET CALIBRATED (hidden: `[.]`): the run below (24 steps of 16 windows of 192 pieces) was
-// stopped after 10 steps (6 min 20 s wall under load; train loss 4.95, against ln(192) = 5.26 for a
-// uniform guess). Windows of 192 pieces cost about 4x a 64-piece pair: budget this case first.
+// Hidden (`[.]`, not registered with ctest) until it passes: span extraction from this model has
+// not yet been shown to beat the first-sentence baseline (issue #11). The goal is written as the
+// check; run it by hand (bin/pretrained_regression "[span]"). Measured so far: 24 steps of 16
+// windows of 192 pieces, stopped after 10 steps (6 min 20 s wall under load; train loss 4.95,
+// against ln(192) = 5.26 for a uniform guess); the full config (3 epochs, 162 steps of 16 windows
+// of 256) ran at 1.3 windows/s with a build sharing the machine (about 30 min) and was stopped. Windows of 192
+// pieces cost about 4x a 64-piece pair: budget this case before it joins the CI label.
 TEST_CASE("minilm fine-tunes xquad_en span extraction beyond the first-sentence baseline", "[.][pretrained_regression][span]") {
   const auto dev = head_lines("data/xquad_en/dev.jsonl", 60);
   const auto base = first_sentence_baseline(dev);
@@ -230,10 +234,7 @@ TEST_CASE("minilm fine-tunes xquad_en span extraction beyond the first-sentence 
                           << r.trained.seconds << " s); control F1 " << r.control.last["f1"] << " ("
                           << r.control.seconds << " s); first sentence F1 " << base.at("f1") << " EM "
                           << base.at("exact_match"));
-  FAIL("no bar measured yet for this case (see the comment above it)");
-  const double bar = 0.0;
-  CHECK(bar > base.at("f1") + 0.05);
+  const double bar = base.at("f1") + 0.05;
   CHECK(r.trained.last["f1"] >= bar);
   CHECK(r.control.last["f1"] < bar);
 }
-
