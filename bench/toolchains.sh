@@ -74,5 +74,6 @@ echo "| --- | --- | --- |"
 echo "| bench_train_step (step, samples/s, achieved of matmul) | ${row["bench_train_step|build"]} | ${row["bench_train_step|build-pypi"]} |"
 for j in "${jobs[@]}"; do
   IFS='|' read -r name config steps _ <<<"$j"
+  [ -n "${QUICK:-}" ] && steps=4
   echo "| $name, $steps steps ($config; samples/s, whole process) | ${row["$name|build"]} | ${row["$name|build-pypi"]} |"
 done
