@@ -18,6 +18,7 @@
 #include "framework/data/span_decoding.h"
 #include "framework/metrics/span.h"
 #include "framework/train/trainer.h"
+#include "support/span_baseline.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
@@ -113,28 +114,10 @@ TEST_CASE("regression learns on stsb_en", "[regression][regression_task]") {
 // better than the "first sentence of the context" baseline on the same questions; a label or offset
 // off by one piece, or a decoder reading the wrong window, cannot. The negative control (lr ~0)
 // stays below the baseline.
-namespace {
-
-MetricSet first_sentence_baseline(const fs::path& file) {
-  DataConfig d;
-  d.text_fields = {"question", "context"};
-  d.label_field = "answers";
-  auto examples = make_examples(Task::SpanExtraction, d, {}, file, read_records(file), true);
-  std::vector<std::string> predictions;
-  std::vector<std::vector<std::string>> golds;
-  for (const auto& ex : examples) {
-    predictions.push_back(first_sentence(ex.texts[1]));
-    golds.emplace_back();
-    for (const auto& a : ex.answers) golds.back().push_back(a.text);
-  }
-  return cmrc_metrics(predictions, golds);
-}
-
-}  // namespace
 
 TEST_CASE("span extraction fits cmrc2018_zh questions beyond the first-sentence baseline", "[regression][span]") {
   const auto file = fs::path(UNIF_SOURCE_DIR) / "data/cmrc2018_zh/dev.jsonl";
-  const auto base = first_sentence_baseline(file);
+  const auto base = unif::test::first_sentence_baseline(file, cmrc_metrics);
   WARN("first-sentence baseline: EM " << base.at("exact_match") << ", F1 " << base.at("f1"));
   CHECK(base.at("f1") == Approx(0.105).margin(0.01));  // measured 0.1052 (CMRC script rules)
   const std::vector<std::string> common{"data.train=" + file.string(), "data.dev=" + file.string(),
