@@ -107,11 +107,19 @@ def unif_train(a, task, seed, work):
             "devices": first.split("] ", 1)[-1] if "parallel.devices" in first else "", "out": out}
 
 
+def hf_env(a):
+    """HF's environment: libgomp's wait policy set as unif sets its own (--hf-omp-wait)."""
+    env = dict(os.environ)
+    if a.hf_omp_wait:
+        env["OMP_WAIT_POLICY"] = a.hf_omp_wait
+    return env
+
+
 def hf_train(a, task, seed, resolved, work):
     _, metric, _ = TASKS[task]
     res = os.path.join(work, "hf-%s-%d.json" % (task, seed))
     l0 = load()
-    rc, wall, rss = run([sys.executable, os.path.join(HERE, "hf_train.py"), resolved, res], res + ".log")
+    rc, wall, rss = run([sys.executable, os.path.join(HERE, "hf_train.py"), resolved, res], res + ".log", env=hf_env(a))
     if rc != 0:
         fail("hf_train.py " + resolved, res + ".log")
     r = json.load(open(res))
@@ -171,8 +179,9 @@ def training(a, work, report):
             max(u["rss"] for u, _ in u_all), max(h["rss"] for h, _ in h_all)))
     devices = {u["devices"] for _, u_all, _ in summary for u, _ in u_all}
     report.append("")
-    report.append("unif's set-up: " + "; ".join(sorted(d for d in devices if d)) + ". HF: torch %s threads %d." % (
-        __import__("torch").__version__, summary[0][2][0][0]["threads"] if summary else 0))
+    report.append("unif's set-up: " + "; ".join(sorted(d for d in devices if d)) + ". HF: torch %s threads %d, OMP_WAIT_POLICY=%s." % (
+        __import__("torch").__version__, summary[0][2][0][0]["threads"] if summary else 0,
+        a.hf_omp_wait or os.environ.get("OMP_WAIT_POLICY", "(libgomp's default)")))
     report.append("")
     return summary
 
@@ -209,7 +218,7 @@ def inference(a, work, report, model_dir):
         res = os.path.join(work, "hf-infer.json")
         sizes = "32,64,128" if a.quick else "16,32,64,128,256"
         rc, wall, rss = run([sys.executable, os.path.join(HERE, "hf_infer.py"), model_dir, path, res, sizes],
-                            res + ".log")
+                            res + ".log", env=hf_env(a))
         if rc != 0:
             fail("hf_infer.py", res + ".log")
         h = json.load(open(res))
@@ -292,6 +301,10 @@ def main():
     p.add_argument("--report", default=None, help="markdown file to write (default WORK/report.md)")
     p.add_argument("--predict-batches", default=None, help="unif predict batch sizes (default 32,128; 64 with --quick)")
     p.add_argument("--skip", default="", help="comma list of parts to skip: training,inference,tokenizer")
+    p.add_argument("--hf-omp-wait", default="PASSIVE",
+                   help="OMP_WAIT_POLICY for HF's processes (default PASSIVE, as unif sets for itself: with "
+                        "Debian's Torch, spinning OpenMP threads made HF's steps 1.4-1.6x slower on 2 cores); "
+                        "'' keeps the environment's")
     p.add_argument("--epochs", type=int, default=0, help="override training.epochs of every task (both sides)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a config override for every task (unif's --set; HF reads the resolved config)")

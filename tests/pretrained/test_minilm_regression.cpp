@@ -199,25 +199,38 @@ TEST_CASE("minilm fine-tunes wnut17_en token classification", "[pretrained_regre
 
 // xquad_en: SQuAD-style questions; the baseline answers with the first sentence of the context.
 
-// Hidden (`[.]`, not registered with ctest) until it passes: span extraction from this model has
-// not yet been shown to beat the first-sentence baseline (issue #11). The goal is written as the
-// check; run it by hand (bin/pretrained_regression "[span]"). Measured so far: 24 steps of 16
-// windows of 192 pieces, stopped after 10 steps (6 min 20 s wall under load; train loss 4.95,
-// against ln(192) = 5.26 for a uniform guess); the full config (3 epochs, 162 steps of 16 windows
-// of 256) ran at 1.3 windows/s with a build sharing the machine (about 30 min) and was stopped. Windows of 192
-// pieces cost about 4x a 64-piece pair: budget this case before it joins the CI label.
-TEST_CASE("minilm fine-tunes xquad_en span extraction beyond the first-sentence baseline", "[.][pretrained_regression][span]") {
+// The CI case: a short run on windows of 128 pieces (the config ships 256: a window costs about
+// 2.2x less), a 60-question dev subset. 30 steps are too few for the answers to improve (the
+// full runs' F1 sits at the control's level for 2 epochs before it climbs, see the hidden case),
+// so the bar is on the dev loss (the mean of the start and end cross-entropies over the windows):
+// it falls well below the control's, the pretrained encoder with a fresh qa_outputs head; beating
+// the first-sentence baseline takes the config's full schedule (the hidden case below).
+// Measured (session 7, idle machine): dev loss 3.06 after 30 steps of 16 at lr 3e-4 (84 s wall;
+// F1 0.051, EM 0.033: no better than the control yet), control 4.80 (F1 0.081, 14 s).
+TEST_CASE("minilm fine-tunes xquad_en span extraction", "[pretrained_regression][span]") {
   const auto dev = head_lines("data/xquad_en/dev.jsonl", 60);
-  const auto base = unif::test::first_sentence_baseline(dev, squad_metrics);
   auto r = run_pair("span_extraction.yaml", "xquad",
                     {"data.dev=" + dev.string(), "training.batch_size=16", "training.log_every=10",
-                     "training.eval_every=0", "model.max_seq_length=192", "span.doc_stride=96"},
-                    {"training.max_steps=24", "training.optimizer.lr=2e-4"});
-  WARN("xquad_en dev F1 " << r.trained.last["f1"] << " EM " << r.trained.last["exact_match"] << " ("
-                          << r.trained.seconds << " s); control F1 " << r.control.last["f1"] << " ("
-                          << r.control.seconds << " s); first sentence F1 " << base.at("f1") << " EM "
-                          << base.at("exact_match"));
-  const double bar = base.at("f1") + 0.05;
-  CHECK(r.trained.last["f1"] >= bar);
-  CHECK(r.control.last["f1"] < bar);
+                     "training.eval_every=0", "model.max_seq_length=128", "span.doc_stride=64"},
+                    {"training.max_steps=30", "training.optimizer.lr=3e-4"});
+  WARN("xquad_en dev loss " << r.trained.last["loss"] << " F1 " << r.trained.last["f1"] << " EM "
+                            << r.trained.last["exact_match"] << " (" << r.trained.seconds << " s); control loss "
+                            << r.control.last["loss"] << " F1 " << r.control.last["f1"] << " (" << r.control.seconds << " s)");
+  const double bar = 3.9;
+  CHECK(r.trained.last["loss"] <= bar);
+  CHECK(r.control.last["loss"] > bar);
+}
+
+// Hidden (`[.]`: about 21 minutes on 2 idle cores, too long for CI): the config as shipped (4
+// epochs of 54 steps of 16 windows of 256 pieces, lr 3e-4) on the whole dev set against the
+// first-sentence baseline. Measured (session 7, idle machine, 20 min 36 s): dev F1 0.084 / 0.097 /
+// 0.220 / 0.310 (EM 0.020 / 0.059 / 0.158 / 0.227) after epochs 1-4; the first-sentence baseline
+// F1 0.0926 (EM 0). (lr 1e-4 for 3 epochs reached F1 0.139.) Run it by hand:
+// bin/pretrained_regression "[span_full]".
+TEST_CASE("minilm fine-tunes xquad_en span extraction beyond the first-sentence baseline", "[.][pretrained_regression][span_full]") {
+  const auto base = unif::test::first_sentence_baseline(kSource / "data/xquad_en/dev.jsonl", squad_metrics);
+  const auto r = run("span_extraction.yaml", "xquad_full", {"training.eval_every=0"});
+  WARN("xquad_en dev F1 " << r.last.at("f1") << " EM " << r.last.at("exact_match") << " (" << r.seconds
+                          << " s); first sentence F1 " << base.at("f1") << " EM " << base.at("exact_match"));
+  CHECK(r.last.at("f1") >= base.at("f1") + 0.1);
 }
