@@ -25,6 +25,7 @@ for tier in "${tiers[@]}"; do
   [ "$tier" = regression ] && targets+=(textcnn_example)
 done
 [ -f "$BUILD/build.ninja" ] || SANITIZE_CONFIGURE=1
+grep -q '^CMAKE_BUILD_TYPE:STRING=Sanitize$' "$BUILD/CMakeCache.txt" 2>/dev/null || SANITIZE_CONFIGURE=1
 
 export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_BASEDIR="$PWD"
@@ -33,8 +34,10 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 flags="-O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 start=$SECONDS
 if [ -n "${SANITIZE_CONFIGURE:-}" ]; then
-  # CMAKE_BUILD_TYPE empty: no -O3 / -DNDEBUG of Release, so the flags above (and assert()s) hold.
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_COMPILER=g++ "${launcher[@]}" \
+  # CMAKE_BUILD_TYPE Sanitize: a type of our own with no flags of its own (CMAKE_CXX_FLAGS_SANITIZE is
+  # unset), so the flags above hold, without Release's -O3 -DNDEBUG and with assert()s on. An empty
+  # type is not enough: CMakeLists.txt then picks Release (until session 8 this build was -O3 -DNDEBUG).
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_COMPILER=g++ "${launcher[@]}" \
     -DUNIF_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
     >/dev/null
