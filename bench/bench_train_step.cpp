@@ -1,10 +1,12 @@
 // bench_train_step: end-to-end throughput of one BERT training step (forward, backward, clipping,
 // AdamW) at hidden 256, 4 layers, 4 heads, intermediate 1024, seq 128, batch 16 (random weights,
 // random token ids, dropout 0.1 as in training), beside this machine's own float32 matmul rate
-// measured in the same run.
+// measured in the same run. bench/hf_train_step.py is HF's twin (same shapes, same phases).
 //
 //   build/bin/bench_train_step [--steps N] [--warmup N] [--batch B] [--seq L] [--dropout P]
+//                              [--hidden H] [--layers N] [--heads A] [--intermediate I] [--vocab V]
 //                              [--profile trace.json]
+//   e.g. all-MiniLM-L6-v2's shape: --hidden 384 --layers 6 --heads 12 --intermediate 1536 --vocab 30522
 //
 // Prints the time of each phase (forward, backward, clip, optimizer, zero_grad) besides the step.
 // --profile writes one measured step's operator trace (Torch's legacy profiler, chrome://tracing
@@ -45,7 +47,7 @@ double matmul_gflops(int64_t n, int reps) {
 int main(int argc, char** argv) {
   init_runtime(argc, argv);
   int steps = 10, warmup = 2;
-  int64_t B = 16, L = 128;
+  int64_t B = 16, L = 128, H = 256, layers = 4, heads = 4, inter = 1024, vocab = 21128;
   double dropout = 0.1;
   std::string profile;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -54,11 +56,16 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--batch")) B = std::stoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seq")) L = std::stoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--dropout")) dropout = std::stod(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--hidden")) H = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--layers")) layers = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--heads")) heads = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--intermediate")) inter = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--vocab")) vocab = std::stoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--profile")) profile = argv[i + 1];
   }
   torch::manual_seed(0);
   models::BertOptions opt;
-  opt.vocab_size(21128).hidden_size(256).num_hidden_layers(4).num_attention_heads(4).intermediate_size(1024)
+  opt.vocab_size(vocab).hidden_size(H).num_hidden_layers(layers).num_attention_heads(heads).intermediate_size(inter)
       .max_position_embeddings(512).sparse_embeddings(true).hidden_dropout_prob(dropout)
       .attention_probs_dropout_prob(dropout);
   auto model = models::make_bert_task_model(models::TaskKind::Classification, opt, 7);
@@ -72,7 +79,7 @@ int main(int argc, char** argv) {
   auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 4), {});
 
   models::Batch batch;
-  batch.input_ids = torch::randint(1000, 21000, {B, L}, torch::kInt64);
+  batch.input_ids = torch::randint(1000, vocab, {B, L}, torch::kInt64);
   batch.token_type_ids = torch::zeros({B, L}, torch::kInt64);
   batch.attention_mask = torch::ones({B, L}, torch::kInt64);
   batch.labels = torch::randint(0, 7, {B}, torch::kInt64);
@@ -109,10 +116,12 @@ int main(int argc, char** argv) {
     step();
   }
   const double tokens = static_cast<double>(B * L);
-  const double flops = 6.0 * static_cast<double>(n_nonemb) * tokens + 12.0 * 4 * B * L * L * 256;
+  const double flops = 6.0 * static_cast<double>(n_nonemb) * tokens + 12.0 * layers * B * L * L * H;
   const double peak = matmul_gflops(1024, 20);
-  std::printf("bench_train_step: hidden 256, 4 layers, 4 heads, intermediate 1024, batch %lld x seq %lld, "
-              "dropout %.2f, %d threads\n", static_cast<long long>(B), static_cast<long long>(L), dropout,
+  std::printf("bench_train_step: hidden %lld, %lld layers, %lld heads, intermediate %lld, vocab %lld, "
+              "batch %lld x seq %lld, dropout %.2f, %d threads\n", static_cast<long long>(H),
+              static_cast<long long>(layers), static_cast<long long>(heads), static_cast<long long>(inter),
+              static_cast<long long>(vocab), static_cast<long long>(B), static_cast<long long>(L), dropout,
               at::get_num_threads());
   std::printf("  non-embedding parameters: %lld\n", static_cast<long long>(n_nonemb));
   std::printf("  step: %.1f ms   %.1f samples/s   %.0f tokens/s\n", dt * 1e3, B / dt, tokens / dt);

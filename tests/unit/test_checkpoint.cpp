@@ -69,7 +69,9 @@ std::string read_error(const fs::path& file) {
 bool same_bytes(const torch::Tensor& a, const torch::Tensor& b) {
   if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
   auto ca = a.contiguous(), cb = b.contiguous();
-  return ca.nbytes() == cb.nbytes() && std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) == 0;
+  if (ca.nbytes() != cb.nbytes()) return false;
+  // An empty tensor's data pointer may be null, and memcmp(nullptr, ..., 0) is undefined (UBSan).
+  return ca.nbytes() == 0 || std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.nbytes()) == 0;
 }
 
 }  // namespace
