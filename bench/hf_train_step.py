@@ -12,10 +12,14 @@ the environment sets it (hf_compare runs HF with PASSIVE).
 """
 import argparse
 import os
+import sys
 import time
 
 import torch
 from transformers import BertConfig, BertForSequenceClassification
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hf_compare"))
+from hf_train import param_groups  # noqa: E402  (hf_compare's groups: the same rule as unif's)
 
 
 def main():
@@ -33,11 +37,7 @@ def main():
                      hidden_dropout_prob=a.dropout, attention_probs_dropout_prob=a.dropout, num_labels=7)
     model = BertForSequenceClassification(cfg)
     model.train()
-    decay, no_decay = [], []
-    for n, w in model.named_parameters():
-        (no_decay if n.endswith("bias") or n.endswith("LayerNorm.weight") else decay).append(w)
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=1e-4)
+    opt = torch.optim.AdamW(param_groups(model, 0.01), lr=1e-4)
     n_nonemb = sum(w.numel() for n, w in model.named_parameters() if "embeddings." not in n)
     ids = torch.randint(1000, a.vocab, (a.batch, a.seq))
     mask = torch.ones(a.batch, a.seq, dtype=torch.long)

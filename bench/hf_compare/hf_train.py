@@ -106,6 +106,14 @@ def multiplier(name, warmup, total, step):
     return max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
+def param_groups(model, weight_decay):
+    """unif's AdamW groups (framework/train/optimizer.h): no decay for biases and LayerNorm weights."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (no_decay if "bias" in name or "LayerNorm.weight" in name else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
 def read_jsonl(path):
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -456,12 +464,8 @@ def main():
         model = kind(BertConfig(**overrides, **extra))
     model.train()
     o = t["optimizer"]
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (no_decay if "bias" in name or "LayerNorm.weight" in name else decay).append(p)
     betas = tuple(o.get("betas", [0.9, 0.999]))
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": float(o.get("weight_decay", 0.01))},
-                                   {"params": no_decay, "weight_decay": 0.0}],
+    optimizer = torch.optim.AdamW(param_groups(model, float(o.get("weight_decay", 0.01))),
                                   lr=float(o["lr"]), betas=betas, eps=float(o.get("eps", 1e-6)))
     bs = int(t["batch_size"])
     n = len(train)
