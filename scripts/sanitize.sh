@@ -3,11 +3,16 @@
 # UndefinedBehaviorSanitizer (Debian's GCC, -O1) into build-asan/ and runs those tiers through
 # ctest. Any sanitizer report fails its test. See docs/reliability.md.
 #
+# Each Catch executable is one ctest (UNIF_TEST_PER_EXECUTABLE): a process that maps LibTorch under
+# ASan takes about 2 s to start and end, which once per case (186 in the unit tier) was most of the
+# tier's time. A failing executable prints its failing cases; run one alone with Catch's filter,
+# e.g. `build-asan/bin/unit_config "an unknown key*"`.
+#
 #   scripts/sanitize.sh [TIER ...]     tiers: unit parity regression (default: all three)
 #
 # Only what the tiers need is compiled (no benchmarks, no other tier's tests). LibTorch itself is
 # not instrumented; the few reports that belong to it are suppressed in scripts/sanitize/*.supp
-# (each entry says why). Extra ctest arguments: SANITIZE_CTEST_ARGS (e.g. "-R unit_config").
+# (each entry says why). Extra ctest arguments: SANITIZE_CTEST_ARGS (e.g. "-R unit_config", an executable).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tiers=("$@")
@@ -26,6 +31,7 @@ for tier in "${tiers[@]}"; do
 done
 [ -f "$BUILD/build.ninja" ] || SANITIZE_CONFIGURE=1
 grep -q '^CMAKE_BUILD_TYPE:STRING=Sanitize$' "$BUILD/CMakeCache.txt" 2>/dev/null || SANITIZE_CONFIGURE=1
+grep -q '^UNIF_TEST_PER_EXECUTABLE:BOOL=ON$' "$BUILD/CMakeCache.txt" 2>/dev/null || SANITIZE_CONFIGURE=1
 
 export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_BASEDIR="$PWD"
@@ -38,7 +44,7 @@ if [ -n "${SANITIZE_CONFIGURE:-}" ]; then
   # unset), so the flags above hold, without Release's -O3 -DNDEBUG and with assert()s on. An empty
   # type is not enough: CMakeLists.txt then picks Release (until session 8 this build was -O3 -DNDEBUG).
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_COMPILER=g++ "${launcher[@]}" \
-    -DUNIF_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$flags" \
+    -DUNIF_BUILD_BENCH=OFF -DUNIF_TEST_PER_EXECUTABLE=ON -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
     >/dev/null
 fi

@@ -19,6 +19,9 @@
   clipping at training.max_grad_norm;
 - evaluation once, after the last step, on data.dev (main metric as unif: accuracy / pearson / f1).
 
+HF_SAVE_INIT=DIR saves the initial weights (pretrained encoder + the new head) to DIR and stops
+(bench/hf_compare/same_init.sh). The result JSON holds every step's loss.
+
 Training time counts collation, forward, backward, clipping and the optimizer step of every step
 (not the evaluation, loading or tokenization), as unif's train_s does.
 
@@ -462,6 +465,15 @@ def main():
         with open(m["vocab"], encoding="utf-8") as f:
             overrides.setdefault("vocab_size", sum(1 for _ in f))
         model = kind(BertConfig(**overrides, **extra))
+    if os.environ.get("HF_SAVE_INIT"):
+        # bench/hf_compare/same_init.sh: save the weights training would start from (the new head as
+        # HF initialises it) with the label names in config.json, and stop.
+        if labels:
+            model.config.id2label = dict(enumerate(labels))
+            model.config.label2id = {l: i for i, l in enumerate(labels)}
+        model.save_pretrained(os.environ["HF_SAVE_INIT"], safe_serialization=True)
+        tokenizer.save_pretrained(os.environ["HF_SAVE_INIT"])
+        return
     model.train()
     o = t["optimizer"]
     betas = tuple(o.get("betas", [0.9, 0.999]))
@@ -508,7 +520,8 @@ def main():
     metrics = evaluate_span(model, dev, cfg) if task == "span_extraction" else evaluate(model, dev, cfg, labels)
     eval_s = time.monotonic() - e0
     result = {"metrics": metrics, "train_s": train_s, "samples": samples, "steps": step, "setup_s": setup_s,
-              "eval_s": eval_s, "last_loss": float(np.mean(losses[-10:])), "threads": torch.get_num_threads(),
+              "eval_s": eval_s, "last_loss": float(np.mean(losses[-10:])), "losses": losses,
+              "threads": torch.get_num_threads(),
               "torch": torch.__version__, "transformers": __import__("transformers").__version__}
     with open(out_path, "w") as f:
         json.dump(result, f)
