@@ -278,5 +278,12 @@ TEST_CASE("predict streams a large input from a pipe in bounded memory", "[predi
   }
   CHECK(checked > 4000);
   INFO("peak RSS: " << small_kb << " KB for 2000 lines, " << large_kb << " KB for 20000");
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer (scripts/sanitize.sh) freed memory waits in ASan's quarantine (up to
+  // 256 MB) before reuse, so peak RSS grows with everything allocated: 50 MB here in session 9. The
+  // bound is the normal builds' check; this build checks the memory accesses.
+  WARN("peak RSS bound not checked under ASan: " << small_kb << " KB for 2000 lines, " << large_kb << " KB for 20000");
+#else
   CHECK(large_kb - small_kb < 10 * 1024);
+#endif
 }
