@@ -5,7 +5,7 @@
 //
 //   build/bin/bench_train_step [--steps N] [--warmup N] [--batch B] [--seq L] [--dropout P]
 //                              [--hidden H] [--layers N] [--heads A] [--intermediate I] [--vocab V]
-//                              [--profile trace.json]
+//                              [--precision fp32|bf16] [--profile trace.json]
 //   e.g. all-MiniLM-L6-v2's shape: --hidden 384 --layers 6 --heads 12 --intermediate 1536 --vocab 30522
 //
 // Prints the time of each phase (forward, backward, clip, optimizer, zero_grad) besides the step.
@@ -22,6 +22,7 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
+#include "framework/common/precision.h"
 #include "framework/common/runtime.h"
 #include "framework/train/optimizer.h"
 #include "models/heads/factory.h"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   int64_t B = 16, L = 128, H = 256, layers = 4, heads = 4, inter = 1024, vocab = 21128;
   double dropout = 0.1;
   std::string profile;
+  Precision precision = Precision::FP32;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--steps")) steps = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--intermediate")) inter = std::stoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--vocab")) vocab = std::stoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--profile")) profile = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--precision")) precision = parse_precision(argv[i + 1]);
   }
   torch::manual_seed(0);
   models::BertOptions opt;
@@ -92,7 +95,10 @@ int main(int argc, char** argv) {
       phase[i] += std::chrono::duration<double>(now - t).count();
       t = now;
     };
-    auto out = model->forward(batch);
+    auto out = [&] {
+      AutocastGuard autocast(precision, torch::kCPU);  // as the engine: around the forward only
+      return model->forward(batch);
+    }();
     auto loss = out.example_losses.sum() / static_cast<double>(B);
     lap(0);
     loss.backward();
@@ -119,10 +125,10 @@ int main(int argc, char** argv) {
   const double flops = 6.0 * static_cast<double>(n_nonemb) * tokens + 12.0 * layers * B * L * L * H;
   const double peak = matmul_gflops(1024, 20);
   std::printf("bench_train_step: hidden %lld, %lld layers, %lld heads, intermediate %lld, vocab %lld, "
-              "batch %lld x seq %lld, dropout %.2f, %d threads\n", static_cast<long long>(H),
+              "batch %lld x seq %lld, dropout %.2f, %s, %d threads\n", static_cast<long long>(H),
               static_cast<long long>(layers), static_cast<long long>(heads), static_cast<long long>(inter),
               static_cast<long long>(vocab), static_cast<long long>(B), static_cast<long long>(L), dropout,
-              at::get_num_threads());
+              to_string(precision).c_str(), at::get_num_threads());
   std::printf("  non-embedding parameters: %lld\n", static_cast<long long>(n_nonemb));
   std::printf("  step: %.1f ms   %.1f samples/s   %.0f tokens/s\n", dt * 1e3, B / dt, tokens / dt);
   std::printf("  phases (ms): forward %.1f  backward %.1f  clip %.1f  optimizer %.1f  zero_grad %.1f\n",

@@ -29,6 +29,8 @@ def main():
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--profile", default="")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                   help="bf16: the forward under torch.autocast('cpu', bfloat16), as unif's training.precision")
     a = p.parse_args()
     torch.set_num_threads(int(os.environ.get("HF_THREADS", os.cpu_count())))
     torch.manual_seed(0)
@@ -53,7 +55,8 @@ def main():
             now = time.perf_counter()
             phase[i] += now - t
             t = now
-        loss = model(input_ids=ids, attention_mask=mask, token_type_ids=types, labels=labels).loss
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+            loss = model(input_ids=ids, attention_mask=mask, token_type_ids=types, labels=labels).loss
         lap(0)
         loss.backward()
         lap(1)
@@ -85,8 +88,8 @@ def main():
         torch.mm(x, y)
     peak = 2.0 * 1024 ** 3 * 20 / (time.perf_counter() - t0) / 1e9
     print("hf_train_step: hidden %d, %d layers, %d heads, intermediate %d, vocab %d, batch %d x seq %d, dropout %.2f, "
-          "%d threads, OMP_WAIT_POLICY=%s" % (a.hidden, a.layers, a.heads, a.intermediate, a.vocab, a.batch, a.seq,
-                                             a.dropout, torch.get_num_threads(), os.environ.get("OMP_WAIT_POLICY", "")))
+          "%s, %d threads, OMP_WAIT_POLICY=%s" % (a.hidden, a.layers, a.heads, a.intermediate, a.vocab, a.batch, a.seq,
+                                                 a.dropout, a.precision, torch.get_num_threads(), os.environ.get("OMP_WAIT_POLICY", "")))
     print("  non-embedding parameters: %d" % n_nonemb)
     print("  step: %.1f ms   %.1f samples/s   %.0f tokens/s" % (dt * 1e3, a.batch / dt, tokens / dt))
     print("  phases (ms): forward %.1f  backward %.1f  clip %.1f  optimizer %.1f  zero_grad %.1f" % tuple(ms))

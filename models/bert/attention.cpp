@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "models/bert/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
@@ -27,9 +28,9 @@ torch::Tensor BertSelfAttentionImpl::split_heads(const torch::Tensor& x) const {
 }
 
 torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
-  torch::Tensor q = split_heads(query(hidden));  // (B, heads, L, d)
-  torch::Tensor k = split_heads(key(hidden));
-  torch::Tensor v = split_heads(value(hidden));
+  torch::Tensor q = split_heads(linear(query, hidden));  // (B, heads, L, d)
+  torch::Tensor k = split_heads(linear(key, hidden));
+  torch::Tensor v = split_heads(linear(value, hidden));
   const double head_size = static_cast<double>(options.hidden_size() / options.num_attention_heads());
   torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(head_size);  // (B, heads, L, L)
   if (additive_mask.defined()) scores = scores + additive_mask;
@@ -53,7 +54,7 @@ void BertSelfOutputImpl::reset() {
 }
 
 torch::Tensor BertSelfOutputImpl::forward(const torch::Tensor& hidden, const torch::Tensor& input) {
-  return layer_norm(dropout(dense(hidden)) + input);
+  return layer_norm(dropout(linear(dense, hidden)) + input);
 }
 
 BertAttentionImpl::BertAttentionImpl(BertOptions options_) : options(std::move(options_)) {

@@ -2,6 +2,7 @@
 #include "models/bert/layer.h"
 
 #include "models/bert/activations.h"
+#include "models/bert/linear.h"
 
 namespace unif::models {
 
@@ -15,7 +16,7 @@ void BertIntermediateImpl::reset() {
   act = activation(options.hidden_act());
 }
 
-torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& hidden) { return act(dense(hidden)); }
+torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& hidden) { return act(linear(dense, hidden)); }
 
 BertOutputImpl::BertOutputImpl(BertOptions options_) : options(std::move(options_)) {
   options.validate();
@@ -31,7 +32,7 @@ void BertOutputImpl::reset() {
 }
 
 torch::Tensor BertOutputImpl::forward(const torch::Tensor& hidden, const torch::Tensor& input) {
-  return layer_norm(dropout(dense(hidden)) + input);
+  return layer_norm(dropout(linear(dense, hidden)) + input);
 }
 
 BertLayerImpl::BertLayerImpl(BertOptions options_) : options(std::move(options_)) {

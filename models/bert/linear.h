@@ -1,0 +1,16 @@
+// A Linear layer's forward through ATen's at::linear rather than the C++ frontend's
+// torch::nn::functional::linear. For a 3-D contiguous input (batch, length, features) at::linear
+// folds it to 2-D and adds the bias inside the GEMM (one addmm), as HF's F.linear does; the C++
+// frontend (LibTorch 1.13) runs matmul and then a separate bias add, and its weight gradients come
+// out transposed (copied again when accumulated). Same parameters, same module names.
+#pragma once
+#include <ATen/ATen.h>
+#include <torch/nn/modules/linear.h>
+
+namespace unif::models {
+
+inline torch::Tensor linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
+  return at::linear(x, layer->weight, layer->bias);
+}
+
+}  // namespace unif::models
