@@ -3,8 +3,11 @@
 // wrapped here, the only place that differs.
 #include "framework/common/precision.h"
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
+#include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
@@ -71,6 +74,21 @@ c10::ScalarType scalar_type(Precision p) {
     case Precision::FP16: return c10::ScalarType::Half;
     default: return c10::ScalarType::Float;
   }
+}
+
+double cpu_bf16_matmul_slowdown() {
+  const auto seconds = [](const at::Tensor& a) {
+    at::mm(a, a);  // warm-up: first-call dispatch and buffers
+    double best = 1e30;
+    for (int i = 0; i < 3; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      at::mm(a, a);
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return std::max(best, 1e-9);
+  };
+  const at::Tensor a = at::randn({384, 384});
+  return seconds(a.to(at::kBFloat16)) / seconds(a);
 }
 
 AutocastGuard::AutocastGuard(Precision p, c10::DeviceType device) : device_(device) {

@@ -31,6 +31,13 @@ Precision parse_precision(const std::string& name);
 /// kFloat, kBFloat16 or kHalf.
 c10::ScalarType scalar_type(Precision p);
 
+/// How many times slower a bfloat16 matrix product is than a float32 one on this CPU with this
+/// LibTorch (a 384 x 384 x 384 product, best of 3 after a warm-up; milliseconds). On a CPU without
+/// AVX512-BF16 neither LibTorch here has a fast bfloat16 GEMM (28x slower in Debian's 1.13, 60-120x
+/// in the PyPI 2.11 wheel on session 9's machine, docs/performance.md), so the trainer warns when
+/// `training.precision: bf16` meets a CPU replica and this is above 2.
+double cpu_bf16_matmul_slowdown();
+
 /// Autocast to `p` on `device` for this object's lifetime (nothing for FP32), then the thread's
 /// previous autocast state. Nests like torch.autocast: the cast cache is cleared when the outermost
 /// guard of the thread ends.

@@ -20,6 +20,7 @@
 #include "framework/checkpoint/atomic_file.h"
 #include "framework/checkpoint/safetensors.h"
 #include "framework/common/error.h"
+#include "framework/common/precision.h"
 #include "framework/common/runtime.h"
 #include "framework/data/batching.h"
 #include "framework/metrics/classification.h"
@@ -374,6 +375,15 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   s.log->flush_on(spdlog::level::info);
   s.tty = s.writer && ::isatty(2) != 0;
   if (!parallel.note.empty()) s.log->info("{}", parallel.note);
+  if (precision == Precision::BF16 &&
+      std::any_of(parallel.config.devices.begin(), parallel.config.devices.end(),
+                  [](const std::string& d) { return d.rfind("cpu", 0) == 0; })) {
+    const double slowdown = cpu_bf16_matmul_slowdown();
+    if (slowdown > 2.0)
+      s.log->warn("training.precision bf16 on a CPU: this LibTorch multiplies bfloat16 matrices {:.0f}x slower than "
+                  "float32 here (no fast bfloat16 GEMM for this CPU in this build), so bf16 trains slower, not faster; fp32 is "
+                  "the faster choice on this machine (docs/performance.md)", slowdown);
+  }
 }
 
 Trainer::~Trainer() = default;
