@@ -68,6 +68,7 @@ ModelMeta read_model_meta(const std::filesystem::path& file) {
   if (!in || in.bad()) throw UserError(file.string() + ": cannot read model metadata");
   if (const auto bad = detail::invalid_utf8(text.str()); !bad.empty())
     throw UserError(file.string() + ": " + bad + "; unif.yaml must be UTF-8");
+  if (const auto bad = detail::unprintable_yaml(text.str()); !bad.empty()) throw UserError(file.string() + ": " + bad);
   YAML::Node root;
   try {
     root = YAML::Load(text.str());

@@ -618,9 +618,13 @@ RunConfig parse_config(const std::string& yaml_text, const std::string& source_n
   Context ctx(source_name);
   if (const auto bad = detail::invalid_utf8(yaml_text); !bad.empty())
     throw ConfigError({source_name + ": " + bad + "; a config file must be UTF-8"});
-  for (const auto& text : overrides)
+  if (const auto bad = detail::unprintable_yaml(yaml_text); !bad.empty()) throw ConfigError({source_name + ": " + bad});
+  for (const auto& text : overrides) {
     if (const auto bad = detail::invalid_utf8(text); !bad.empty())
       throw ConfigError({source_name + ": --set: an override is not valid UTF-8 (" + bad + ")"});
+    if (const auto bad = detail::unprintable_yaml(text); !bad.empty())
+      throw ConfigError({source_name + ": --set: an override holds a " + bad.substr(bad.find("control"))});
+  }
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);

@@ -100,6 +100,30 @@ std::string invalid_utf8(std::string_view text) {
   return "line " + std::to_string(line) + ", byte " + std::to_string(byte) + ": invalid UTF-8 (" + hex + ")";
 }
 
+std::string unprintable_yaml(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t width = 0;  // bytes of a disallowed character starting at i
+    unsigned code = c;
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      width = 1;
+    } else if (c == 0xC2 && i + 1 < text.size()) {  // C1 controls U+0080-U+009F, except NEL U+0085
+      const auto next = static_cast<unsigned char>(text[i + 1]);
+      if (next >= 0x80 && next <= 0x9F && next != 0x85) width = 2, code = next;
+    }
+    if (width == 0) continue;
+    const auto before = text.substr(0, i);
+    const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+    const auto last_newline = before.rfind('\n');
+    const auto byte = i + 1 - (last_newline == std::string_view::npos ? 0 : last_newline + 1);
+    char hex[16];
+    std::snprintf(hex, sizeof hex, width == 1 ? "0x%02X" : "U+%04X", code);
+    return "line " + std::to_string(line) + ", byte " + std::to_string(byte) + ": control character " + hex +
+           " (YAML allows tab, line feed, carriage return and printable characters only)";
+  }
+  return "";
+}
+
 std::string describe(const YAML::Node& node) {
   if (!node.IsDefined()) return "nothing";
   if (node.IsNull()) return "null";

@@ -80,6 +80,13 @@ std::string describe(const YAML::Node& node);
 /// as U+FFFD, so a config.yaml would not say what was run.
 std::string invalid_utf8(std::string_view text);
 
+/// "" when valid UTF-8 `text` holds only characters YAML allows in a stream (tab, line feed,
+/// carriage return and printable characters), else where the first other one is: "line 2, byte 5:
+/// control character 0x01 (YAML allows tab, line feed, carriage return and printable characters
+/// only)". yaml-cpp reads raw control characters (NUL included) that its emitter does not write
+/// back the same, so a config.yaml or unif.yaml would not say what was read (found by fuzzing).
+std::string unprintable_yaml(std::string_view text);
+
 /// Strict scalar conversions (plain scalars only for numbers and booleans: a quoted "32" is a
 /// string). std::nullopt when the node does not hold such a value.
 std::optional<int64_t> to_int(const YAML::Node& node);

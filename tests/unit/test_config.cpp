@@ -366,6 +366,32 @@ TEST_CASE("invalid UTF-8 in unif.yaml is an error naming line and byte", "[unit]
   CHECK(read_model_meta(file).labels == std::vector<std::string>{"négatif", "正"});
 }
 
+// Found by fuzzing in session 9 (tests/fuzz/corpus/model_meta/control_character_in_text_field.yaml):
+// yaml-cpp read a raw \x01\x00 inside a text field name, which write_model_meta wrote back changed.
+// YAML allows only tab, LF, CR and printable characters in a stream; anything else is an error.
+TEST_CASE("a control character in a config, an override or unif.yaml is an error naming line and byte",
+          "[unit][config]") {
+  CHECK(error_of("task: regression\nmodel:\n  pretrained: a\x01" "b\n") ==
+        "cfg.yaml: line 3, byte 16: control character 0x01 (YAML allows tab, line feed, carriage return and "
+        "printable characters only)");
+  CHECK(error_of(std::string("seed: 1\noutput_dir: r\0\n", 23)) ==
+        "cfg.yaml: line 2, byte 14: control character 0x00 (YAML allows tab, line feed, carriage return and "
+        "printable characters only)");
+  CHECK(error_of("seed: 1\noutput_dir: r\xc2\x9f\n") ==
+        "cfg.yaml: line 2, byte 14: control character U+009F (YAML allows tab, line feed, carriage return and "
+        "printable characters only)");
+  CHECK(error_of("seed: 1\n", {"output_dir=r\x7f"}) ==
+        "cfg.yaml: --set: an override holds a control character 0x7F (YAML allows tab, line feed, carriage "
+        "return and printable characters only)");
+  CHECK_NOTHROW(parse_config("seed: 1\r\noutput_dir:\t\"r\\x01 escaped is fine\"\r\n", "cfg.yaml"));
+  unif::test::TempDir dir;
+  const auto file = dir / "unif.yaml";
+  std::ofstream(file) << std::string("task: classification\ntext_fields: [te\x01\0_a, text_b]\n", 51);
+  CHECK(unif::test::user_error_of([&] { read_model_meta(file); }) ==
+        file.string() + ": line 2, byte 17: control character 0x01 (YAML allows tab, line feed, carriage return "
+        "and printable characters only)");
+}
+
 TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
   CHECK(error_of("trainig:\n  batch_size: 8\n") ==
         "cfg.yaml: trainig: unknown key 'trainig' (did you mean 'training'?); known keys here: task, "
