@@ -383,7 +383,11 @@ TEST_CASE("a control character in a config, an override or unif.yaml is an error
   CHECK(error_of("seed: 1\n", {"output_dir=r\x7f"}) ==
         "cfg.yaml: --set: an override holds a control character 0x7F (YAML allows tab, line feed, carriage "
         "return and printable characters only)");
-  CHECK_NOTHROW(parse_config("seed: 1\r\noutput_dir:\t\"r\\x01 escaped is fine\"\r\n", "cfg.yaml"));
+  // An escaped control character in a double-quoted scalar is YAML; the resolved config.yaml must
+  // write it back so that it reads the same.
+  const auto escaped = parse_config("seed: 1\r\noutput_dir:\t\"r\\x01 escaped is fine\"\r\n", "cfg.yaml");
+  CHECK(escaped.output_dir == "r\x01 escaped is fine");
+  CHECK(parse_config(to_yaml(escaped), "cfg.yaml") == escaped);
   unif::test::TempDir dir;
   const auto file = dir / "unif.yaml";
   std::ofstream(file) << std::string("task: classification\ntext_fields: [te\x01\0_a, text_b]\n", 51);
