@@ -88,16 +88,25 @@ void Context::report(const std::string& path, const std::string& message) {
 
 // ---- conversions ------------------------------------------------------------------------------
 
+namespace {
+
+// "line L, byte B" of byte offset `pos` in `text` (both counted from 1).
+std::string line_and_byte(std::string_view text, size_t pos) {
+  const auto before = text.substr(0, pos);
+  const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+  const auto last_newline = before.rfind('\n');
+  const auto byte = pos + 1 - (last_newline == std::string_view::npos ? 0 : last_newline + 1);
+  return "line " + std::to_string(line) + ", byte " + std::to_string(byte);
+}
+
+}  // namespace
+
 std::string invalid_utf8(std::string_view text) {
   const auto bad = unicode::invalid_utf8_at(text);
   if (bad == std::string_view::npos) return "";
-  const auto before = text.substr(0, bad);
-  const auto line = 1 + std::count(before.begin(), before.end(), '\n');
-  const auto last_newline = before.rfind('\n');
-  const auto byte = bad + 1 - (last_newline == std::string_view::npos ? 0 : last_newline + 1);
   char hex[8];
   std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
-  return "line " + std::to_string(line) + ", byte " + std::to_string(byte) + ": invalid UTF-8 (" + hex + ")";
+  return line_and_byte(text, bad) + ": invalid UTF-8 (" + hex + ")";
 }
 
 std::string unprintable_yaml(std::string_view text) {
@@ -112,13 +121,9 @@ std::string unprintable_yaml(std::string_view text) {
       if (next >= 0x80 && next <= 0x9F && next != 0x85) width = 2, code = next;
     }
     if (width == 0) continue;
-    const auto before = text.substr(0, i);
-    const auto line = 1 + std::count(before.begin(), before.end(), '\n');
-    const auto last_newline = before.rfind('\n');
-    const auto byte = i + 1 - (last_newline == std::string_view::npos ? 0 : last_newline + 1);
     char hex[16];
     std::snprintf(hex, sizeof hex, width == 1 ? "0x%02X" : "U+%04X", code);
-    return "line " + std::to_string(line) + ", byte " + std::to_string(byte) + ": control character " + hex +
+    return line_and_byte(text, i) + ": control character " + hex +
            " (YAML allows tab, line feed, carriage return and printable characters only)";
   }
   return "";
