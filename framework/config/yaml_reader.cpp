@@ -118,7 +118,10 @@ std::string unprintable_yaml(std::string_view text) {
       width = 1;
     } else if (c == 0xC2 && i + 1 < text.size()) {  // C1 controls U+0080-U+009F, except NEL U+0085
       const auto next = static_cast<unsigned char>(text[i + 1]);
-      if (next >= 0x80 && next <= 0x9F && next != 0x85) width = 2, code = next;
+      if (next >= 0x80 && next <= 0x9F && next != 0x85) {
+        width = 2;
+        code = next;
+      }
     }
     if (width == 0) continue;
     char hex[16];
