@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/bert/init.h"
+#include "models/bert/linear.h"
 
 namespace unif::models {
 
@@ -18,7 +19,7 @@ void BertPoolerImpl::reset() {
 }
 
 torch::Tensor BertPoolerImpl::forward(const torch::Tensor& hidden) {
-  return torch::tanh(dense(hidden.select(1, 0)));  // (B, H)
+  return torch::tanh(linear(dense, hidden.select(1, 0)));  // (B, H)
 }
 
 torch::Tensor extended_attention_mask(const torch::Tensor& attention_mask, torch::Dtype dtype) {

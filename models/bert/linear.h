@@ -2,7 +2,9 @@
 // torch::nn::functional::linear. For a 3-D contiguous input (batch, length, features) at::linear
 // folds it to 2-D and adds the bias inside the GEMM (one addmm), as HF's F.linear does; the C++
 // frontend (LibTorch 1.13) runs matmul and then a separate bias add, and its weight gradients come
-// out transposed (copied again when accumulated). Same parameters, same module names.
+// out transposed (copied again when accumulated). Same parameters, same module names. Every Linear
+// forward of the encoder, pooler and heads goes through here (the MLM's tied decoder calls
+// at::linear on the word embeddings itself).
 #pragma once
 #include <ATen/ATen.h>
 #include <torch/nn/modules/linear.h>

@@ -1,11 +1,11 @@
 // BertForMaskedLM: see masked_lm.h.
 #include "models/heads/masked_lm.h"
 
-#include <torch/nn/functional/linear.h>
 #include <torch/nn/functional/loss.h>
 
 #include "models/bert/activations.h"
 #include "models/bert/init.h"
+#include "models/bert/linear.h"
 
 namespace unif::models {
 
@@ -17,7 +17,7 @@ MlmTransformImpl::MlmTransformImpl(const BertOptions& o) : act_(activation(o.hid
       "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden_size()}).eps(o.layer_norm_eps())));
 }
 
-torch::Tensor MlmTransformImpl::forward(const torch::Tensor& hidden) { return layer_norm(act_(dense(hidden))); }
+torch::Tensor MlmTransformImpl::forward(const torch::Tensor& hidden) { return layer_norm(act_(linear(dense, hidden))); }
 
 MlmPredictionsImpl::MlmPredictionsImpl(const BertOptions& o) {
   transform = register_module("transform", MlmTransform(o));
@@ -36,7 +36,7 @@ BertForMaskedLMImpl::BertForMaskedLMImpl(const BertOptions& options)
 
 torch::Tensor BertForMaskedLMImpl::lm_logits(const torch::Tensor& hidden) {
   const auto h = cls->predictions->transform(hidden);
-  return F::linear(h, bert->embeddings->word_embeddings->weight, cls->predictions->bias);  // tied decoder
+  return at::linear(h, bert->embeddings->word_embeddings->weight, cls->predictions->bias);  // tied decoder
 }
 
 ModelOutput BertForMaskedLMImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {

@@ -6,6 +6,7 @@
 #include <torch/nn/functional/loss.h>
 
 #include "models/bert/init.h"
+#include "models/bert/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
@@ -29,7 +30,7 @@ BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertO
 ModelOutput BertForSequenceClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
   BertModelOutput encoded = encode(batch, word_embedding_delta);
   ModelOutput out;
-  out.logits = full_precision(classifier(dropout(encoded.pooler_output)));  // (B, C), float32 for the loss
+  out.logits = full_precision(linear(classifier, dropout(encoded.pooler_output)));  // (B, C), float32 for the loss
   if (!batch.labels.defined()) return out;
 
   torch::Tensor losses;  // (B)

@@ -5,6 +5,7 @@
 #include <torch/nn/functional/loss.h>
 
 #include "models/bert/init.h"
+#include "models/bert/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
@@ -20,7 +21,7 @@ BertForQuestionAnsweringImpl::BertForQuestionAnsweringImpl(const BertOptions& op
 ModelOutput BertForQuestionAnsweringImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
   BertModelOutput encoded = encode(batch, word_embedding_delta);
   ModelOutput out;
-  out.logits = full_precision(qa_outputs(encoded.last_hidden_state));  // (B, L, 2), float32 for the loss
+  out.logits = full_precision(linear(qa_outputs, encoded.last_hidden_state));  // (B, L, 2), float32 for the loss
   if (!batch.labels.defined()) return out;
 
   const int64_t length = out.logits.size(1);

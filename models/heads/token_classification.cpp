@@ -6,6 +6,7 @@
 #include <torch/nn/functional/loss.h>
 
 #include "models/bert/init.h"
+#include "models/bert/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
@@ -24,7 +25,7 @@ BertForTokenClassificationImpl::BertForTokenClassificationImpl(const BertOptions
 ModelOutput BertForTokenClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
   BertModelOutput encoded = encode(batch, word_embedding_delta);
   ModelOutput out;
-  out.logits = full_precision(classifier(dropout(encoded.last_hidden_state)));  // (B, L, C), float32 for the loss
+  out.logits = full_precision(linear(classifier, dropout(encoded.last_hidden_state)));  // (B, L, C), float32 for the loss
   if (!batch.labels.defined()) return out;
 
   const int64_t b = out.logits.size(0), l = out.logits.size(1);
