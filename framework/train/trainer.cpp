@@ -375,9 +375,8 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   s.log->flush_on(spdlog::level::info);
   s.tty = s.writer && ::isatty(2) != 0;
   if (!parallel.note.empty()) s.log->info("{}", parallel.note);
-  if (precision == Precision::BF16 &&
-      std::any_of(parallel.config.devices.begin(), parallel.config.devices.end(),
-                  [](const std::string& d) { return d.rfind("cpu", 0) == 0; })) {
+  const auto& devices = parallel.config.devices;
+  if (precision == Precision::BF16 && std::find(devices.begin(), devices.end(), "cpu") != devices.end()) {
     const double slowdown = cpu_bf16_matmul_slowdown();
     if (slowdown > 2.0)
       s.log->warn("training.precision bf16 on a CPU: this LibTorch multiplies bfloat16 matrices {:.0f}x slower than "
