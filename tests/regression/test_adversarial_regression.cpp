@@ -92,8 +92,11 @@ TEST_CASE("adversarial methods learn on sib200_zh: pgd", "[regression][adversari
 TEST_CASE("adversarial methods learn on sib200_zh: freelb", "[regression][adversarial]") {
   check_method("freelb", kMargin, {"adversarial.epsilon=0.01", "adversarial.alpha=0.005", "adversarial.init_mag=0.01"});
 }
+// FreeAT steps the optimizer on each of its K replays, so K times as many updates per batch: at the
+// config's lr 5e-3 seed 1 fell back to the class prior (0.2525) and a CI machine's kernels did the
+// same on seed 42; at lr 2e-3 (about lr / K) six seeds measured 0.333-0.404.
 TEST_CASE("adversarial methods learn on sib200_zh: freeat", "[regression][adversarial]") {
-  check_method("freeat", kMargin, {"adversarial.epsilon=0.002"});
+  check_method("freeat", kMargin, {"adversarial.epsilon=0.002", "training.optimizer.lr=2e-3"});
 }
 TEST_CASE("adversarial methods learn on sib200_zh: smart", "[regression][adversarial]") {
   check_method("smart", kMargin);
