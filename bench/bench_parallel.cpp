@@ -162,6 +162,7 @@ int main(int argc, char** argv) {
   init_runtime(argc, argv);
   int steps = 5, warmup = 1;
   int64_t threads = 2;
+  int only = 0;  // --replicas N: measure that configuration alone (one process each: its own peak memory)
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--steps")) steps = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::max(0, std::atoi(argv[i + 1]));
@@ -170,9 +171,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--layers")) g_layers = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--batch")) g_batch = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--length")) g_length = std::max(8, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--replicas")) only = std::max(1, std::atoi(argv[i + 1]));
     else {
       std::fprintf(stderr, "usage: bench_parallel [--steps N] [--warmup N] [--threads T] [--hidden H] [--layers L] "
-                           "[--batch B] [--length L]\n");
+                           "[--batch B] [--length L] [--replicas N]\n"
+                           "  --replicas 1: only 1 replica x T threads; N > 1: only N replicas x 1 thread\n");
       return 2;
     }
   }
@@ -205,8 +208,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   const int blas = blas_threads();  // the replicas' engine sets 1 (unless OPENBLAS_NUM_THREADS)
-  row("1 replica x " + t + " threads", measure(0, threads, steps, warmup));
-  row(t + " replicas x 1 thread", measure(threads, 1, steps, warmup));
+  if (only <= 1) row("1 replica x " + t + " threads", measure(0, threads, steps, warmup));
+  if (only != 1) {
+    const int64_t n = only > 1 ? only : threads;
+    row(std::to_string(n) + " replicas x 1 thread", measure(n, 1, steps, warmup));
+  }
   if (blas > 0) set_blas_threads(blas);
   at::set_num_threads(static_cast<int>(threads));
   const double one = matmul_rate(1), many = matmul_rate(static_cast<int>(threads));
