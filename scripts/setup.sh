@@ -64,6 +64,11 @@ export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file
 export CCACHE_BASEDIR="$PWD"   # clones in other folders share the cache
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${torch_args[@]}" "$@"
+elif [ -n "${torchrun:-}" ] && ! grep -qxF "UNIF_TORCHRUN:FILEPATH=$torchrun" "$BUILD_DIR/CMakeCache.txt"; then
+  # A build folder configured before (or with another torchrun on PATH): Debian's torch 1.13
+  # torchrun serves a store that LibTorch 2.x's client rejects, so the multi-process test needs the
+  # wheel's own.
+  cmake "$BUILD_DIR" -DUNIF_TORCHRUN="$torchrun" > /dev/null
 fi
 echo "[setup] building $BUILD_DIR ($UNIF_TORCH LibTorch) with $JOBS jobs"
 start=$SECONDS
