@@ -27,8 +27,9 @@ torch::Tensor BertSelfAttentionImpl::split_heads(const torch::Tensor& x) const {
   return x.view({x.size(0), x.size(1), heads, options.hidden_size() / heads}).permute({0, 2, 1, 3});
 }
 
-torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
-  torch::Tensor q = split_heads(linear(query, hidden));  // (B, heads, L, d)
+torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
+                                             const torch::Tensor& queries) {
+  torch::Tensor q = split_heads(linear(query, queries.defined() ? queries : hidden));  // (B, heads, Lq, d)
   torch::Tensor k = split_heads(linear(key, hidden));
   torch::Tensor v = split_heads(linear(value, hidden));
   const double head_size = static_cast<double>(options.hidden_size() / options.num_attention_heads());
@@ -67,8 +68,9 @@ void BertAttentionImpl::reset() {
   output = register_module("output", BertSelfOutput(options));
 }
 
-torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
-  return output(self(hidden, additive_mask), hidden);
+torch::Tensor BertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
+                                         const torch::Tensor& queries) {
+  return output(self(hidden, additive_mask, queries), queries.defined() ? queries : hidden);
 }
 
 }  // namespace unif::models

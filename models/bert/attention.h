@@ -19,8 +19,11 @@ class BertSelfAttentionImpl : public torch::nn::Cloneable<BertSelfAttentionImpl>
   void reset() override;
 
   /// hidden (B, L, H); additive_mask (B, 1, 1, L): 0 for real tokens, finfo(float).min for padding
-  /// (undefined = none). Returns the context (B, L, H).
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {});
+  /// (undefined = none). Returns the context (B, L, H). With `queries` (B, Lq, H) defined, only
+  /// those positions ask (keys and values still come from all of `hidden`): the context is
+  /// (B, Lq, H), the rows of the full one at those positions.
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {},
+                        const torch::Tensor& queries = {});
 
   BertOptions options;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};  // (H, H) each
@@ -49,8 +52,10 @@ class BertAttentionImpl : public torch::nn::Cloneable<BertAttentionImpl> {
  public:
   explicit BertAttentionImpl(BertOptions options);
   void reset() override;
-  /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H).
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {});
+  /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H); with `queries` (B, Lq, H) (see
+  /// BertSelfAttention) -> (B, Lq, H), the residual taken from `queries`.
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {},
+                        const torch::Tensor& queries = {});
 
   BertOptions options;
   BertSelfAttention self{nullptr};  // registered as "self"

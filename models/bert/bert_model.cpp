@@ -43,7 +43,8 @@ void BertModelImpl::reset() {
 }
 
 BertModelOutput BertModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
-                                       const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds) {
+                                       const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds,
+                                       bool first_token_only) {
   BertModelOutput out;
   out.embedding_output = embeddings(input_ids, token_type_ids, inputs_embeds);  // (B, L, H)
   const auto& x = out.embedding_output;
@@ -52,7 +53,7 @@ BertModelOutput BertModelImpl::forward(const torch::Tensor& input_ids, const tor
                            : torch::ones({x.size(0), x.size(1)}, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
   if (mask.dim() != 2 || mask.size(0) != x.size(0) || mask.size(1) != x.size(1))
     throw std::invalid_argument("BertModel: attention_mask must be (B, L) like the inputs");
-  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()));
+  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);
   if (pooler) out.pooler_output = pooler(out.last_hidden_state);
   return out;
 }

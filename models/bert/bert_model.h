@@ -47,8 +47,13 @@ class BertModelImpl : public torch::nn::Cloneable<BertModelImpl> {
 
   /// Give input_ids (B, L) int64 or inputs_embeds (B, L, H) (replaces word_embeddings(input_ids));
   /// token_type_ids (B, L) default zeros; attention_mask (B, L) 1/0, default ones.
+  /// first_token_only: the last layer computes position 0 only, so last_hidden_state is (B, 1, H)
+  /// (the full output's first position) and pooler_output is unchanged: for heads that read the
+  /// pooled [CLS] alone. It saves most of the last layer (its queries, attention output and
+  /// feed-forward for L - 1 positions): about 1 / num_hidden_layers of the step.
   BertModelOutput forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids = {},
-                          const torch::Tensor& attention_mask = {}, const torch::Tensor& inputs_embeds = {});
+                          const torch::Tensor& attention_mask = {}, const torch::Tensor& inputs_embeds = {},
+                          bool first_token_only = false);
 
   BertOptions options;
   bool add_pooling_layer;

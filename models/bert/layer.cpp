@@ -46,8 +46,9 @@ void BertLayerImpl::reset() {
   output = register_module("output", BertOutput(options));
 }
 
-torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
-  torch::Tensor attended = attention(hidden, additive_mask);  // (B, L, H)
+torch::Tensor BertLayerImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
+                                     const torch::Tensor& queries) {
+  torch::Tensor attended = attention(hidden, additive_mask, queries);  // (B, L or Lq, H)
   return output(intermediate(attended), attended);
 }
 

@@ -45,8 +45,10 @@ class BertLayerImpl : public torch::nn::Cloneable<BertLayerImpl> {
  public:
   explicit BertLayerImpl(BertOptions options);
   void reset() override;
-  /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H).
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {});
+  /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H); with `queries` (B, Lq, H) the
+  /// block's output at those positions only, (B, Lq, H) (BertSelfAttention).
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {},
+                        const torch::Tensor& queries = {});
 
   BertOptions options;
   BertAttention attention{nullptr};

@@ -21,7 +21,8 @@ BertTaskModel::BertTaskModel(const BertOptions& options, bool add_pooling_layer)
   bert = register_module("bert", BertModel(options, add_pooling_layer));
 }
 
-BertModelOutput BertTaskModel::encode(const Batch& batch, const torch::Tensor& word_embedding_delta) {
+BertModelOutput BertTaskModel::encode(const Batch& batch, const torch::Tensor& word_embedding_delta,
+                                      bool first_token_only) {
   if (!batch.input_ids.defined()) throw std::invalid_argument("Batch has no input_ids");
   torch::Tensor embeds = bert->embeddings->word_embeddings(batch.input_ids);  // E (B, L, H)
   if (word_embedding_delta.defined()) {
@@ -29,7 +30,7 @@ BertModelOutput BertTaskModel::encode(const Batch& batch, const torch::Tensor& w
       throw std::invalid_argument("word_embedding_delta must have the shape (B, L, H) of the word embeddings");
     embeds = embeds + word_embedding_delta;
   }
-  return bert->forward({}, batch.token_type_ids, batch.attention_mask, embeds);
+  return bert->forward({}, batch.token_type_ids, batch.attention_mask, embeds, first_token_only);
 }
 
 torch::Tensor BertTaskModel::weighted(const torch::Tensor& example_losses, const Batch& batch) {

@@ -31,7 +31,8 @@ class BertTaskModel : public TaskModel {
 
  protected:
   /// E = word_embeddings(input_ids) (+ delta), fed to BERT as inputs_embeds. delta (B, L, H) or undefined.
-  BertModelOutput encode(const Batch& batch, const torch::Tensor& word_embedding_delta);
+  /// first_token_only: see BertModel::forward (for heads that read pooler_output alone).
+  BertModelOutput encode(const Batch& batch, const torch::Tensor& word_embedding_delta, bool first_token_only = false);
   /// Multiplies l_b (B) by batch.sample_weights when defined.
   static torch::Tensor weighted(const torch::Tensor& example_losses, const Batch& batch);
   /// Dropout probability of the head: classifier_dropout, or hidden_dropout_prob when it is null (< 0).

@@ -28,7 +28,8 @@ BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertO
 }
 
 ModelOutput BertForSequenceClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
-  BertModelOutput encoded = encode(batch, word_embedding_delta);
+  // Only the pooled [CLS] is read: the last layer computes position 0 alone (same values).
+  BertModelOutput encoded = encode(batch, word_embedding_delta, /*first_token_only=*/true);
   ModelOutput out;
   out.logits = full_precision(linear(classifier, dropout(encoded.pooler_output)));  // (B, C), float32 for the loss
   if (!batch.labels.defined()) return out;

@@ -549,7 +549,7 @@ TEST_CASE("smart with its momentum teacher: three steps on 2 and 3 replicas equa
   }
 }
 
-TEST_CASE("gradients accumulate over passes - after the step replicas hold the master's values in place",
+TEST_CASE("gradients accumulate over passes - CPU replicas read the master's parameter storage, own their gradients",
           "[parallel]") {
   const auto f = fixture_batch();
   auto proto = fixture_model(/*sparse=*/true);
@@ -565,6 +565,7 @@ TEST_CASE("gradients accumulate over passes - after the step replicas hold the m
   DataParallelEngine engine(model, [&] {
     torch::NoGradGuard no_grad;
     for (auto& p : model->parameters()) {
+      if (!p.grad().defined()) continue;
       p.sub_(dense(p.grad()));
       p.mutable_grad().reset();
     }
@@ -573,6 +574,15 @@ TEST_CASE("gradients accumulate over passes - after the step replicas hold the m
   CHECK(engine.replica(0) == model);  // replica 0 is the master on its own device
   std::vector<const void*> storage;
   for (const auto& p : engine.replica(2)->parameters()) storage.push_back(p.data_ptr());
+  {  // shared values, separate leaves: each replica's backward accumulates into its own .grad
+    const auto mine = engine.replica(1)->parameters(), theirs = model->parameters();
+    REQUIRE(mine.size() == theirs.size());
+    for (size_t j = 0; j < mine.size(); ++j) {
+      CHECK(mine[j].data_ptr() == theirs[j].data_ptr());
+      CHECK_FALSE(mine[j].is_same(theirs[j]));
+      CHECK(mine[j].requires_grad());
+    }
+  }
 
   engine.run(f.batch, {}, 1.0 / f.z, false);
   engine.run(f.batch, {}, 1.0 / f.z, false);
@@ -592,9 +602,19 @@ TEST_CASE("gradients accumulate over passes - after the step replicas hold the m
       INFO("replica " << r << " " << p.key());
       CHECK(torch::equal(p.value(), master[p.key()]));
       CHECK_FALSE(p.value().grad().defined());
-      if (r == 2) CHECK(p.value().data_ptr() == storage[k++]);  // copied in place, not reallocated
+      if (r == 2) CHECK(p.value().data_ptr() == storage[k++]);  // still the master's storage
     }
   }
+  // A master parameter re-pointed to new storage (as a loader may do): the next sync copies its
+  // values into the replica's old storage, so the replicas never read stale weights.
+  {
+    torch::NoGradGuard no_grad;
+    auto w = model->parameters()[0];
+    w.set_data(w.detach().clone() + 1.0);
+  }
+  engine.optimizer_step();
+  CHECK(torch::equal(engine.replica(1)->parameters()[0], model->parameters()[0]));
+  CHECK(engine.replica(1)->parameters()[0].data_ptr() != model->parameters()[0].data_ptr());
   // Training mode follows the master.
   model->eval();
   engine.run(f.batch, {}, 1.0 / f.z, false);

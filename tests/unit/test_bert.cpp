@@ -159,6 +159,30 @@ TEST_CASE("BertModel: inputs_embeds equals word_embeddings(input_ids), default m
   CHECK(torch::allclose(masked.last_hidden_state[0].slice(0, 0, 4), short_out.last_hidden_state[0], 0.0, 1e-5));
 }
 
+TEST_CASE("BertModel first_token_only: the last layer's [CLS] row and the pooler as the full pass, same gradients",
+          "[unit][bert]") {
+  torch::manual_seed(5);
+  BertModel model(tiny_options());
+  model->eval();
+  Batch b = tiny_batch();  // padded: the mask still applies to the keys of the last layer
+  auto full = model->forward(b.input_ids, b.token_type_ids, b.attention_mask);
+  auto first = model->forward(b.input_ids, b.token_type_ids, b.attention_mask, {}, /*first_token_only=*/true);
+  REQUIRE(first.last_hidden_state.sizes() == std::vector<int64_t>{2, 1, 8});
+  CHECK(torch::allclose(first.last_hidden_state, full.last_hidden_state.narrow(1, 0, 1), 0.0, 1e-6));
+  CHECK(torch::allclose(first.pooler_output, full.pooler_output, 0.0, 1e-6));
+  // Every parameter gets the gradient the full pass gives it (the last layer's L - 1 other rows
+  // never reach the pooler).
+  auto grads = [&](bool only) {
+    model->zero_grad();
+    model->forward(b.input_ids, b.token_type_ids, b.attention_mask, {}, only).pooler_output.pow(2).sum().backward();
+    std::vector<torch::Tensor> g;
+    for (const auto& p : model->parameters()) g.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+    return g;
+  };
+  const auto g_full = grads(false), g_first = grads(true);
+  for (size_t i = 0; i < g_full.size(); ++i) CHECK(torch::allclose(g_first[i], g_full[i], 1e-5, 1e-7));
+}
+
 TEST_CASE("a zero delta gives the same logits as no delta - a non-zero one changes them", "[unit][bert]") {
   torch::manual_seed(3);
   auto model = make_bert_task_model(TaskKind::Classification, tiny_options(), 3);

@@ -2,6 +2,8 @@
 // clipping, parameter groups, data-file errors.
 #include <catch2/catch.hpp>
 
+#include <ATen/Parallel.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -200,6 +202,31 @@ TEST_CASE("clip_grad_norm scales dense and sparse gradients to the global norm",
   REQUIRE(a.grad()[0].item<double>() == Approx(0.6).epsilon(1e-5));
   REQUIRE(b.grad().to_dense()[2][0].item<double>() == Approx(0.8).epsilon(1e-5));
   REQUIRE(clip_grad_norm(ps, 0.0) == Approx(1.0).epsilon(1e-5));  // 0 = measure only
+}
+
+TEST_CASE("clip_grad_norm: the double-precision norm of large gradients, the same for any thread count",
+          "[unit][train]") {
+  // Sizes around the 2^16-element blocks of the float32 fast path, plus a non-contiguous gradient
+  // (the general path) and a NaN, which must come through.
+  torch::manual_seed(3);
+  auto a = torch::zeros({3 * 65536 + 17}).requires_grad_(true), b = torch::zeros({7}).requires_grad_(true);
+  auto c = torch::zeros({64, 33}).requires_grad_(true);
+  a.mutable_grad() = torch::randn({3 * 65536 + 17}) * 1e3;
+  b.mutable_grad() = torch::randn({7});
+  c.mutable_grad() = torch::randn({33, 64}).t();  // not contiguous
+  std::vector<OptimParam> ps{{"a", a}, {"b", b}, {"c", c}};
+  double want = 0.0;
+  for (const auto& t : {a, b, c}) want += t.grad().to(torch::kDouble).pow(2).sum().item<double>();
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
+  const double one = clip_grad_norm(ps, 0.0);
+  at::set_num_threads(2);
+  const double two = clip_grad_norm(ps, 0.0);
+  at::set_num_threads(threads);
+  CHECK(one == two);  // bitwise: fixed blocks, summed in order
+  CHECK(one == Approx(std::sqrt(want)).epsilon(1e-13));
+  b.mutable_grad()[3] = std::nan("");
+  CHECK(std::isnan(clip_grad_norm(ps, 0.0)));
 }
 
 TEST_CASE("parameter groups: no decay on biases and LayerNorm weights, layer-wise LR decay", "[unit][train]") {
