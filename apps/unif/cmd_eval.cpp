@@ -9,6 +9,7 @@
 #include "apps/unif/commands.h"
 #include "framework/common/error.h"
 #include "framework/config/run_config.h"
+#include "framework/parallel/auto_devices.h"
 #include "framework/train/build.h"
 #include "framework/train/model_dir.h"
 
@@ -35,7 +36,8 @@ Command add_eval(CLI::App& app) {
                                           cfg.task == framework::Task::MaskedLm ? framework::mlm_masking(cfg, *lm.tokenizer)
                                                                                 : framework::MlmMasking{});
     c10::InferenceMode inference;
-    auto ev = framework::evaluate(*lm.model, cfg.task, data, labels, cfg.training.batch_size);
+    auto ev = framework::evaluate(*lm.model, cfg.task, data, labels, cfg.training.batch_size, {}, true,
+                                  framework::cpu_eval_workers(cfg.parallel.devices, lm.model->options().hidden_size()));
     nlohmann::json j(ev.metrics);
     j["examples"] = data.examples.size();
     std::cout << j.dump() << std::endl;

@@ -81,6 +81,16 @@ AutoDevices choose_devices(const AutoDevicesInput& in) {
   return out;
 }
 
+int64_t cpu_eval_workers(const std::vector<std::string>& devices, int64_t hidden_size) {
+  if (!(devices.size() == 1 && devices[0] == "auto"))
+    return std::max<int64_t>(1, std::count(devices.begin(), devices.end(), std::string("cpu")));
+  AutoDevicesInput in;
+  in.physical_cores = physical_cores();
+  in.hidden_size = hidden_size;
+  in.batch_size = in.physical_cores;  // never the cap here
+  return static_cast<int64_t>(choose_devices(in).devices.size());
+}
+
 int64_t physical_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);

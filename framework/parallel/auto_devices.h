@@ -4,8 +4,9 @@
 //   - hidden <= kAutoReplicaMaxHidden: one replica per physical core (capped by the batch), each
 //     with single-threaded BLAS (the data-parallel engine sets it). Small and medium GEMMs do not
 //     scale across cores inside one product; several replicas multiplying at once do.
-//   - larger hidden sizes: one replica on every core (OpenBLAS's own pool), where the big GEMMs scale
-//     well and extra replicas only cost memory (a BERT-base copy each) for no speed.
+//     Measured up to BERT-base (hidden 768: 2 replicas 1.24x one, same peak memory, as CPU replicas
+//     read the master's parameters); 512 until session 10, when replicas still held a model copy.
+//   - larger hidden sizes (not measured): one replica on every core (OpenBLAS's own pool).
 // choose_devices is the rule as a pure function (unit-tested); resolve_parallel reads the machine.
 #pragma once
 #include <cstdint>
@@ -17,7 +18,7 @@
 namespace unif::framework {
 
 /// Largest hidden size for which `auto` runs one CPU replica per physical core (measured; see above).
-constexpr int64_t kAutoReplicaMaxHidden = 512;
+constexpr int64_t kAutoReplicaMaxHidden = 768;
 
 /// What the rule looks at.
 struct AutoDevicesInput {
@@ -40,6 +41,11 @@ struct AutoDevices {
 /// local_processes) per process; hidden_size <= kAutoReplicaMaxHidden: min(cores, batch_size)
 /// CPU replicas (at least 1); otherwise one CPU replica.
 AutoDevices choose_devices(const AutoDevicesInput& in);
+
+/// Threads for evaluating or predicting with a model on the CPU (evaluate()'s cpu_workers):
+/// the CPU replicas of `devices` when it is an explicit list, else the `auto` rule's CPU replicas
+/// for this machine and `hidden_size` (one per physical core up to kAutoReplicaMaxHidden, else 1).
+int64_t cpu_eval_workers(const std::vector<std::string>& devices, int64_t hidden_size);
 
 /// Physical cores among the CPUs this process may run on (sched affinity, grouped by
 /// /sys/devices/system/cpu/cpuN/topology package and core ids); the affinity count when the

@@ -3,7 +3,6 @@
 // policy and measurements.
 #include "framework/parallel/data_parallel.h"
 
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +18,7 @@
 
 #include "framework/common/error.h"
 #include "framework/parallel/parameter_swap.h"
+#include "framework/parallel/worker_threads.h"
 #include "framework/common/runtime.h"
 #include "models/bert/dropout.h"
 
@@ -235,13 +235,7 @@ DataParallelEngine::~DataParallelEngine() {
 int64_t DataParallelEngine::embedding_dim() const { return master_->word_embeddings()->options.embedding_dim(); }
 
 void DataParallelEngine::worker_loop(int64_t i) {
-  // Intra-op threads of this worker. at::set_num_threads would also overwrite the process-wide
-  // count new threads start from; omp_set_num_threads sets only this thread's OpenMP nthreads-var,
-  // which is what every `#pragma omp parallel` ATen starts from this thread uses. get_num_threads()
-  // first runs ATen's once-per-thread lazy init, which would otherwise reset the count later.
-  at::init_num_threads();
-  (void)at::get_num_threads();
-  omp_set_num_threads(static_cast<int>(threads_));
+  set_worker_threads(threads_);  // this worker's intra-op threads only
   uint64_t seen = 0;
   for (;;) {
     const std::function<void(int64_t)>* job = nullptr;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/ThreadLocalState.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -32,6 +33,7 @@
 #include "framework/parallel/auto_devices.h"
 #include "framework/parallel/data_parallel.h"
 #include "framework/parallel/process_group.h"
+#include "framework/parallel/worker_threads.h"
 #include "framework/train/build.h"
 #include "framework/train/loss_scaler.h"
 #include "framework/train/model_dir.h"
@@ -89,7 +91,8 @@ std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex
 }
 
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
-                    int64_t batch_size, const torch::Tensor& class_weights, bool sort_by_length) {
+                    int64_t batch_size, const torch::Tensor& class_weights, bool sort_by_length,
+                    int64_t cpu_workers) {
   torch::NoGradGuard no_grad;
   torch::Device device = torch::kCPU;  // evaluation runs on the model's device
   for (const auto& p : model.parameters()) {
@@ -127,23 +130,55 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
       return data.encoded[static_cast<size_t>(a)].input_ids.size() > data.encoded[static_cast<size_t>(b)].input_ids.size();
     });
-  for (int64_t start = 0; start < n; start += batch_size) {
+  const int64_t batches = (n + batch_size - 1) / batch_size;
+  // Per batch: its loss sum and normaliser (summed in batch order below, whichever worker ran it).
+  std::vector<double> batch_loss(static_cast<size_t>(batches), 0.0), batch_z(static_cast<size_t>(batches), 0.0);
+  std::vector<char> batch_labeled(static_cast<size_t>(batches), 1);
+  auto run_batch = [&](int64_t k) {
+    const int64_t start = k * batch_size;
     std::vector<int64_t> idx(order.begin() + start, order.begin() + std::min(n, start + batch_size));
     auto batch = to_device(collate(task, data.encoded, data.examples, idx, labels.size()), device);
     auto out = model.forward(batch);
     out.logits = out.logits.to(torch::kCPU);  // metrics read them on the CPU
     if (batch.labels.defined()) {
-      loss_sum += out.example_losses.sum().item<double>();
-      z += loss_normalizer(task, batch, class_weights);
+      batch_loss[static_cast<size_t>(k)] = out.example_losses.sum().item<double>();
+      batch_z[static_cast<size_t>(k)] = loss_normalizer(task, batch, class_weights);
     } else {
-      labeled = false;
+      batch_labeled[static_cast<size_t>(k)] = 0;
     }
     for (size_t b = 0; b < idx.size(); ++b) {
       auto row = out.logits[static_cast<int64_t>(b)];
       if (task == Task::TokenClassification || task == Task::SpanExtraction)
         row = row.narrow(0, 0, static_cast<int64_t>(data.encoded[static_cast<size_t>(idx[b])].input_ids.size()));
-      ev.logits[static_cast<size_t>(idx[b])] = row.contiguous();
+      ev.logits[static_cast<size_t>(idx[b])] = row.contiguous();  // distinct entries per batch
     }
+  };
+  const int64_t workers = device.is_cpu() ? std::max<int64_t>(1, std::min(cpu_workers, batches)) : 1;
+  if (workers <= 1) {
+    for (int64_t k = 0; k < batches; ++k) run_batch(k);
+  } else {
+    ScopedBlasThreads blas(1);  // each worker's products on its own thread, all at once
+    const at::ThreadLocalState tls;  // grad / inference mode and the rest of the caller's state
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(workers));
+    std::vector<std::thread> threads;
+    for (int64_t w = 0; w < workers; ++w)
+      threads.emplace_back([&, w] {
+        try {
+          at::ThreadLocalStateGuard guard(tls);
+          set_worker_threads(1);
+          for (int64_t k = w; k < batches; k += workers) run_batch(k);
+        } catch (...) {
+          errors[static_cast<size_t>(w)] = std::current_exception();
+        }
+      });
+    for (auto& th : threads) th.join();
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  for (int64_t k = 0; k < batches; ++k) {
+    loss_sum += batch_loss[static_cast<size_t>(k)];
+    z += batch_z[static_cast<size_t>(k)];
+    if (!batch_labeled[static_cast<size_t>(k)]) labeled = false;
   }
   if (was_training) model.train();
   if (task == Task::SpanExtraction) {
@@ -250,6 +285,7 @@ struct Trainer::State {
   std::unique_ptr<adversarial::GradientEngine> engine;
   std::unique_ptr<LossScaler> scaler;  // training.precision fp16 only
   torch::Device home = torch::kCPU;    // the master model's device (make_engine puts it on a GPU)
+  int64_t eval_workers = 1;            // evaluation threads: the CPU replicas of the training set-up
 
   // Position: `step` optimizer steps done; the next batch is batch `batch_in_epoch` of `epoch`.
   int64_t step = 0, epoch = 0, batch_in_epoch = 0;
@@ -355,6 +391,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
     s.home = p.device();
     break;
   }
+  s.eval_workers = std::max<int64_t>(1, std::count(parallel.config.devices.begin(), parallel.config.devices.end(), "cpu"));
   if (s.writer) {
     std::error_code ec;
     fs::create_directories(s.out_dir, ec);
@@ -649,7 +686,8 @@ int Trainer::fit() {
     {
       // The evaluation runs alone on this thread: BLAS on every core, whatever the replicas set.
       ScopedBlasThreads blas(available_cores());
-      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.dev, s.parts.labels, t.batch_size, s.parts.class_weights);
+      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.dev, s.parts.labels, t.batch_size, s.parts.class_weights,
+                    /*sort_by_length=*/true, s.eval_workers);
     }
     json j{{"split", "dev"}, {"step", s.step}};
     for (auto& [k, v] : ev.metrics) j[k] = v;
@@ -846,7 +884,8 @@ int Trainer::fit() {
     Evaluation ev;
     {
       ScopedBlasThreads blas(available_cores());
-      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.test, s.parts.labels, t.batch_size, s.parts.class_weights);
+      ev = evaluate(*s.parts.model, s.cfg.task, s.parts.test, s.parts.labels, t.batch_size, s.parts.class_weights,
+                    /*sort_by_length=*/true, s.eval_workers);
     }
     json j{{"split", "test"}, {"step", s.step}};
     for (auto& [k, v] : ev.metrics) j[k] = v;
