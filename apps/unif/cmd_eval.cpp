@@ -36,8 +36,8 @@ Command add_eval(CLI::App& app) {
                                           cfg.task == framework::Task::MaskedLm ? framework::mlm_masking(cfg, *lm.tokenizer)
                                                                                 : framework::MlmMasking{});
     c10::InferenceMode inference;
-    auto ev = framework::evaluate(*lm.model, cfg.task, data, labels, cfg.training.batch_size, {}, true,
-                                  framework::cpu_eval_workers(cfg.parallel.devices, lm.model->options().hidden_size()));
+    framework::WorkerPool workers(framework::cpu_eval_workers(cfg.parallel.devices, lm.model->options().hidden_size()));
+    auto ev = framework::evaluate(*lm.model, cfg.task, data, labels, cfg.training.batch_size, {}, true, &workers);
     nlohmann::json j(ev.metrics);
     j["examples"] = data.examples.size();
     std::cout << j.dump() << std::endl;

@@ -136,7 +136,7 @@ Command add_predict(CLI::App& app) {
     // Chunks of lines: enough for full length-sorted batches, few enough to keep memory flat.
     const auto chunk = static_cast<size_t>(std::max<int64_t>(2048, 16 * *batch_size));
     // As training's `auto`: one worker per physical core for small and medium models (evaluate()).
-    const int64_t workers = framework::cpu_eval_workers({"auto"}, lm.model->options().hidden_size());
+    framework::WorkerPool workers(framework::cpu_eval_workers({"auto"}, lm.model->options().hidden_size()));
     const auto t0 = std::chrono::steady_clock::now();
     auto last_progress = t0;
     bool progress_shown = false;
@@ -166,7 +166,7 @@ Command add_predict(CLI::App& app) {
         data.encoded = framework::encode_examples(lm.meta.task, data.examples, *lm.tokenizer,
                                                   static_cast<int>(lm.meta.max_seq_length),
                                                   framework::parse_truncate_method(lm.meta.truncate_method), lm.meta.span);
-        ev = framework::evaluate(*lm.model, lm.meta.task, data, labels, *batch_size, {}, true, workers);
+        ev = framework::evaluate(*lm.model, lm.meta.task, data, labels, *batch_size, {}, true, &workers);
       }
       for (size_t i = 0; i < lines.size(); ++i) {
         if (example_of[i] < 0) {

@@ -13,7 +13,6 @@
 #include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/ThreadLocalState.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -33,7 +32,6 @@
 #include "framework/parallel/auto_devices.h"
 #include "framework/parallel/data_parallel.h"
 #include "framework/parallel/process_group.h"
-#include "framework/parallel/worker_threads.h"
 #include "framework/train/build.h"
 #include "framework/train/loss_scaler.h"
 #include "framework/train/model_dir.h"
@@ -92,7 +90,7 @@ std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex
 
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
                     int64_t batch_size, const torch::Tensor& class_weights, bool sort_by_length,
-                    int64_t cpu_workers) {
+                    WorkerPool* workers) {
   torch::NoGradGuard no_grad;
   torch::Device device = torch::kCPU;  // evaluation runs on the model's device
   for (const auto& p : model.parameters()) {
@@ -153,27 +151,11 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.logits[static_cast<size_t>(idx[b])] = row.contiguous();  // distinct entries per batch
     }
   };
-  const int64_t workers = device.is_cpu() ? std::max<int64_t>(1, std::min(cpu_workers, batches)) : 1;
-  if (workers <= 1) {
+  if (workers == nullptr || workers->size() <= 1 || !device.is_cpu() || batches <= 1) {
     for (int64_t k = 0; k < batches; ++k) run_batch(k);
   } else {
     ScopedBlasThreads blas(1);  // each worker's products on its own thread, all at once
-    const at::ThreadLocalState tls;  // grad / inference mode and the rest of the caller's state
-    std::vector<std::exception_ptr> errors(static_cast<size_t>(workers));
-    std::vector<std::thread> threads;
-    for (int64_t w = 0; w < workers; ++w)
-      threads.emplace_back([&, w] {
-        try {
-          at::ThreadLocalStateGuard guard(tls);
-          set_worker_threads(1);
-          for (int64_t k = w; k < batches; k += workers) run_batch(k);
-        } catch (...) {
-          errors[static_cast<size_t>(w)] = std::current_exception();
-        }
-      });
-    for (auto& th : threads) th.join();
-    for (const auto& e : errors)
-      if (e) std::rethrow_exception(e);
+    workers->run(batches, run_batch);
   }
   for (int64_t k = 0; k < batches; ++k) {
     loss_sum += batch_loss[static_cast<size_t>(k)];
@@ -285,7 +267,7 @@ struct Trainer::State {
   std::unique_ptr<adversarial::GradientEngine> engine;
   std::unique_ptr<LossScaler> scaler;  // training.precision fp16 only
   torch::Device home = torch::kCPU;    // the master model's device (make_engine puts it on a GPU)
-  int64_t eval_workers = 1;            // evaluation threads: the CPU replicas of the training set-up
+  std::unique_ptr<WorkerPool> eval_workers;  // evaluation threads: the CPU replicas of the set-up
 
   // Position: `step` optimizer steps done; the next batch is batch `batch_in_epoch` of `epoch`.
   int64_t step = 0, epoch = 0, batch_in_epoch = 0;
@@ -391,7 +373,8 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
     s.home = p.device();
     break;
   }
-  s.eval_workers = std::max<int64_t>(1, std::count(parallel.config.devices.begin(), parallel.config.devices.end(), "cpu"));
+  if (const auto cpus = std::count(parallel.config.devices.begin(), parallel.config.devices.end(), "cpu"); cpus > 1)
+    s.eval_workers = std::make_unique<WorkerPool>(cpus);
   if (s.writer) {
     std::error_code ec;
     fs::create_directories(s.out_dir, ec);
@@ -687,7 +670,7 @@ int Trainer::fit() {
       // The evaluation runs alone on this thread: BLAS on every core, whatever the replicas set.
       ScopedBlasThreads blas(available_cores());
       ev = evaluate(*s.parts.model, s.cfg.task, s.parts.dev, s.parts.labels, t.batch_size, s.parts.class_weights,
-                    /*sort_by_length=*/true, s.eval_workers);
+                    /*sort_by_length=*/true, s.eval_workers.get());
     }
     json j{{"split", "dev"}, {"step", s.step}};
     for (auto& [k, v] : ev.metrics) j[k] = v;
@@ -885,7 +868,7 @@ int Trainer::fit() {
     {
       ScopedBlasThreads blas(available_cores());
       ev = evaluate(*s.parts.model, s.cfg.task, s.parts.test, s.parts.labels, t.batch_size, s.parts.class_weights,
-                    /*sort_by_length=*/true, s.eval_workers);
+                    /*sort_by_length=*/true, s.eval_workers.get());
     }
     json j{{"split", "test"}, {"step", s.step}};
     for (auto& [k, v] : ev.metrics) j[k] = v;

@@ -20,6 +20,7 @@
 #include "framework/data/mlm.h"
 #include "framework/data/span_decoding.h"
 #include "framework/metrics/metric_set.h"
+#include "framework/parallel/worker_pool.h"
 #include "framework/train/optimizer.h"
 #include "framework/train/schedule.h"
 #include "models/task_model.h"
@@ -73,15 +74,15 @@ struct Evaluation {
 /// "loss" is sum_b l_b / Z with Z the labelled count, or the sum of the targets' `class_weights`
 /// when given. masked_lm: "loss" (mean cross-entropy over the masked tokens of data.mlm's fixed
 /// evaluation masks) and "perplexity" = exp(loss).
-/// `cpu_workers` > 1 (a model on the CPU): that many threads run the batches at once, each with one
-/// intra-op thread and single-threaded BLAS, all on the one model (a forward pass in eval mode
-/// only reads it): as the training replicas, for small and medium models this is faster than one
-/// pass at a time on every core. Batch b goes to worker b mod cpu_workers and the loss is summed
-/// in batch order, so results do not depend on the timing; logits agree with one worker to float
-/// rounding.
+/// `workers` with more than one thread (a model on the CPU): its threads run the batches at once,
+/// each with one intra-op thread and single-threaded BLAS, all on the one model (a forward pass in
+/// eval mode only reads it): as the training replicas, for small and medium models this is faster
+/// than one pass at a time on every core. Batch b goes to worker b mod size and the loss is summed
+/// in batch order, so results do not depend on the timing; logits agree with one thread to float
+/// rounding. Keep one pool for many calls (predict's chunks, the trainer's evaluations).
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
                     int64_t batch_size, const torch::Tensor& class_weights = {}, bool sort_by_length = true,
-                    int64_t cpu_workers = 1);
+                    WorkerPool* workers = nullptr);
 
 /// The loss normaliser Z of a batch (SPEC §5): examples; labelled tokens for token tasks and
 /// masked_lm; with `class_weights`, the sum of the weights of the targets.

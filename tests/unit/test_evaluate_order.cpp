@@ -7,6 +7,9 @@
 #include <c10/core/InferenceMode.h>
 
 #include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -77,8 +80,9 @@ void check_order(const fs::path& model_dir, bool tokens) {
   const auto sorted = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, {}, true);
   // Three worker threads on the one model (5 batches: dealt 2, 2, 1), as `unif predict` runs on
   // several cores; twice, to see that the timing changes nothing.
-  const auto workers = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, {}, true, 3);
-  const auto again = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, {}, true, 3);
+  framework::WorkerPool pool(3);
+  const auto workers = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, {}, true, &pool);
+  const auto again = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, {}, true, &pool);
   REQUIRE(sorted.logits.size() == data.examples.size());
   REQUIRE(workers.logits.size() == data.examples.size());
   for (size_t i = 0; i < data.examples.size(); ++i) {
@@ -114,4 +118,32 @@ TEST_CASE("evaluate with length-sorted batches gives each example its own output
   config["label2id"] = {{"O", 0}, {"B-LOC", 1}};
   std::ofstream(dir / "config.json") << config.dump(2);
   check_order(dir, true);
+}
+
+TEST_CASE("WorkerPool deals task k to worker k mod N, rethrows a task's error and stays usable",
+          "[unit][train][inference]") {
+  framework::WorkerPool pool(3);
+  std::vector<std::thread::id> ran(10);
+  pool.run(10, [&](int64_t k) { ran[static_cast<size_t>(k)] = std::this_thread::get_id(); });
+  for (size_t k = 0; k < ran.size(); ++k) {
+    INFO("task " << k);
+    CHECK(ran[k] == ran[k % 3]);
+    CHECK(ran[k] != std::this_thread::get_id());
+  }
+  CHECK(ran[0] != ran[1]);
+  CHECK_THROWS_WITH(pool.run(5, [](int64_t k) {
+    if (k == 3) throw std::runtime_error("task 3 failed");
+  }), "task 3 failed");
+  int64_t sum = 0;
+  std::mutex m;
+  pool.run(4, [&](int64_t k) {
+    std::lock_guard<std::mutex> lock(m);
+    sum += k;
+  });
+  CHECK(sum == 6);
+  // The caller's inference mode reaches the workers.
+  c10::InferenceMode inference;
+  bool seen = false;
+  pool.run(1, [&](int64_t) { seen = c10::InferenceMode::is_enabled(); });
+  CHECK(seen);
 }
