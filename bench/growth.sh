@@ -26,6 +26,8 @@ WARMUP=${WARMUP:-1}
 # hidden:seq points: hidden 128-768 at seq 128, then seq 64-512 at hidden 384 and 768.
 GRID=${GRID:-"128:128 256:128 384:128 512:128 768:128 384:64 384:256 384:512 768:64 768:256 768:512"}
 cores=$(nproc)
+# The same OpenBLAS kernels for HF as unif runs with (see bench/blas_core.sh).
+source bench/blas_core.sh build/bin/unif
 
 # peak RSS (MB) of a command, its stdout to $2
 peak() {

@@ -179,9 +179,10 @@ def training(a, work, report):
             max(u["rss"] for u, _ in u_all), max(h["rss"] for h, _ in h_all)))
     devices = {u["devices"] for _, u_all, _ in summary for u, _ in u_all}
     report.append("")
-    report.append("unif's set-up: " + "; ".join(sorted(d for d in devices if d)) + ". HF: torch %s threads %d, OMP_WAIT_POLICY=%s." % (
+    report.append("unif's set-up: " + "; ".join(sorted(d for d in devices if d)) + ". HF: torch %s threads %d, OMP_WAIT_POLICY=%s, OPENBLAS_CORETYPE=%s." % (
         __import__("torch").__version__, summary[0][2][0][0]["threads"] if summary else 0,
-        a.hf_omp_wait or os.environ.get("OMP_WAIT_POLICY", "(libgomp's default)")))
+        a.hf_omp_wait or os.environ.get("OMP_WAIT_POLICY", "(libgomp's default)"),
+        os.environ.get("OPENBLAS_CORETYPE", "(OpenBLAS's own choice)")))
     report.append("")
     return summary
 

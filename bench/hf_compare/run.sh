@@ -24,4 +24,13 @@ if ! cmp -s "$root/bench/hf_compare/requirements.txt" "$stamp" 2>/dev/null; then
   }
   cp "$root/bench/hf_compare/requirements.txt" "$stamp"
 fi
+# The same OpenBLAS kernels for HF as unif runs with (bench/blas_core.sh).
+unif_bin="$root/build/bin/unif"
+prev=""
+for arg in "$@"; do
+  [ "$prev" = --unif ] && unif_bin=$arg
+  case $arg in --unif=*) unif_bin=${arg#--unif=} ;; esac
+  prev=$arg
+done
+. "$root/bench/blas_core.sh" "$unif_bin"
 exec "$venv/bin/python" "$root/bench/hf_compare/compare.py" "$@"

@@ -48,9 +48,41 @@ ScopedBlasThreads::~ScopedBlasThreads() {
   if (previous_ > 0) set_blas_threads(previous_);
 }
 
+std::string blas_core() {
+  using NameFn = char* (*)();
+  auto get = reinterpret_cast<NameFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  if (get == nullptr) return "";
+  const char* name = get();
+  return name == nullptr ? "" : name;
+}
+
+CpuFeatures cpu_features() {
+  CpuFeatures f;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  f.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512cd");
+#endif
+  return f;
+}
+
+std::string blas_core_override(const std::string& detected, const CpuFeatures& cpu) {
+  // OpenBLAS names a CPU it does not know "Prescott" (its generic SSE3 kernels); every CPU with
+  // AVX2 is far past that. SkylakeX and Haswell are the kernel sets for AVX-512 and AVX2 + FMA.
+  if (detected != "Prescott") return "";
+  if (cpu.avx512) return "SkylakeX";
+  if (cpu.avx2) return "Haswell";
+  return "";
+}
+
 void init_runtime(int argc, char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("UNIF_NO_REEXEC") == nullptr) {
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  const bool set_policy = std::getenv("OMP_WAIT_POLICY") == nullptr;
+  const std::string core = std::getenv("OPENBLAS_CORETYPE") == nullptr ? blas_core_override(blas_core(), cpu_features()) : "";
+  if ((set_policy || !core.empty()) && std::getenv("UNIF_NO_REEXEC") == nullptr) {
+    if (set_policy) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    if (!core.empty()) setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
     setenv("UNIF_NO_REEXEC", "1", 1);  // never loop, even if exec'ing fails to keep the variable
     std::vector<char*> args(argv, argv + argc);
     args.push_back(nullptr);

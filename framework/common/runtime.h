@@ -4,12 +4,37 @@
 // BERT step 2x slower. libgomp reads OMP_WAIT_POLICY once, when it is loaded (before main), so
 // init_runtime re-executes the binary once with OMP_WAIT_POLICY=PASSIVE when the user has not set
 // it, then sets Torch's intra-op threads (UNIF_NUM_THREADS, else every core this process may use).
+//
+// The BLAS's kernels: OpenBLAS (Debian's LibTorch) picks its kernel set from the CPU model, read
+// when it is loaded, and Debian 12's 0.3.21 does not know newer CPUs (Intel Emerald Rapids, model
+// 207): it falls back to "Prescott", its generic SSE3 kernels, 6x slower on a float32 GEMM than its
+// AVX-512 ones on the same core (25 against 158 GFLOP/s, session 11). init_runtime then sets
+// OPENBLAS_CORETYPE for the CPU's instruction set (blas_core_override) in the same re-execution.
+// The user's own OPENBLAS_CORETYPE wins.
 #pragma once
+
+#include <string>
 
 namespace unif {
 
 /// Call first thing in main(). May re-execute the process (same argv) once.
 void init_runtime(int argc, char** argv);
+
+/// OpenBLAS's kernel set as it reports it ("SkylakeX", "Haswell", "Zen", "Prescott", ...), or ""
+/// when the BLAS is not OpenBLAS (the PyPI wheel's MKL).
+std::string blas_core();
+
+/// What this CPU can run, as far as the BLAS's kernel choice goes.
+struct CpuFeatures {
+  bool avx2 = false;    // AVX2 and FMA
+  bool avx512 = false;  // AVX-512 F, BW, VL, DQ and CD (SkylakeX's kernels)
+};
+CpuFeatures cpu_features();
+
+/// The OPENBLAS_CORETYPE init_runtime sets when OpenBLAS `detected` its generic fallback
+/// ("Prescott") on a CPU that runs better kernels: "SkylakeX" (AVX-512), "Haswell" (AVX2 + FMA);
+/// "" when the detected set stands.
+std::string blas_core_override(const std::string& detected, const CpuFeatures& cpu);
 
 /// Number of cores this process may use (sched affinity), at least 1.
 int available_cores();

@@ -33,3 +33,24 @@ TEST_CASE("the BLAS pool's threads can be set (OpenBLAS, as Debian's LibTorch us
   CHECK(unif::blas_threads() == before);
   CHECK_FALSE(unif::set_blas_threads(0));
 }
+
+TEST_CASE("OpenBLAS's generic fallback is replaced by the kernels the CPU runs, and only that", "[unit][runtime]") {
+  unif::CpuFeatures avx512{true, true}, avx2{true, false}, old{false, false};
+  CHECK(unif::blas_core_override("Prescott", avx512) == "SkylakeX");
+  CHECK(unif::blas_core_override("Prescott", avx2) == "Haswell");
+  CHECK(unif::blas_core_override("Prescott", old).empty());  // nothing better to run
+  for (const char* known : {"SkylakeX", "Cooperlake", "Haswell", "Zen", "Sandybridge", ""})
+    CHECK(unif::blas_core_override(known, avx512).empty());  // OpenBLAS knew the CPU (or is not there)
+}
+
+TEST_CASE("this process's OpenBLAS runs kernels for its CPU, not the generic fallback", "[unit][runtime]") {
+  const std::string core = unif::blas_core();
+  if (core.empty()) {
+    CHECK(at::hasMKL());  // the PyPI wheel: MKL chooses its own kernels
+    return;
+  }
+  INFO("OpenBLAS core: " << core << ", OPENBLAS_CORETYPE: "
+                         << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)"));
+  const auto cpu = unif::cpu_features();
+  if (std::getenv("UNIF_NO_REEXEC") != nullptr && (cpu.avx2 || cpu.avx512)) CHECK(core != "Prescott");
+}
