@@ -27,7 +27,8 @@ WARMUP=${WARMUP:-1}
 GRID=${GRID:-"128:128 256:128 384:128 512:128 768:128 384:64 384:256 384:512 768:64 768:256 768:512"}
 cores=$(nproc)
 # The same OpenBLAS kernels for HF as unif runs with (see bench/blas_core.sh).
-source bench/blas_core.sh build/bin/unif
+unif_bin=build/bin/unif
+source bench/blas_core.sh
 
 # peak RSS (MB) of a command, its stdout to $2
 peak() {

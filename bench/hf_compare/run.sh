@@ -32,5 +32,5 @@ for arg in "$@"; do
   case $arg in --unif=*) unif_bin=${arg#--unif=} ;; esac
   prev=$arg
 done
-. "$root/bench/blas_core.sh" "$unif_bin"
+. "$root/bench/blas_core.sh"
 exec "$venv/bin/python" "$root/bench/hf_compare/compare.py" "$@"
