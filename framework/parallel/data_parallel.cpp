@@ -18,7 +18,6 @@
 
 #include "framework/common/error.h"
 #include "framework/parallel/parameter_swap.h"
-#include "framework/parallel/worker_threads.h"
 #include "framework/common/runtime.h"
 #include "models/bert/dropout.h"
 
@@ -218,68 +217,17 @@ DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master
     load[w] += master_params_[j].numel();
   }
 
-  active_.assign(static_cast<size_t>(n), false);
-  errors_.assign(static_cast<size_t>(n), nullptr);
-  for (int64_t i = 0; i < n; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  workers_ = std::make_unique<WorkerPool>(n, threads_);
 }
 
-DataParallelEngine::~DataParallelEngine() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  for (auto& w : workers_) w.join();
-}
+DataParallelEngine::~DataParallelEngine() { workers_.reset(); }  // the workers stop before the replicas go
 
 int64_t DataParallelEngine::embedding_dim() const { return master_->word_embeddings()->options.embedding_dim(); }
 
-void DataParallelEngine::worker_loop(int64_t i) {
-  set_worker_threads(threads_);  // this worker's intra-op threads only
-  uint64_t seen = 0;
-  for (;;) {
-    const std::function<void(int64_t)>* job = nullptr;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (!active_[static_cast<size_t>(i)]) continue;
-      job = job_;
-    }
-    std::exception_ptr error;
-    try {
-      streams_->run_on(static_cast<size_t>(i), [&] { (*job)(i); });  // a GPU replica on its own stream
-    } catch (...) {
-      error = std::current_exception();
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      errors_[static_cast<size_t>(i)] = error;
-      if (--pending_ == 0) done_.notify_all();
-    }
-  }
-}
-
 void DataParallelEngine::on_workers(const std::function<void(int64_t)>& job, const std::vector<bool>& active) {
-  const auto count = std::count(active.begin(), active.end(), true);
-  if (count == 0) return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &job;
-    active_ = active;
-    std::fill(errors_.begin(), errors_.end(), nullptr);
-    pending_ = count;
-    ++generation_;
-  }
-  wake_.notify_all();
-  std::vector<std::exception_ptr> errors;
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    job_ = nullptr;
-    errors = errors_;
-  }
+  const auto errors = workers_->run_each(active, [&](int64_t i) {
+    streams_->run_on(static_cast<size_t>(i), [&] { job(i); });  // a GPU replica on its own stream
+  });
   for (size_t i = 0; i < errors.size(); ++i)
     if (errors[i]) rethrow_for_replica(errors[i], static_cast<int64_t>(i), replicas(), devices_[i]);
 }

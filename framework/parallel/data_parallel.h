@@ -19,7 +19,6 @@
 //   auto r = engine.run(batch, /*delta=*/{}, 1.0 / z, /*want_delta_grad=*/false);
 //   engine.optimizer_step();   // master stepped, replicas refreshed
 #pragma once
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -37,6 +36,7 @@
 #include "framework/common/precision.h"
 #include "framework/common/runtime.h"
 #include "framework/parallel/device_transfer.h"
+#include "framework/parallel/worker_pool.h"
 #include "models/task_model.h"
 
 namespace unif::framework {
@@ -126,7 +126,6 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   /// Runs job(i) on worker i for every i with active[i]; waits for all; re-throws the first
   /// failure (lowest replica index) with the replica named.
   void on_workers(const std::function<void(int64_t)>& job, const std::vector<bool>& active);
-  void worker_loop(int64_t i);
   /// Adds every replica's gradients (except the master's own) into the master's; resets them.
   void reduce_gradients(const std::vector<bool>& active);
   /// The same with GPU replicas, on the calling thread: dense gradients by NCCL reduce when
@@ -154,16 +153,7 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   Precision precision_ = Precision::FP32;
   std::vector<std::vector<size_t>> reduce_plan_;  // parameter indices each worker reduces / copies
 
-  // Worker pool: generation_ advances once per job; each worker runs it once.
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void(int64_t)>* job_ = nullptr;
-  std::vector<bool> active_;
-  std::vector<std::exception_ptr> errors_;
-  uint64_t generation_ = 0;
-  int64_t pending_ = 0;
-  bool stop_ = false;
+  std::unique_ptr<WorkerPool> workers_;  // worker i runs replica i's part of a job
 
   PassTiming timing_;
   std::optional<ScopedBlasThreads> blas_threads_;  // 1 with several CPU replicas, until destruction

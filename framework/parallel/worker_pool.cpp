@@ -9,10 +9,11 @@
 
 namespace unif::framework {
 
-WorkerPool::WorkerPool(int64_t workers) {
+WorkerPool::WorkerPool(int64_t workers, int64_t threads_per_worker) {
   const int64_t n = std::max<int64_t>(1, workers);
-  errors_.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
+  active_.assign(static_cast<size_t>(n), false);
+  errors_.assign(static_cast<size_t>(n), nullptr);
+  for (int64_t i = 0; i < n; ++i) threads_.emplace_back([this, i, threads_per_worker] { loop(i, threads_per_worker); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -24,54 +25,60 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
-void WorkerPool::run(int64_t tasks, const std::function<void(int64_t)>& task) {
-  if (tasks <= 0) return;
-  const at::ThreadLocalState state;
+std::vector<std::exception_ptr> WorkerPool::run_each(const std::vector<bool>& active,
+                                                     const std::function<void(int64_t)>& job) {
+  const auto count = std::count(active.begin(), active.end(), true);
+  if (count == 0) return std::vector<std::exception_ptr>(threads_.size());
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &task;
-    state_ = &state;
-    tasks_ = tasks;
-    running_ = size();
+    job_ = &job;
+    active_ = active;
     std::fill(errors_.begin(), errors_.end(), nullptr);
+    pending_ = count;
     ++generation_;
   }
   wake_.notify_all();
   std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return running_ == 0; });
+  done_.wait(lock, [&] { return pending_ == 0; });
   job_ = nullptr;
-  state_ = nullptr;
-  for (const auto& e : errors_)
+  return errors_;
+}
+
+void WorkerPool::run(int64_t tasks, const std::function<void(int64_t)>& task) {
+  if (tasks <= 0) return;
+  const at::ThreadLocalState state;  // grad / inference mode and the rest of the caller's state
+  const int64_t n = size();
+  const auto errors = run_each(std::vector<bool>(static_cast<size_t>(n), true), [&](int64_t w) {
+    at::ThreadLocalStateGuard guard(state);
+    for (int64_t k = w; k < tasks; k += n) task(k);
+  });
+  for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
 }
 
-void WorkerPool::loop(int64_t index) {
-  set_worker_threads(1);
+void WorkerPool::loop(int64_t index, int64_t intra_op_threads) {
+  set_worker_threads(intra_op_threads);  // this worker's intra-op threads only
   uint64_t seen = 0;
   for (;;) {
     const std::function<void(int64_t)>* job = nullptr;
-    const at::ThreadLocalState* state = nullptr;
-    int64_t tasks = 0;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      if (!active_[static_cast<size_t>(index)]) continue;
       job = job_;
-      state = static_cast<const at::ThreadLocalState*>(state_);
-      tasks = tasks_;
     }
     std::exception_ptr error;
     try {
-      at::ThreadLocalStateGuard guard(*state);
-      for (int64_t k = index; k < tasks; k += size()) (*job)(k);
+      (*job)(index);
     } catch (...) {
       error = std::current_exception();
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       errors_[static_cast<size_t>(index)] = error;
-      if (--running_ == 0) done_.notify_all();
+      if (--pending_ == 0) done_.notify_all();
     }
   }
 }
