@@ -1,5 +1,6 @@
 // `unif eval CONFIG.yaml --model DIR [--set a.b=v ...]` (SPEC §2): metrics of a model directory on
-// the config's dev data, printed as one JSON object on stdout.
+// the config's dev data, printed as one JSON object on stdout. The loss is the training run's: the
+// config's training.loss (class weights, label smoothing, focal) and distill apply as in training.
 #include <iostream>
 
 #include <c10/core/InferenceMode.h>
@@ -35,9 +36,12 @@ Command add_eval(CLI::App& app) {
                                           lm.meta.max_seq_length, lm.meta.truncate_method, true, cfg.span,
                                           cfg.task == framework::Task::MaskedLm ? framework::mlm_masking(cfg, *lm.tokenizer)
                                                                                 : framework::MlmMasking{});
+    // The run's loss (training.loss, distill): the same ℓ and Z as the dev evaluations of training.
+    const auto setup = framework::evaluation_setup(cfg, lm, labels);
     c10::InferenceMode inference;
     framework::WorkerPool workers(framework::cpu_eval_workers(cfg.parallel.devices, lm.model->options().hidden_size()));
-    auto ev = framework::evaluate(*lm.model, cfg.task, data, labels, cfg.training.batch_size, {}, true, &workers);
+    auto ev = framework::evaluate(*setup.model, cfg.task, data, labels, cfg.training.batch_size, setup.class_weights,
+                                  true, &workers);
     nlohmann::json j(ev.metrics);
     j["examples"] = data.examples.size();
     std::cout << j.dump() << std::endl;

@@ -32,11 +32,16 @@ Precision parse_precision(const std::string& name);
 c10::ScalarType scalar_type(Precision p);
 
 /// How many times slower a bfloat16 matrix product is than a float32 one on this CPU with this
-/// LibTorch (a 384 x 384 x 384 product, best of 3 after a warm-up; milliseconds). On a CPU without
-/// AVX512-BF16 neither LibTorch here has a fast bfloat16 GEMM (28x slower in Debian's 1.13, 60-120x
-/// in the PyPI 2.11 wheel on session 9's machine, docs/performance.md), so the trainer warns when
-/// `training.precision: bf16` meets a CPU replica and this is above 2.
+/// LibTorch: the median of three ratios, each of the best of 5 timed 256 x 256 x 256 products per
+/// type after a warm-up. On a CPU without AVX512-BF16 neither LibTorch here has a fast bfloat16
+/// GEMM (28x slower in Debian's 1.13, 60-120x in the PyPI 2.11 wheel, docs/performance.md); with
+/// it the ratio is near 1 and moves with the machine's load from run to run.
 double cpu_bf16_matmul_slowdown();
+
+/// The ratio above which `training.precision: bf16` on a CPU replica gets a warning: far above the
+/// noise of a CPU with bfloat16 kernels (0.5-2), far below one without them (28 and more), so the
+/// decision is the same on every run of one machine.
+constexpr double kBf16SlowdownWarning = 6.0;
 
 /// Autocast to `p` on `device` for this object's lifetime (nothing for FP32), then the thread's
 /// previous autocast state. Nests like torch.autocast: the cast cache is cleared when the outermost

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <type_traits>
@@ -37,6 +38,10 @@ const std::vector<std::string> kNonFinite{"error", "skip"};
 const std::vector<std::string> kAdversarialMethods{"none", "fgm", "pgd", "freelb", "freeat", "smart", "rdrop"};
 const std::vector<std::string> kSpanMetrics{"auto", "squad", "cmrc"};
 const std::vector<std::string> kPrecisions{"fp32", "bf16", "fp16"};
+// A learning rate float32 can hold: the update lr·u is computed in float32, so an lr past its largest
+// finite value (about 3.4e38) makes every parameter inf/NaN at the first step.
+const detail::NumberRule kLearningRate{"a number > 0 that float32 can hold (at most 3.4e38)",
+                                       [](double v) { return v > 0 && v <= 3.4028234663852886e38; }};
 const detail::IntRule kSeqLength{"an integer >= 3 ([CLS] + one token + [SEP])",
                                  [](int64_t v) { return v >= 3; }};
 
@@ -161,7 +166,7 @@ void read_data(Section s, DataConfig& d, Task task) {
 
 void read_optimizer(Section s, OptimizerConfig& o) {
   s.choice("name", o.name, kOptimizers);
-  s.number("lr", o.lr, detail::kPositiveNumber);
+  s.number("lr", o.lr, kLearningRate);
   s.number("weight_decay", o.weight_decay, detail::kNonNegativeNumber);
   const YAML::Node betas = s.raw("betas");
   if (betas.IsDefined()) {
@@ -246,7 +251,7 @@ void read_training(Section s, TrainingConfig& t) {
   s.integer("eval_every", t.eval_every, detail::kNonNegativeInt);
   s.integer("save_every", t.save_every, detail::kNonNegativeInt);
   s.integer("keep_checkpoints", t.keep_checkpoints, detail::kPositiveInt);
-  s.string("resume", t.resume, /*nullable=*/false);  // auto | never | a path (checked at train time)
+  s.string("resume", t.resume, /*nullable=*/false);  // auto | never | overwrite | a path (checked at train time)
   s.choice("nonfinite", t.nonfinite, kNonFinite);
   read_loss(s.section("loss"), t.loss);
   read_early_stopping(s.section("early_stopping"), t.early_stopping);
@@ -350,9 +355,10 @@ void read_run(Section s, RunConfig& c) {
   if (c.task == Task::SpanExtraction && c.model.max_seq_length < 5)
     s.context().report("model.max_seq_length", "expected at least 5 for span_extraction ([CLS] question [SEP] "
                        "context [SEP] with one piece each), got " + std::to_string(c.model.max_seq_length));
-  if (c.adversarial.method == "smart" && c.task == Task::Regression)
-    s.context().report("adversarial.method", "expected none, fgm, pgd, freelb or freeat for task regression (smart's "
-                       "smoothness term needs a probability output, which regression has not), got smart");
+  if ((c.adversarial.method == "smart" || c.adversarial.method == "rdrop") && c.task == Task::Regression)
+    s.context().report("adversarial.method", "expected none, fgm, pgd, freelb or freeat for task regression (" +
+                       c.adversarial.method + "'s KL term needs a probability output, which regression has not), got " +
+                       c.adversarial.method);
   if (c.training.precision == "fp16")
     for (const auto& d : c.parallel.devices)
       if (d == "cpu") {
@@ -813,6 +819,45 @@ std::string to_yaml(const RunConfig& c) {
 
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+// ---- changes between two configs ------------------------------------------------------------------
+
+namespace {
+
+// Leaf key paths of a YAML mapping, in document order, each with its value as flow YAML text.
+void flatten(const YAML::Node& node, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) flatten(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
+    return;
+  }
+  YAML::Emitter e;
+  e << YAML::Flow << node;
+  out.emplace_back(prefix, e.c_str());
+}
+
+}  // namespace
+
+std::vector<std::string> config_changes(const std::string& before, const RunConfig& now) {
+  std::vector<std::pair<std::string, std::string>> old_keys, new_keys;
+  try {
+    const YAML::Node old = YAML::Load(before);
+    if (!old.IsMap()) return {};
+    flatten(old, "", old_keys);
+  } catch (const YAML::Exception&) {
+    return {};
+  }
+  flatten(YAML::Load(to_yaml(now)), "", new_keys);
+  std::map<std::string, std::string> old_map(old_keys.begin(), old_keys.end()), new_map(new_keys.begin(), new_keys.end());
+  std::vector<std::string> out;
+  for (const auto& [key, value] : new_keys) {
+    const auto it = old_map.find(key);
+    if (it == old_map.end()) out.push_back(key + " (absent) -> " + value);
+    else if (it->second != value) out.push_back(key + " " + it->second + " -> " + value);
+  }
+  for (const auto& [key, value] : old_keys)
+    if (!new_map.count(key)) out.push_back(key + " " + value + " -> (absent)");
+  return out;
 }
 
 // ---- equality --------------------------------------------------------------------------------------

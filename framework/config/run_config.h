@@ -126,7 +126,10 @@ struct TrainingConfig {
   int64_t eval_every = 0;            // steps; 0 = end of each epoch
   int64_t save_every = 0;            // steps; 0 = end of each epoch
   int64_t keep_checkpoints = 2;
-  std::string resume = "auto";       // auto | never | a checkpoint path (checked when training starts)
+  /// auto | never | overwrite | a checkpoint path (checked when training starts). overwrite: the files a
+  /// previous run wrote in output_dir (checkpoints/, final/, best/, metrics.jsonl, train.log,
+  /// config.yaml, tensorboard/) are removed before training starts.
+  std::string resume = "auto";
   std::string nonfinite = "error";   // error | skip: a step whose loss or gradient norm is not finite
   LossConfig loss;
   EarlyStoppingConfig early_stopping;
@@ -204,6 +207,11 @@ void validate_for(const RunConfig& cfg, Purpose purpose);
 /// The fully resolved config as YAML: every key in SPEC §3 order, defaults filled.
 /// parse_config(to_yaml(c), name) == c.
 std::string to_yaml(const RunConfig& cfg);
+
+/// The keys whose values differ between a config written by to_yaml (`before`, e.g. a resumed run's)
+/// and `now`, one line each in `now`'s key order: "training.optimizer.lr 0.0002 -> 5e-05" ("(absent)"
+/// for a key one side lacks). Empty when `before` is empty or not YAML.
+std::vector<std::string> config_changes(const std::string& before, const RunConfig& now);
 
 // Value equality; RunConfig's `source` is ignored.
 bool operator==(const BertOverrides& a, const BertOverrides& b);

@@ -90,6 +90,54 @@ LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem:
   return LabelSet::from_names({seen.begin(), seen.end()});
 }
 
+std::vector<std::string> label_report(Task task, const DataConfig& cfg, const LabelSet& labels,
+                                      const std::filesystem::path& file, const std::vector<Record>& records,
+                                      const std::vector<Example>& examples) {
+  std::vector<std::string> out;
+  if (task != Task::Classification && task != Task::Multilabel && task != Task::TokenClassification) return out;
+  // The label set with how often each label occurs in the training file.
+  std::vector<int64_t> counts(labels.names.size(), 0);
+  for (const auto& ex : examples)
+    for (auto y : ex.labels)
+      if (y >= 0 && static_cast<size_t>(y) < counts.size()) ++counts[static_cast<size_t>(y)];
+  std::string list;
+  for (size_t i = 0; i < labels.names.size(); ++i)
+    list += (i ? ", " : "") + (labels.names[i].empty() ? std::string("\"\"") : labels.names[i]) + " (" +
+            std::to_string(counts[i]) + ")";
+  out.push_back(std::to_string(labels.names.size()) + " labels" + (cfg.labels_given ? " (data.labels)" : "") +
+                ", with their counts in " + file.string() + ": " + list);
+  // Values that are likely mistakes: an empty label, or a JSON type other than the others'
+  // (1 among strings is read as the class "1", silently a class of its own).
+  int64_t empty_line = 0, strings = 0, numbers = 0, string_line = 0, number_line = 0;
+  std::string number_text;
+  const auto look = [&](const json& v, int64_t line) {
+    if (v.is_string()) {
+      ++strings;
+      if (!string_line) string_line = line;
+      if (v.get<std::string>().empty() && !empty_line) empty_line = line;
+    } else if (v.is_number() || v.is_boolean()) {
+      ++numbers;
+      if (!number_line) number_line = line, number_text = v.dump();
+    }
+  };
+  for (const auto& r : records) {
+    const auto it = r.fields.find(cfg.label_field);
+    if (it == r.fields.end()) continue;
+    if (it->is_array()) for (const auto& x : *it) look(x, r.line);
+    else look(*it, r.line);
+  }
+  if (empty_line)
+    out.push_back("warning: " + file.string() + ":" + std::to_string(empty_line) + ": field '" + cfg.label_field +
+                  "' holds an empty label \"\", which becomes a class of its own");
+  if (strings > 0 && numbers > 0) {
+    out.push_back("warning: " + file.string() + ": field '" + cfg.label_field + "' mixes strings (" +
+                  std::to_string(strings) + ", e.g. line " + std::to_string(string_line) + ") and numbers (" +
+                  std::to_string(numbers) + ", e.g. line " + std::to_string(number_line) + ": " + number_text +
+                  "); each is read as text, so " + number_text + " is the class \"" + number_text + "\": check those lines");
+  }
+  return out;
+}
+
 std::vector<Example> make_examples(Task task, const DataConfig& cfg, const LabelSet& labels,
                                    const std::filesystem::path& file, const std::vector<Record>& records,
                                    bool require_labels) {

@@ -67,6 +67,14 @@ double sample_weight(const std::filesystem::path& file, const Record& r);
 LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem::path& file,
                         const std::vector<Record>& records);
 
+/// Lines for the training log about the label set of classification, multilabel and token
+/// classification: the labels with their counts in `examples`, then "warning: ..." lines for values
+/// that are likely mistakes (an empty label; JSON numbers among strings, each read as text and so a
+/// class of its own). Empty for the other tasks.
+std::vector<std::string> label_report(Task task, const DataConfig& cfg, const LabelSet& labels,
+                                      const std::filesystem::path& file, const std::vector<Record>& records,
+                                      const std::vector<Example>& examples);
+
 /// Turns records into examples; labels must be in `labels` (else UserError naming file, line and
 /// label). With require_labels false (predict) records without the label field are accepted.
 std::vector<Example> make_examples(Task task, const DataConfig& cfg, const LabelSet& labels,

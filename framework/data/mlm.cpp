@@ -99,6 +99,22 @@ std::vector<EncodedExample> encode_mlm_examples(const std::vector<Example>& exam
   return out;
 }
 
+size_t whole_word_budget(size_t n, double probability) {
+  // std::nearbyint rounds half to even in the default rounding mode, as Python's round.
+  const double rounded = std::nearbyint(static_cast<double>(n) * probability);
+  return std::min<size_t>(512, std::max<size_t>(1, static_cast<size_t>(rounded)));
+}
+
+int64_t masked_tokens(const std::vector<EncodedExample>& encoded, const MlmMasking& masking) {
+  int64_t count = 0;
+  std::vector<int64_t> ids, labels;
+  for (size_t i = 0; i < encoded.size(); ++i) {
+    mlm_mask(encoded[i], masking, kEvalEpoch, static_cast<int64_t>(i), ids, labels);
+    for (auto y : labels) count += y != -100;
+  }
+  return count;
+}
+
 void mlm_mask(const EncodedExample& e, const MlmMasking& m, int64_t epoch, int64_t index, std::vector<int64_t>& ids,
               std::vector<int64_t>& labels) {
   const size_t n = e.input_ids.size();
@@ -119,8 +135,7 @@ void mlm_mask(const EncodedExample& e, const MlmMasking& m, int64_t epoch, int64
       words.back().push_back(p);
     }
     for (size_t i = words.size(); i > 1; --i) std::swap(words[i - 1], words[rng.below(i)]);
-    const auto budget =
-        std::min<size_t>(512, std::max<size_t>(1, static_cast<size_t>(std::llround(static_cast<double>(n) * m.probability))));
+    const auto budget = whole_word_budget(n, m.probability);
     size_t taken = 0;
     for (const auto& w : words) {
       if (taken >= budget) break;

@@ -47,6 +47,13 @@ std::vector<EncodedExample> encode_mlm_examples(const std::vector<Example>& exam
 void mlm_mask(const EncodedExample& e, const MlmMasking& masking, int64_t epoch, int64_t index,
               std::vector<int64_t>& input_ids, std::vector<int64_t>& labels);
 
+/// How many tokens the evaluation draw (epoch kEvalEpoch) selects over all of `encoded`.
+int64_t masked_tokens(const std::vector<EncodedExample>& encoded, const MlmMasking& masking);
+
+/// The budget of whole-word masking for n tokens: HF's int(round(n·p)) with Python's round (half to
+/// even: round(4.5) = 4), at least 1, at most 512.
+size_t whole_word_budget(size_t n, double probability);
+
 /// The examples at `indices` as a padded batch with masked input_ids and labels (B, L), -100 at
 /// unselected positions and padding.
 models::Batch collate_mlm(const std::vector<EncodedExample>& encoded, const std::vector<int64_t>& indices,

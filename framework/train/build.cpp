@@ -241,6 +241,62 @@ std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std:
 
 }  // namespace
 
+torch::Tensor class_weights_for(const RunConfig& cfg, const LabelSet& labels, const TaskData& train,
+                                std::vector<std::string>* notes) {
+  const LossConfig& lc = cfg.training.loss;
+  if (lc.class_weights_mode == "list") {
+    if (static_cast<int64_t>(lc.class_weights.size()) != labels.size())
+      throw UserError("training.loss.class_weights: expected one weight per label (" + std::to_string(labels.size()) +
+                      " labels), got " + std::to_string(lc.class_weights.size()));
+    return torch::tensor(lc.class_weights, torch::kFloat64).to(torch::kFloat32);
+  }
+  if (lc.class_weights_mode != "balanced") return {};
+  std::vector<int64_t> counts(static_cast<size_t>(labels.size()), 0);
+  if (cfg.task == Task::TokenClassification) {
+    for (const auto& e : train.encoded)
+      for (auto y : e.token_labels)
+        if (y >= 0) ++counts[static_cast<size_t>(y)];
+  } else {
+    for (const auto& ex : train.examples) ++counts[static_cast<size_t>(ex.labels.at(0))];
+  }
+  auto weights = models::balanced_class_weights(counts);
+  if (notes) {
+    std::string list;
+    for (int64_t c = 0; c < labels.size(); ++c)
+      list += (c ? ", " : "") + labels.names[static_cast<size_t>(c)] + "=" + std::to_string(weights[c].item<double>());
+    notes->push_back("training.loss.class_weights: balanced: " + list);
+  }
+  return weights;
+}
+
+void apply_training_loss(const RunConfig& cfg, models::BertTaskModel& model, const torch::Tensor& class_weights) {
+  models::LossOptions loss;
+  loss.label_smoothing = cfg.training.loss.label_smoothing;
+  loss.focal_gamma = cfg.training.loss.focal_gamma;
+  loss.class_weights = class_weights;
+  model.set_loss_options(loss);
+}
+
+EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, const LabelSet& labels) {
+  EvaluationSetup setup;
+  setup.model = lm.model;
+  // Balanced class weights are the training file's label frequencies: read it as training does.
+  if (cfg.training.loss.class_weights_mode == "balanced") {
+    if (cfg.data.train.empty())
+      throw UserError("training.loss.class_weights: balanced weights come from data.train's labels, and data.train "
+                      "is not set: set it to the training file (or give the weights as a list)");
+    const auto train = load_task_data(cfg.task, cfg.data, labels, cfg.data.train, *lm.tokenizer,
+                                      lm.meta.max_seq_length, lm.meta.truncate_method, true, cfg.span);
+    setup.class_weights = class_weights_for(cfg, labels, train, nullptr);
+  } else {
+    setup.class_weights = class_weights_for(cfg, labels, TaskData{}, nullptr);
+  }
+  apply_training_loss(cfg, *lm.model, setup.class_weights);
+  if (!cfg.distill.teacher.empty())
+    setup.model = distillation_model(cfg, lm.model, lm.tokenizer->vocab(), labels);
+  return setup;
+}
+
 TrainerParts build_trainer_parts(const RunConfig& cfg) {
   if (cfg.data.train.empty()) throw UserError("data.train: a training file is required");
   if (!cfg.model.pretrained.empty() && !fs::is_directory(cfg.model.pretrained))
@@ -264,6 +320,15 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     if (!cfg.data.dev.empty())
       parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
                                  cfg.model.truncate_method, false, cfg.span, masking);
+    // The dev loss is computed over the tokens its one fixed mask draw selects: none, no dev metric.
+    if (!parts.dev.encoded.empty() && masked_tokens(parts.dev.encoded, masking) == 0) {
+      const std::string what = "data.dev: the fixed evaluation masks select no token in its " +
+                               std::to_string(parts.dev.encoded.size()) + " text(s) (model.mlm_probability " +
+                               std::to_string(cfg.model.mlm_probability) + "), so no dev loss or perplexity can be "
+                               "computed; add dev texts or raise model.mlm_probability";
+      if (cfg.training.early_stopping.patience > 0) throw UserError(what + " (training.early_stopping watches them)");
+      parts.notes.push_back("warning: " + what + "; the run has no dev metrics and no best/");
+    }
     if (!cfg.data.test.empty())
       parts.test = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.test, *tokenizer, cfg.model.max_seq_length,
                                   cfg.model.truncate_method, false, cfg.span, masking);
@@ -276,6 +341,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     parts.train.span = cfg.span;
     parts.train.encoded = encode_examples(cfg.task, parts.train.examples, *tokenizer,
                                           static_cast<int>(cfg.model.max_seq_length), method, cfg.span);
+    for (auto& line : label_report(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, parts.train.examples))
+      parts.notes.push_back(std::move(line));
     if (!cfg.data.dev.empty())
       parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
                                  cfg.model.truncate_method, true, cfg.span);
@@ -324,34 +391,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
       throw UserError(std::string("model.bert: ") + e.what());
     }
   }
-  // training.loss: class weights (given, or "balanced" from the training labels) and the head's loss.
-  const LossConfig& lc = cfg.training.loss;
-  if (lc.class_weights_mode == "list") {
-    if (static_cast<int64_t>(lc.class_weights.size()) != parts.labels.size())
-      throw UserError("training.loss.class_weights: expected one weight per label (" +
-                      std::to_string(parts.labels.size()) + " labels), got " + std::to_string(lc.class_weights.size()));
-    parts.class_weights = torch::tensor(lc.class_weights, torch::kFloat64).to(torch::kFloat32);
-  } else if (lc.class_weights_mode == "balanced") {
-    std::vector<int64_t> counts(static_cast<size_t>(parts.labels.size()), 0);
-    if (cfg.task == Task::TokenClassification) {
-      for (const auto& e : parts.train.encoded)
-        for (auto y : e.token_labels)
-          if (y >= 0) ++counts[static_cast<size_t>(y)];
-    } else {
-      for (const auto& ex : parts.train.examples) ++counts[static_cast<size_t>(ex.labels.at(0))];
-    }
-    parts.class_weights = models::balanced_class_weights(counts);
-    std::string list;
-    for (int64_t c = 0; c < parts.labels.size(); ++c)
-      list += (c ? ", " : "") + parts.labels.names[static_cast<size_t>(c)] + "=" +
-              std::to_string(parts.class_weights[c].item<double>());
-    parts.notes.push_back("training.loss.class_weights: balanced: " + list);
-  }
-  models::LossOptions loss;
-  loss.label_smoothing = lc.label_smoothing;
-  loss.focal_gamma = lc.focal_gamma;
-  loss.class_weights = parts.class_weights;
-  model->set_loss_options(loss);
+  parts.class_weights = class_weights_for(cfg, parts.labels, parts.train, &parts.notes);
+  apply_training_loss(cfg, *model, parts.class_weights);
   parts.model = model;
   if (!cfg.distill.teacher.empty()) {
     parts.model = distillation_model(cfg, model, *vocab, parts.labels);

@@ -1,6 +1,7 @@
 // LossScaler: see loss_scaler.h.
 #include "framework/train/loss_scaler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -10,7 +11,8 @@ namespace unif::framework {
 
 LossScaler::LossScaler(LossScalerOptions options) : options_(options), scale_(options.init_scale) {
   if (!(options_.init_scale > 0) || !(options_.growth_factor >= 1) || !(options_.backoff_factor > 0) ||
-      !(options_.backoff_factor < 1) || options_.growth_interval < 1)
+      !(options_.backoff_factor < 1) || options_.growth_interval < 1 || !(options_.min_scale > 0) ||
+      options_.min_scale > options_.init_scale)
     throw std::invalid_argument("LossScaler: bad options");
 }
 
@@ -43,7 +45,7 @@ bool LossScaler::unscale(const std::vector<torch::Tensor>& params) {
 bool LossScaler::update() {
   if (overflow_) {
     overflow_ = false;
-    scale_ *= options_.backoff_factor;
+    scale_ = std::max(options_.min_scale, scale_ * options_.backoff_factor);
     good_ = 0;
     ++skipped_;
     return true;

@@ -28,6 +28,10 @@ struct LossScalerOptions {
   double growth_factor = 2.0;
   double backoff_factor = 0.5;
   int64_t growth_interval = 2000;  // good steps in a row before the scale grows
+  /// The floor of the scale (DeepSpeed's min_loss_scale): an overflow at this scale means gradients
+  /// that are non-finite whatever the scale (the trainer treats the step as non-finite), and the
+  /// scale never reaches 0.
+  double min_scale = 1.0;
 };
 
 class LossScaler {
@@ -40,11 +44,13 @@ class LossScaler {
   /// when any gradient holds an inf or NaN (the caller skips the optimizer step and zeroes them);
   /// the overflow is remembered until update().
   bool unscale(const std::vector<torch::Tensor>& params);
-  /// Ends a training step. After an overflow in it: scale *= backoff_factor, the good-step count
+  /// Ends a training step. After an overflow in it: scale *= backoff_factor (not below min_scale), the good-step count
   /// restarts, and true is returned (the step was skipped). Otherwise the step counts as good and
   /// every growth_interval-th good step multiplies the scale by growth_factor; false is returned.
   bool update();
 
+  /// Whether the scale is at its floor (options.min_scale).
+  bool at_floor() const { return scale_ <= options_.min_scale; }
   /// Steps skipped so far (overflows).
   int64_t skipped_steps() const { return skipped_; }
   /// Good steps since the last change of the scale.

@@ -1,6 +1,36 @@
 #include "framework/train/run_identity.h"
 
+#include <filesystem>
+#include <set>
+
 namespace unif::framework {
+
+namespace {
+
+// Keys whose values are file paths: equal when they name the same file ("data/x.jsonl",
+// "./data/x.jsonl" and "data//x.jsonl/" are one file), resolved against the current directory.
+const std::set<std::string> kPathKeys{"model.pretrained", "model.vocab", "data.train"};
+// Keys added to the identity after checkpoints were first written: a checkpoint without them was
+// written before they were checked, and is not refused for their absence.
+const std::set<std::string> kAddedLater{"model.mlm_probability", "model.whole_word_mask"};
+
+std::string same_file_form(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ec;
+  auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) p = std::filesystem::path(path).lexically_normal();
+  auto s = p.string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+bool same_value(const std::string& key, const nlohmann::json& a, const nlohmann::json& b) {
+  if (kPathKeys.count(key) && a.is_string() && b.is_string())
+    return same_file_form(a.get<std::string>()) == same_file_form(b.get<std::string>());
+  return a == b;
+}
+
+}  // namespace
 
 using nlohmann::json;
 
@@ -33,6 +63,10 @@ json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn:
   id["training.group_by_length"] = cfg.training.group_by_length;
   id["training.optimizer.name"] = cfg.training.optimizer.name;
   id["adversarial.method"] = cfg.adversarial.method;
+  if (cfg.task == Task::MaskedLm) {  // which tokens are masked, each epoch
+    id["model.mlm_probability"] = cfg.model.mlm_probability;
+    id["model.whole_word_mask"] = cfg.model.whole_word_mask;
+  }
   if (cfg.task == Task::SpanExtraction) {
     id["span.doc_stride"] = cfg.span.doc_stride;
     id["span.max_query_length"] = cfg.span.max_query_length;
@@ -51,9 +85,9 @@ std::string show(const json& v) {
 std::vector<std::string> identity_changes(const json& stored, const json& current) {
   std::vector<std::string> out;
   for (const auto& [key, value] : current.items()) {
-    if (!stored.contains(key))
-      out.push_back(key + ": (absent) -> " + show(value));
-    else if (stored.at(key) != value) {
+    if (!stored.contains(key)) {
+      if (!kAddedLater.count(key)) out.push_back(key + ": (absent) -> " + show(value));
+    } else if (!same_value(key, stored.at(key), value)) {
       if (value.is_array() && stored.at(key).is_array() && value.size() > 6 && value.size() == stored.at(key).size())
         out.push_back(key + ": changed (" + std::to_string(value.size()) + " entries)");
       else

@@ -37,6 +37,7 @@
 #include "framework/train/model_dir.h"
 #include "framework/train/output_lock.h"
 #include "framework/train/run_identity.h"
+#include "framework/train/step_policy.h"
 #include "models/heads/loss.h"
 
 namespace unif::framework {
@@ -290,6 +291,8 @@ struct Trainer::State {
   bool step_nonfinite = false;  // this step's update was not taken
   std::string nonfinite_what;   // what was not finite, for the message
   int64_t skipped_steps = 0;    // with nonfinite: skip, over the whole run (kept in checkpoints)
+  int64_t skips_in_a_row = 0;   // non-finite steps since the last update (this process)
+  bool step_empty = false;      // this step's Z is 0: nothing to predict, no update
 
   void write_metrics(json j) {
     if (!writer) return;
@@ -298,25 +301,40 @@ struct Trainer::State {
   }
   double lr() const { return cfg.training.optimizer.lr * schedule->multiplier(step); }
   void optimizer_step() {
-    if (scaler) {  // fp16: unscale the reduced gradients; inf/NaN ones skip the update (update() logs it)
+    // The decision order is framework/train/step_policy.h's: Z = 0, the loss, fp16 overflow, the norm.
+    StepFacts facts;
+    facts.empty = step_empty;
+    facts.loss_finite = !loss_nonfinite;
+    facts.scaled = scaler != nullptr;
+    if (scaler && !step_empty && !loss_nonfinite) {  // fp16: unscale the reduced gradients
       std::vector<torch::Tensor> params;
       for (const auto& p : optimizer->params()) params.push_back(p.tensor);
-      if (!scaler->unscale(params)) {
-        optimizer->zero_grad();
-        return;
-      }
+      facts.grads_finite = scaler->unscale(params);
+      facts.scale_at_floor = scaler->at_floor();
     }
-    const double norm = clip_grad_norm(optimizer->params(), cfg.training.max_grad_norm);
-    const bool mine = loss_nonfinite || !std::isfinite(norm);
+    StepOutcome outcome = step_outcome(facts);
+    double norm = 0.0;
+    if (outcome == StepOutcome::Update) {
+      norm = clip_grad_norm(optimizer->params(), cfg.training.max_grad_norm);
+      if (!std::isfinite(norm)) outcome = StepOutcome::NonFinite;
+    }
     // The ranks decide together (their losses and reduced gradients agree, but one rank must never
-    // step while another skips: their parameters would part for good).
+    // step while another skips: their parameters would part for good). Z, the loss and a scaler
+    // overflow are the same on every rank; the norm is of the reduced gradients.
+    const bool mine = outcome == StepOutcome::NonFinite;
     const auto group = default_process_group();
-    if (group ? group->any(mine) : mine) {
+    const bool any = group ? group->any(mine) : mine;
+    if (any) {
       if (!step_nonfinite)
-        nonfinite_what = loss_nonfinite ? "the loss is " + fmt_num(step_loss)
-                         : mine         ? "the gradient norm is " + fmt_num(norm)
-                                        : "the loss or gradient norm is not finite on another rank";
+        nonfinite_what = loss_nonfinite        ? "the loss is " + fmt_num(step_loss)
+                         : facts.scale_at_floor && !facts.grads_finite
+                             ? "the gradients are not finite even at the smallest fp16 loss scale (" +
+                                   fmt_num(scaler->scale()) + ")"
+                         : mine ? "the gradient norm is " + fmt_num(norm)
+                                : "the loss or gradient norm is not finite on another rank";
       step_nonfinite = true;
+    }
+    if (any || outcome != StepOutcome::Update) {
       optimizer->zero_grad();  // no update: parameters and optimizer state stay as they were
       return;
     }
@@ -382,6 +400,14 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
     if (::access(s.out_dir.c_str(), W_OK) != 0)
       throw UserError("output_dir: '" + s.out_dir.string() + "' is not writable");
     s.lock = std::make_unique<OutputDirLock>(s.out_dir);  // before anything in it is touched
+    // training.resume: overwrite: start over in this output_dir. Only what a run writes goes (other
+    // files of the user's stay), before the log file is opened below.
+    if (t.resume == "overwrite")
+      for (const char* name : {"checkpoints", "final", "best", "tensorboard", "metrics.jsonl", "train.log", "config.yaml"}) {
+        std::error_code rm;
+        fs::remove_all(s.out_dir / name, rm);
+        if (rm) throw UserError("training.resume: overwrite: cannot remove " + (s.out_dir / name).string() + ": " + rm.message());
+      }
   }
 
   // Logging: console + train.log; only one logger of this name per process. Ranks other than 0
@@ -398,7 +424,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   const auto& devices = parallel.config.devices;
   if (precision == Precision::BF16 && std::find(devices.begin(), devices.end(), "cpu") != devices.end()) {
     const double slowdown = cpu_bf16_matmul_slowdown();
-    if (slowdown > 2.0)
+    if (slowdown > kBf16SlowdownWarning)
       s.log->warn("training.precision bf16 on a CPU: this LibTorch multiplies bfloat16 matrices {:.0f}x slower than "
                   "float32 here (no fast bfloat16 GEMM for this CPU in this build), so bf16 trains slower, not faster; fp32 is "
                   "the faster choice on this machine (docs/performance.md)", slowdown);
@@ -439,8 +465,9 @@ fs::path newest_complete_checkpoint(const fs::path& dir) {
 }
 
 // A resumed run repeats the steps after its checkpoint: metrics.jsonl keeps only the lines of
-// steps up to `step` (lines a killed run wrote later, and a torn last line, are dropped), so the
-// file reads as if the run had never stopped. Returns how many lines were dropped.
+// steps up to `step` (lines a killed run wrote later, and a torn last line, are dropped) and no
+// "test" line (the resumed run scores the test set at its end), so the file reads as if the run
+// had never stopped. Returns how many lines were dropped.
 int64_t trim_metrics(const fs::path& file, int64_t step) {
   std::ifstream in(file);
   if (!in) return 0;
@@ -449,7 +476,10 @@ int64_t trim_metrics(const fs::path& file, int64_t step) {
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
     const auto j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object() && j.contains("step") && j.at("step").is_number_integer() && j.at("step").get<int64_t>() <= step)
+    // A test line is written once, at the end of a run: a resumed run writes its own.
+    const bool test = j.is_object() && j.value("split", std::string()) == "test";
+    if (!test && j.is_object() && j.contains("step") && j.at("step").is_number_integer() &&
+        j.at("step").get<int64_t>() <= step)
       keep.push_back(line);
     else
       ++dropped;
@@ -498,13 +528,14 @@ int Trainer::fit() {
       for (const auto& note : recover_interrupted_saves(dir)) s.log->info("{}", note);
   fs::path resume_from;
   if (t.resume == "auto") resume_from = newest_complete_checkpoint(ckpt_root);
-  else if (t.resume != "never") {
+  else if (t.resume != "never" && t.resume != "overwrite") {  // overwrite: cleared in the constructor
     resume_from = t.resume;
     if (!is_complete(resume_from))
       throw UserError("training.resume: '" + t.resume + "' is not a complete checkpoint directory (no COMPLETE marker)");
   } else if (!complete_checkpoints(ckpt_root).empty()) {
     throw UserError("output_dir: '" + s.out_dir.string() +
-                    "' already holds checkpoints; set training.resume: auto to continue them or choose another output_dir");
+                    "' already holds checkpoints; set training.resume: auto to continue them, training.resume: overwrite "
+                    "to start over here (the previous run's files are removed), or choose another output_dir");
   }
   const json identity = run_identity(s.cfg, s.parts.labels, *s.parts.model,
                                      static_cast<int64_t>(s.parts.train.encoded.size()));
@@ -521,8 +552,8 @@ int Trainer::fit() {
         throw UserError("output_dir '" + s.out_dir.string() + "': checkpoint '" + resume_from.string() +
                         "' was written by a run with other settings (" + what +
                         "); these change the data order or the model's shape, so training cannot continue from it. "
-                        "To start fresh, train into a new output_dir (or delete " + ckpt_root.string() +
-                        " and set training.resume: never); to continue, restore the old values (see " +
+                        "To start fresh, train into a new output_dir or set training.resume: overwrite (removes the "
+                        "previous run's files); to continue, restore the old values (see " +
                         (s.out_dir / "config.yaml").string() + "); docs/spec.md §8 lists what may change on resume");
       }
     } else if (st.is_object()) {
@@ -531,6 +562,7 @@ int Trainer::fit() {
     }
   }
   torch::manual_seed(static_cast<uint64_t>(s.cfg.seed));
+  std::string previous_config;  // the resumed run's resolved config (YAML), for the changes logged below
   if (!resume_from.empty()) {
     s.parts.load_model(resume_from);
     const fs::path optimizer_file = resume_from / "optimizer.safetensors";
@@ -557,8 +589,11 @@ int Trainer::fit() {
         const auto& es = st.at("early_stopping");
         if (!es.at("best").is_null()) s.es_best = es.at("best").get<double>();
         s.es_wait = es.at("wait").get<int64_t>();
-        s.es_stopped = es.at("stopped").get<bool>();
+        // Whether the run stays stopped is this run's patience's call: patience 0 (off) or a larger
+        // one continues a run that an earlier patience stopped.
+        s.es_stopped = t.early_stopping.patience > 0 && s.es_wait >= t.early_stopping.patience;
       }
+      if (st.contains("config") && st.at("config").is_string()) previous_config = st.at("config").get<std::string>();
       if (s.scaler && st.contains("loss_scale"))
         s.scaler->restore(st.at("loss_scale").get<double>(), st.at("loss_scale_good_steps").get<int64_t>(),
                           st.value("loss_scale_skipped_steps", int64_t{0}));
@@ -573,6 +608,30 @@ int Trainer::fit() {
       s.log->info("{} has no strategy.safetensors: smart's teacher restarts from the resumed parameters "
                   "(the resume is not exact)", resume_from.string());
     s.log->info("resumed from {} (step {}, epoch {}, batch {})", resume_from.string(), s.step, s.epoch, s.batch_in_epoch);
+    // What differs from the resumed run's config (checkpoints before it was stored: output_dir/config.yaml).
+    if (previous_config.empty()) {
+      std::ifstream old(s.out_dir / "config.yaml", std::ios::binary);
+      std::ostringstream text;
+      text << old.rdbuf();
+      previous_config = text.str();
+    }
+    const auto changed = config_changes(previous_config, s.cfg);
+    if (!changed.empty()) {
+      std::string what;
+      for (const auto& c : changed) what += (what.empty() ? "" : "; ") + c;
+      s.log->info("changed on resume: {}", what);
+    }
+  }
+  // A run that has nothing left to train: say so plainly and change nothing (config.yaml, metrics,
+  // models). Its final/ is written when a kill came between the last checkpoint and final/.
+  const bool nothing_to_train = !resume_from.empty() && (s.step >= s.total_steps || s.es_stopped);
+  if (nothing_to_train && is_complete(s.out_dir / "final")) {
+    s.log->info("output_dir '{}' holds a finished run ({} at step {} of {}; its final model is {}): nothing to train, "
+                "nothing changed. To train again from the start here set training.resume: overwrite (the previous "
+                "run's files are removed), to train longer raise training.max_steps or training.epochs, or choose "
+                "another output_dir", s.out_dir.string(), s.es_stopped ? "stopped early" : "done", s.step,
+                s.total_steps, (s.out_dir / "final").string());
+    return 0;
   }
   if (const auto group = default_process_group())
     group->check_same({s.step, s.epoch, s.batch_in_epoch, s.total_steps, static_cast<int64_t>(s.parts.train.encoded.size()),
@@ -586,7 +645,7 @@ int Trainer::fit() {
                   dropped == 1 ? "" : "s", s.step);
   // The resolved config (SPEC §4), for `unif train` and API runs alike; written once the run is
   // known to start or to resume (a refused resume keeps the old run's config.yaml).
-  if (s.writer) detail::write_text_file_atomic(s.out_dir / "config.yaml", to_yaml(s.cfg));
+  if (s.writer && !nothing_to_train) detail::write_text_file_atomic(s.out_dir / "config.yaml", to_yaml(s.cfg));
   if (s.writer) s.metrics.open(s.out_dir / "metrics.jsonl", std::ios::app);
   if (s.writer && !s.metrics) throw UserError("output_dir: cannot write " + (s.out_dir / "metrics.jsonl").string());
 
@@ -611,6 +670,27 @@ int Trainer::fit() {
   }
 
   int64_t saved_step = -1;  // the step of the last checkpoint this run wrote
+  // training.nonfinite: the run stops at `step` with exit 3, keeping the last complete checkpoint.
+  // `broken_model`: skipping batches cannot help, so skip is not suggested.
+  const auto stop_nonfinite = [&](int64_t step, const std::string& what, bool broken_model) {
+    const auto last = newest_complete_checkpoint(ckpt_root);
+    const auto msg = fmt::format(
+        "training.nonfinite: step {}: {}; the run stops with {} ({}; no final/ written). "
+        "Lower training.optimizer.lr or training.max_grad_norm{}",
+        step, what, broken_model ? "no further update" : "the update not taken",
+        last.empty() ? std::string("no checkpoint was saved") : "the last complete checkpoint " + last.string() + " is kept",
+        broken_model ? "" : ", check the data, or set training.nonfinite: skip");
+    if (s.tty) std::fputs("\n", stderr);
+    std::fprintf(stderr, "error: %s\n", msg.c_str());
+    if (s.writer) s.log->sinks()[1]->log(spdlog::details::log_msg("unif", spdlog::level::err, "error: " + msg));
+    return 3;
+  };
+  const auto parameters_finite = [&] {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : s.optimizer->params())
+      if (!torch::isfinite(p.tensor).all().item<bool>()) return false;
+    return true;
+  };
   const auto group = default_process_group();
   // Rank 0 writes alone; the others wait for it on the store (ProcessGroup::writer_done), under
   // UNIF_DIST_SAVE_TIMEOUT rather than the collectives' timeout.
@@ -640,7 +720,7 @@ int Trainer::fit() {
       json st{{"step", s.step}, {"epoch", s.epoch}, {"batch_in_epoch", s.batch_in_epoch},
               {"best_metric", std::isfinite(s.best_metric) ? json(s.best_metric) : json(nullptr)},
               {"best_step", s.best_step}, {"seed", s.cfg.seed}, {"skipped_steps", s.skipped_steps},
-              {"identity", identity},
+              {"identity", identity}, {"config", to_yaml(s.cfg)},
               {"early_stopping", {{"best", std::isfinite(s.es_best) ? json(s.es_best) : json(nullptr)},
                                   {"wait", s.es_wait}, {"stopped", s.es_stopped}}}};
       if (s.scaler) {
@@ -684,7 +764,7 @@ int Trainer::fit() {
       return std::isnan(best) || (lower_is_better(name) ? v < best : v > best);
     };
     auto it = ev.metrics.find(key);
-    if (it != ev.metrics.end() && better(key, it->second, s.best_metric)) {
+    if (it != ev.metrics.end() && std::isfinite(it->second) && better(key, it->second, s.best_metric)) {
       s.best_metric = it->second;
       s.best_step = s.step;
       if (s.writer) {
@@ -710,7 +790,7 @@ int Trainer::fit() {
       const bool significant = std::isnan(s.es_best) || (lower ? s.es_best - v : v - s.es_best) > es.min_delta;
       if (better(name, v, s.es_best)) s.es_best = v;
       s.es_wait = significant ? 0 : s.es_wait + 1;
-      if (s.es_wait >= es.patience) {
+      if (s.es_wait >= es.patience && s.step < s.total_steps) {  // at the last step the run ends anyway
         s.es_stopped = true;
         s.log->info("early stopping: dev {} has not improved by more than {} for {} evaluation{} (best {}); "
                     "stopping at step {}", name, fmt_num(es.min_delta), s.es_wait, s.es_wait == 1 ? "" : "s",
@@ -723,7 +803,7 @@ int Trainer::fit() {
   s.parts.model->train();
   s.optimizer->zero_grad();
   const auto t0 = std::chrono::steady_clock::now();
-  const int64_t step0 = s.step;
+  const int64_t step0 = s.step, skipped0 = s.skipped_steps;
   double window_loss = 0.0;
   double window_z = 0;
   int64_t window_samples = 0;
@@ -770,6 +850,7 @@ int Trainer::fit() {
     // fp16: the loss scaler's factor rides on 1/Z into every backward of the step.
     const double scale = (z > 0 ? 1.0 / static_cast<double>(z) : 0.0) * (s.scaler ? s.scaler->scale() : 1.0);
     s.loss_nonfinite = s.step_nonfinite = false;
+    s.step_empty = z == 0;
     for (auto& b : micro) {
       auto r = s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.step);
       loss_sum += r.loss_sum;
@@ -783,25 +864,30 @@ int Trainer::fit() {
     else if (s.loss_nonfinite && !s.step_nonfinite)  // a strategy that steps itself (freeat)
       s.step_nonfinite = true, s.nonfinite_what = "the loss is " + fmt_num(s.step_loss);
     if (s.step_nonfinite) {
-      if (t.nonfinite == "error") {
-        const auto last = newest_complete_checkpoint(ckpt_root);
-        const auto msg = fmt::format(
-            "training.nonfinite: step {}: {}; the run stops with the update not taken ({}; no final/ written). "
-            "Lower training.optimizer.lr or training.max_grad_norm, check the data, or set training.nonfinite: skip",
-            s.step + 1, s.nonfinite_what,
-            last.empty() ? std::string("no checkpoint was saved") : "the last complete checkpoint " + last.string() + " is kept");
-        if (s.tty) std::fputs("\n", stderr);
-        std::fprintf(stderr, "error: %s\n", msg.c_str());
-        if (s.writer) s.log->sinks()[1]->log(spdlog::details::log_msg("unif", spdlog::level::err, "error: " + msg));
-        return 3;
-      }
+      if (t.nonfinite == "error") return stop_nonfinite(s.step + 1, s.nonfinite_what, false);
       ++s.skipped_steps;
+      ++s.skips_in_a_row;
       if (s.tty) std::fputs("\r\033[K", stderr);
       s.log->warn("step {}: {}: update skipped (training.nonfinite: skip; {} skipped so far)", s.step + 1,
                   s.nonfinite_what, s.skipped_steps);
+      // skip is for a few bad batches; a model whose every step fails is broken, and training it on
+      // would end in a final/ that predicts nothing (exit 0 with an all-NaN or overflowing model).
+      if (!parameters_finite())
+        return stop_nonfinite(s.step + 1, "the model's parameters are not finite (an earlier update overflowed them)",
+                              true);
+      if (s.skips_in_a_row >= std::max<int64_t>(2, s.steps_per_epoch))
+        return stop_nonfinite(s.step + 1, fmt::format("{} steps in a row (a whole epoch) were not finite: the model, "
+                                                      "not a few batches, is broken", s.skips_in_a_row),
+                              true);
+    } else if (s.step_empty) {
+      if (s.tty) std::fputs("\r\033[K", stderr);
+      s.log->info("step {}: nothing to predict in this batch (no {} token): no update", s.step + 1,
+                  s.cfg.task == Task::MaskedLm ? "masked" : "labelled");
+    } else {
+      s.skips_in_a_row = 0;
     }
     ++s.step;
-    if (s.scaler && s.scaler->update())
+    if (s.scaler && s.scaler->update() && !s.step_nonfinite)
       s.log->warn("step {}: non-finite gradients under fp16 loss scaling: the update was skipped ({} so far); loss "
                   "scale now {}", s.step, s.scaler->skipped_steps(), s.scaler->scale());
     if (!s.step_nonfinite) {  // a skipped step's loss stays out of the logged average
@@ -821,14 +907,18 @@ int Trainer::fit() {
     if (s.step % t.log_every == 0 || s.step == s.total_steps || s.step_nonfinite) {
       const double dt = std::chrono::duration<double>(now - window_t).count() - window_pause;
       const double sps = dt > 0 ? static_cast<double>(window_samples) / dt : 0.0;
+      // No loss when nothing in the window had a target (every step skipped, or Z = 0): null in
+      // metrics.jsonl, "n/a" in the log, never a made-up 0.
       const double loss = window_z > 0 ? window_loss / static_cast<double>(window_z)
-                          : s.step_nonfinite ? std::numeric_limits<double>::quiet_NaN() : 0.0;
-      json record{{"split", "train"}, {"step", s.step}, {"epoch", epoch_f}, {"loss", loss}, {"lr", step_lr},
+                                       : std::numeric_limits<double>::quiet_NaN();
+      json record{{"split", "train"}, {"step", s.step}, {"epoch", epoch_f},
+                  {"loss", std::isfinite(loss) ? json(loss) : json(nullptr)}, {"lr", step_lr},
                   {"samples_per_s", sps}, {"train_s", elapsed - paused}};
       if (t.nonfinite == "skip") record["skipped_steps"] = s.skipped_steps;
       s.write_metrics(record);
-      const auto line = fmt::format("step {}/{} epoch {:.2f} loss {:.4f} lr {:.3g} {:.1f} samples/s ETA {}", s.step,
-                                    s.total_steps, epoch_f, loss, step_lr, sps, fmt_duration(eta));
+      const auto line = fmt::format("step {}/{} epoch {:.2f} loss {} lr {:.3g} {:.1f} samples/s ETA {}", s.step,
+                                    s.total_steps, epoch_f, window_z > 0 ? fmt::format("{:.4f}", loss) : "n/a", step_lr,
+                                    sps, fmt_duration(eta));
       if (s.tty) {
         std::fprintf(stderr, "\r\033[K%s", line.c_str());
         std::fflush(stderr);
@@ -846,8 +936,12 @@ int Trainer::fit() {
       if (t.early_stopping.patience > 0 && group) s.es_stopped = group->any(s.es_stopped);
     }
     if ((t.save_every > 0 && s.step % t.save_every == 0) || (t.save_every == 0 && epoch_end) || last ||
-        (s.es_stopped && saved_step != s.step))
+        (s.es_stopped && saved_step != s.step)) {
+      // Never a checkpoint (or final/) of parameters an update made inf or NaN.
+      if (!s.step_nonfinite && !parameters_finite())
+        return stop_nonfinite(s.step, "the update made the model's parameters non-finite", true);
       save_checkpoint();
+    }
     const double pause = std::chrono::duration<double>(std::chrono::steady_clock::now() - pause_t).count();
     window_pause += pause, paused += pause;
   }
@@ -857,6 +951,9 @@ int Trainer::fit() {
     s.log->info("interrupted: checkpoint saved at step {}; run again with resume: auto to continue", s.step);
     return 130;
   }
+  if (s.step > step0 && s.skipped_steps - skipped0 == s.step - step0)
+    return stop_nonfinite(s.step, fmt::format("every step of the run ({}) was skipped as non-finite", s.step - step0), true);
+  if (!parameters_finite()) return stop_nonfinite(s.step, "the model's parameters are not finite", true);
   if (s.writer) {
     s.parts.save_model(s.out_dir / "final", {});
     require_complete(s.out_dir / "final", "final model");

@@ -444,7 +444,7 @@ TEST_CASE("a value of the wrong type names the key and what was expected", "[uni
   CHECK(error_of("parallel:\n  devices: [cpu, {a: 1}]\n") ==
         "cfg.yaml: parallel.devices[1]: expected a non-empty string, got a mapping (line 2)");
   CHECK(error_of("training: {optimizer: {lr: 1e-3x}}") ==
-        "cfg.yaml: training.optimizer.lr: expected a number > 0, got '1e-3x' (line 1)");
+        "cfg.yaml: training.optimizer.lr: expected a number > 0 that float32 can hold (at most 3.4e38), got '1e-3x' (line 1)");
 }
 
 TEST_CASE("an out-of-range value names the key and the range", "[unit][config]") {
@@ -455,7 +455,8 @@ TEST_CASE("an out-of-range value names the key and the range", "[unit][config]")
   };
   CHECK(first_line("training: {batch_size: -4}") == "cfg.yaml: training.batch_size: expected a positive integer, got '-4' (line 1)");
   CHECK(first_line("training: {batch_size: 0}") == "cfg.yaml: training.batch_size: expected a positive integer, got '0' (line 1)");
-  CHECK_THAT(first_line("training: {optimizer: {lr: 0}}"), Catch::Contains("training.optimizer.lr: expected a number > 0, got '0'"));
+  CHECK_THAT(first_line("training: {optimizer: {lr: 0}}"),
+             Catch::Contains("training.optimizer.lr: expected a number > 0 that float32 can hold (at most 3.4e38), got '0'"));
   CHECK_THAT(first_line("training: {optimizer: {eps: 0}}"), Catch::Contains("training.optimizer.eps: expected a number > 0"));
   CHECK_THAT(first_line("training: {optimizer: {weight_decay: -0.1}}"),
              Catch::Contains("training.optimizer.weight_decay: expected a number >= 0"));
@@ -742,4 +743,28 @@ TEST_CASE("issue 14 keys: each class of bad value names the key", "[unit][config
              Catch::Contains("distill.teacher: expected null for task multilabel"));
   CHECK_THAT(error_of("distill: {teacher: t, temperature: 0}"), Catch::Contains("distill.temperature"));
   CHECK_THAT(error_of("distill: {teacher: t, alpha: 1.5}"), Catch::Contains("distill.alpha"));
+}
+
+TEST_CASE("review fixes: an lr float32 cannot hold and rdrop with regression are config errors", "[unit][config]") {
+  CHECK_THAT(error_of("training: {optimizer: {lr: 1.0e39}}"),
+             Catch::Contains("training.optimizer.lr: expected a number > 0 that float32 can hold"));
+  CHECK_NOTHROW(parse_config("training: {optimizer: {lr: 3.0e38}}", "ok.yaml"));
+  CHECK_THAT(error_of("task: regression\nadversarial: {method: rdrop}"),
+             Catch::Contains("adversarial.method: expected none, fgm, pgd, freelb or freeat for task regression") &&
+                 Catch::Contains("got rdrop"));
+  CHECK_NOTHROW(parse_config("task: classification\nadversarial: {method: rdrop}", "ok.yaml"));
+}
+
+TEST_CASE("config_changes names each key that differs from an earlier run's config", "[unit][config]") {
+  const RunConfig before = parse_config("training: {optimizer: {lr: 2.0e-4}, max_steps: 10}", "a.yaml");
+  const RunConfig now = parse_config("training: {optimizer: {lr: 5.0e-5}, max_steps: 20}", "b.yaml");
+  const auto changes = config_changes(to_yaml(before), now);
+  REQUIRE(changes.size() == 2);
+  CHECK(changes[0] == "training.max_steps 10 -> 20");
+  CHECK(changes[1] == "training.optimizer.lr 0.0002 -> 5e-05");
+  CHECK(config_changes(to_yaml(now), now).empty());
+  CHECK(config_changes("", now).empty());
+  CHECK(config_changes("[not, a, mapping]", now).empty());
+  const RunConfig d = parse_config("distill: {teacher: t}", "c.yaml");
+  CHECK(config_changes(to_yaml(before), d).size() >= 3);  // distill.* (absent) -> ..., lr, max_steps
 }

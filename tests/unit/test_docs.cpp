@@ -84,3 +84,23 @@ TEST_CASE("docs/cpp-api.md shows tests/install/consumer/train_api.cpp verbatim",
   }
   CHECK(shown == file);
 }
+
+TEST_CASE("docs/spec.md's Resume section says of every config key whether it may change on resume", "[unit][docs]") {
+  const std::string spec = read_text("docs/spec.md");
+  const auto start = spec.find("\n### Resume\n");
+  REQUIRE(start != std::string::npos);
+  const auto end = spec.find("\n### ", start + 1);
+  const std::string section = spec.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  std::string missing;
+  for (const auto& key : unif::framework::config_keys()) {
+    bool named = section.find("`" + key + "`") != std::string::npos;
+    // `a.b.*` names every key under a.b.
+    for (auto dot = key.rfind('.'); !named && dot != std::string::npos; dot = dot ? key.rfind('.', dot - 1) : std::string::npos) {
+      named = section.find("`" + key.substr(0, dot) + ".*`") != std::string::npos;
+      if (dot == 0) break;
+    }
+    if (!named) missing += " " + key;
+  }
+  INFO("keys the Resume section does not place (identity, or may change):" << missing);
+  CHECK(missing.empty());
+}
