@@ -116,4 +116,14 @@ grep -q "labels, with their counts in $tmp/odd.jsonl: \"\" (1), 1 (1), " "$tmp/6
 grep -q "warning: $tmp/odd.jsonl:32: field 'label' holds an empty label" "$tmp/6.log" || fail "empty label warning"
 grep -q "warning: $tmp/odd.jsonl: field 'label' mixes strings (31, e.g. line 1) and numbers (1, e.g. line 31: 1)" "$tmp/6.log" ||
   { cat "$tmp/6.log"; fail "mixed label types warning"; }
+# ---- 7. unif eval computes the run's loss (training.loss) --------------------------------------------
+LOSSY="--set training.loss.class_weights=balanced --set training.loss.label_smoothing=0.1 --set training.loss.focal_gamma=0.5"
+"$UNIF" train $BASE --set output_dir=$tmp/loss --set training.max_steps=2 $LOSSY > "$tmp/7a.log" 2>&1 ||
+  { cat "$tmp/7a.log"; fail "run with training.loss"; }
+dev_loss=$(grep '"split":"dev"' "$tmp/loss/metrics.jsonl" | tail -n 1 | sed 's/.*"loss":\([-0-9.e+]*\).*/\1/')
+"$UNIF" eval configs/demo.yaml --model "$tmp/loss/final" --set data.train=$tmp/train.jsonl --set data.dev=$tmp/dev.jsonl \
+  $LOSSY > "$tmp/7.json" 2> "$tmp/7.err" || { cat "$tmp/7.err"; fail "unif eval with training.loss"; }
+eval_loss=$(sed 's/.*"loss":\([-0-9.e+]*\).*/\1/' "$tmp/7.json")
+awk -v a="$dev_loss" -v b="$eval_loss" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * (a < 0 ? -a : a) + 1e-6) }' ||
+  fail "unif eval loss $eval_loss differs from the run's last dev loss $dev_loss (training.loss not applied?)"
 echo "all rerun checks passed"
