@@ -36,7 +36,8 @@ torch::Tensor symmetric_kl(const torch::Tensor& logits, const torch::Tensor& tar
                            int64_t first) {
   const auto kind = output_kind(logits, batch);
   const int64_t n = logits.size(0);
-  const auto a = logits.to(torch::kFloat32), b = target_logits.to(torch::kFloat32);
+  // On the logits' device: a replica's logits on cuda:i meet targets gathered on the master's device.
+  const auto a = logits.to(torch::kFloat32), b = target_logits.to(logits.device(), torch::kFloat32);
   switch (kind) {
     case OutputKind::Softmax:
       return softmax_skl(a, b).sum();
@@ -44,7 +45,7 @@ torch::Tensor symmetric_kl(const torch::Tensor& logits, const torch::Tensor& tar
       // Per label, Bernoulli: KL(p‖q) + KL(q‖p) = (p - q)(logit p - logit q).
       return ((torch::sigmoid(a) - torch::sigmoid(b)) * (a - b)).sum();
     case OutputKind::TokenSoftmax: {
-      const auto labeled = batch.labels.narrow(0, first, n).ne(-100).to(torch::kFloat32);  // (B, L)
+      const auto labeled = batch.labels.narrow(0, first, n).to(a.device()).ne(-100).to(torch::kFloat32);  // (B, L)
       return (softmax_skl(a, b) * labeled).sum();
     }
     case OutputKind::SpanSoftmax:

@@ -10,6 +10,7 @@
 
 #include <torch/cuda.h>
 
+#include "framework/common/error.h"
 #include "framework/common/runtime.h"
 #include "framework/parallel/process_group.h"
 
@@ -41,6 +42,15 @@ int64_t env_int(const char* name, int64_t fallback) {
   char* end = nullptr;
   const long long n = std::strtoll(v, &end, 10);
   return end != nullptr && *end == '\0' && n > 0 ? static_cast<int64_t>(n) : fallback;
+}
+
+// Processes of this job on this machine: torchrun's LOCAL_WORLD_SIZE; launched by hand without
+// it, all ranks when the master is on loopback, else one.
+int64_t local_world_size(int64_t world) {
+  const char* addr = std::getenv("MASTER_ADDR");
+  const std::string a = addr == nullptr ? "127.0.0.1" : addr;
+  const bool loopback = a == "localhost" || a.rfind("127.", 0) == 0 || a == "::1";
+  return env_int("LOCAL_WORLD_SIZE", loopback ? world : 1);
 }
 
 }  // namespace
@@ -106,9 +116,34 @@ int64_t physical_cores() {
   return cores.empty() ? available_cores() : static_cast<int64_t>(cores.size());
 }
 
+std::vector<std::string> rank_devices(std::vector<std::string> devices, int64_t local_rank, int64_t local_world,
+                                      int64_t visible_gpus) {
+  int64_t n = 0;
+  for (const auto& d : devices) n += d.rfind("cuda:", 0) == 0;
+  if (n == 0) return devices;
+  const bool shift = visible_gpus >= std::max<int64_t>(1, local_world) * n;
+  for (auto& d : devices) {
+    if (d.rfind("cuda:", 0) != 0) continue;
+    const int64_t index = std::stoll(d.substr(5)) + (shift ? local_rank * n : 0);
+    if (index >= visible_gpus)
+      throw UserError("parallel.devices: the process with LOCAL_RANK=" + std::to_string(local_rank) + " would take cuda:" +
+                      std::to_string(index) + (shift ? " (its entries shifted by LOCAL_RANK x " + std::to_string(n) + ")" : "") +
+                      ", but " + std::to_string(visible_gpus) + " GPU(s) are visible; list each process's share from cuda:0 "
+                      "(devices: [cuda:0] for one GPU per process) or use auto");
+    d = "cuda:" + std::to_string(index);
+  }
+  return devices;
+}
+
 ResolvedParallel resolve_parallel(const ParallelConfig& cfg, int64_t hidden_size, int64_t batch_size) {
   ResolvedParallel r{cfg, ""};
-  if (!(cfg.devices.size() == 1 && cfg.devices[0] == "auto")) return r;
+  if (!(cfg.devices.size() == 1 && cfg.devices[0] == "auto")) {
+    if (const auto group = default_process_group()) {
+      const int64_t visible = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+      r.config.devices = rank_devices(cfg.devices, env_int("LOCAL_RANK", 0), local_world_size(group->size()), visible);
+    }
+    return r;
+  }
   AutoDevicesInput in;
   in.gpus = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
   in.physical_cores = physical_cores();
@@ -118,10 +153,7 @@ ResolvedParallel resolve_parallel(const ParallelConfig& cfg, int64_t hidden_size
     // The share of the batch this rank computes; torchrun says how many ranks share this machine.
     // Launched by hand without LOCAL_WORLD_SIZE: all ranks here when the master is on loopback.
     in.batch_size = std::max<int64_t>(1, batch_size / group->size());
-    const char* addr = std::getenv("MASTER_ADDR");
-    const std::string a = addr == nullptr ? "127.0.0.1" : addr;
-    const bool loopback = a == "localhost" || a.rfind("127.", 0) == 0 || a == "::1";
-    in.local_processes = env_int("LOCAL_WORLD_SIZE", loopback ? group->size() : 1);
+    in.local_processes = local_world_size(group->size());
     in.local_rank = env_int("LOCAL_RANK", 0);
   }
   const auto choice = choose_devices(in);

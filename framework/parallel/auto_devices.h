@@ -52,9 +52,21 @@ int64_t cpu_eval_workers(const std::vector<std::string>& devices, int64_t hidden
 /// topology cannot be read.
 int64_t physical_cores();
 
+/// The devices of one rank of a multi-process job for an explicit parallel.devices list
+/// (torchrun's convention: LOCAL_RANK picks the GPUs). CPU entries stay. When every rank sees the
+/// machine's GPUs (visible >= local_world x n for n cuda entries), rank r's cuda entries are
+/// shifted by r x n, so that `[cuda:0]` under `torchrun --nproc_per_node=G` gives rank r GPU r.
+/// When each rank sees only its own share (visible < local_world x n, e.g. one GPU per rank through
+/// CUDA_VISIBLE_DEVICES), the entries stay as given. UserError when an entry is past the visible GPUs.
+/// (`auto` needs none of this: choose_devices already picks the local rank's GPU.)
+std::vector<std::string> rank_devices(std::vector<std::string> devices, int64_t local_rank, int64_t local_world,
+                                      int64_t visible_gpus);
+
 /// `cfg` with `devices: [auto]` replaced by the rule's choice for this machine and model (GPUs from
 /// torch::cuda, physical_cores(), LOCAL_WORLD_SIZE / LOCAL_RANK when a process group runs), and the
-/// log line saying what was chosen and why ("" when the devices were given explicitly).
+/// log line saying what was chosen and why ("" when the devices were given explicitly). In a
+/// multi-process job an explicit list becomes this rank's (rank_devices): the one place where
+/// devices are mapped to ranks.
 struct ResolvedParallel {
   ParallelConfig config;
   std::string note;

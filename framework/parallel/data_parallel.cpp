@@ -184,16 +184,10 @@ DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master
     }
     replicas_.push_back(std::move(copy));
   }
-  // Each CPU replica's models::Dropout modules draw from a generator of the replica's own, reseeded
-  // every pass from the global generator (on the calling thread), so that runs repeat and resume
-  // exactly with dropout on (Torch's global generator would hand masks to threads in any order).
-  for (size_t i = 0; i < replicas_.size(); ++i) {
-    if (!devices_[i].is_cpu()) continue;
-    auto gen = at::make_generator<at::CPUGeneratorImpl>(0);
-    dropout_generators_.emplace_back(i, gen);
-    for (const auto& m : replicas_[i]->modules(/*include_self=*/false))
-      if (auto* d = dynamic_cast<models::DropoutImpl*>(m.get())) d->set_generator(gen);
-  }
+  // Each replica's models::Dropout modules draw from a generator of the replica's own (CPU or CUDA),
+  // reseeded every pass from the global CPU generator (dropout_streams.h): runs repeat and resume
+  // exactly with dropout on (Torch's global generators would hand masks to threads in any order).
+  for (size_t i = 0; i < replicas_.size(); ++i) dropout_streams_.attach(*replicas_[i], i, devices_[i]);
   nccl_ = master_is_replica0_ && nccl_serves(devices_);
   for (const auto& p : master_->parameters()) master_params_.push_back(p);
   for (const auto& b : master_->buffers()) master_buffers_.push_back(b);
@@ -246,18 +240,7 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
   const bool training = master_->is_training();
   for (auto& r : replicas_)
     if (r->is_training() != training) r->train(training);
-  if (training && !dropout_generators_.empty()) {
-    uint64_t base = 0;
-    {
-      auto global = at::detail::getDefaultCPUGenerator();
-      std::lock_guard<std::mutex> lock(global.mutex());
-      base = global.get<at::CPUGeneratorImpl>()->random64();
-    }
-    for (auto& [replica, gen] : dropout_generators_) {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      gen.set_current_seed(base + 0x9E3779B97F4A7C15ULL * (replica + 1) + 0xD1B54A32D192ED03ULL * dropout_family_);
-    }
-  }
+  if (training) dropout_streams_.reseed(dropout_family_);
   const torch::Device home = device_of(*master_);
   const int64_t length = batch.input_ids.size(1);
   const bool backward = request.param_grads || request.want_delta_grad;
@@ -287,7 +270,11 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
     torch::Tensor task_loss = out.example_losses.defined() ? out.example_losses.sum() : torch::Tensor();
     torch::Tensor loss;  // summed over the shard
     if (request.pair_loss_fn) {  // twin pass: a second forward with its own dropout masks
-      auto out2 = replica.forward(shard, d);
+      models::ModelOutput out2;
+      {
+        AutocastGuard autocast(precision_, device.type());  // the twin forward in the same precision
+        out2 = replica.forward(shard, d);
+      }
       if (task_loss.defined()) task_loss = 0.5 * (task_loss + out2.example_losses.sum());
       loss = request.pair_loss_fn(out, out2, s.begin);
     } else {

@@ -6,8 +6,9 @@
 // coalesced, delta gradients and outputs concatenated in batch order. Gradients accumulate on the
 // master across passes; optimizer_step() steps the master and copies its parameters back into the
 // replicas in place. Replica 0 is the master itself when it sits on the master's device. Dropout
-// (models::Dropout) on CPU replicas draws from per-replica generators seeded every pass from the
-// global generator, so multi-replica runs with dropout repeat and resume exactly.
+// (models::Dropout) on every replica, CPU or GPU, draws from per-replica generators seeded every
+// pass from the global CPU generator (dropout_streams.h), so multi-replica runs with dropout repeat
+// and resume exactly.
 //
 // It is not a process group: ranks across processes (c10d, torchrun) are DistributedEngine
 // (distributed_engine.h), which wraps this engine or the one-device one.
@@ -36,6 +37,7 @@
 #include "framework/common/precision.h"
 #include "framework/common/runtime.h"
 #include "framework/parallel/device_transfer.h"
+#include "framework/parallel/dropout_streams.h"
 #include "framework/parallel/worker_pool.h"
 #include "models/task_model.h"
 
@@ -145,7 +147,7 @@ class DataParallelEngine final : public adversarial::GradientEngine {
   // Parameters / buffers in named_parameters() order: params_[r][j] is replica r's tensor j.
   std::vector<torch::Tensor> master_params_, master_buffers_;
   std::vector<std::vector<torch::Tensor>> params_, buffers_;
-  std::vector<std::pair<size_t, at::Generator>> dropout_generators_;  // (replica, its dropout generator)
+  DropoutStreams dropout_streams_;  // every replica's dropout generator
   bool cuda_ = false;  // some replica is on a GPU: reductions and copies run on the calling thread
   bool nccl_ = false;  // every replica on its own GPU, the master replica 0: NCCL reduce and broadcast
   std::unique_ptr<ReplicaStreams> streams_;  // one CUDA stream per GPU replica, created once

@@ -269,7 +269,8 @@ void DistributedEngine::reduce_gradients() {
     auto& p = params_[static_cast<size_t>(sparse[s])];
     torch::Tensor g = p.grad();
     if (!g.defined())  // no rows on this rank (an empty slice): an empty sparse gradient
-      g = torch::sparse_coo_tensor(torch::zeros({1, 0}, torch::kInt64), torch::zeros({0, p.size(1)}, p.options()),
+      g = torch::sparse_coo_tensor(torch::zeros({1, 0}, torch::TensorOptions().dtype(torch::kInt64).device(p.device())),
+                                   torch::zeros({0, p.size(1)}, p.options()),
                                    p.sizes(), p.options().layout(torch::kSparse));
     else if (!g.is_sparse()) g = g.to_sparse(1);
     if (p.dim() != 2 || g.sparse_dim() != 1) throw std::logic_error("DistributedEngine: sparse gradients must be (V, H) with rows sparse");

@@ -66,27 +66,6 @@ std::vector<std::string> load_notes(const LoadReport& report, const fs::path& di
   return notes;
 }
 
-// A rank of a multi-process job takes its own GPUs (torchrun's convention: LOCAL_RANK picks them):
-// `auto` is GPU LOCAL_RANK alone; a list of n cuda entries is shifted by LOCAL_RANK * n, so that
-// `devices: [cuda:0]` under `torchrun --nproc_per_node=G` gives rank r GPU r. CPU entries stay.
-std::vector<torch::Device> rank_devices(std::vector<torch::Device> devices, bool automatic, int64_t local_rank) {
-  if (devices.empty() || !devices[0].is_cuda()) return devices;
-  const auto count = static_cast<int64_t>(torch::cuda::device_count());
-  if (automatic) return {torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % count))};
-  const auto n = static_cast<int64_t>(devices.size());
-  for (auto& d : devices) {
-    if (!d.is_cuda()) continue;
-    const int64_t index = d.index() + local_rank * n;
-    if (index >= count)
-      throw UserError("parallel.devices: the process with LOCAL_RANK=" + std::to_string(local_rank) + " would take cuda:" +
-                      std::to_string(index) + " (its entries shifted by LOCAL_RANK x " + std::to_string(n) +
-                      "), but " + std::to_string(count) + " GPU(s) are visible; list each process's share from cuda:0 "
-                      "(devices: [cuda:0] for one GPU per process) or use auto");
-    d = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
-  }
-  return devices;
-}
-
 }  // namespace
 
 std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cfg) {
@@ -115,7 +94,7 @@ std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& c
         throw UserError("training.precision: fp16 needs CUDA devices (LibTorch's CPU autocast has no float16), but "
                         "parallel.devices gives cpu here (no GPU visible?); use bf16 or fp32 on CPUs");
   auto group = default_process_group();
-  if (group) devices = rank_devices(std::move(devices), cfg.devices.size() == 1 && cfg.devices[0] == "auto", group->env().local_rank);
+  // A rank's own devices were chosen by resolve_parallel (auto_devices.h: auto and rank_devices).
   torch::Device model_device = torch::kCPU;
   for (const auto& p : model->parameters()) {
     model_device = p.device();

@@ -25,7 +25,8 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
 /// The gradient engine for parallel.devices: one device (LocalEngine) or replicas. Its
 /// optimizer_step() runs `optimizer_step` on the master model, then brings replicas up to date.
 /// When this process belongs to a process group (default_process_group(), WORLD_SIZE > 1), that
-/// engine runs this rank's slices inside a DistributedEngine (collective: every rank calls it).
+/// engine runs this rank's slices inside a DistributedEngine (collective: every rank calls it);
+/// `cfg` holds this rank's devices already (resolve_parallel).
 /// Forward passes run under autocast to `precision` (training.precision); fp16 on a CPU device is a
 /// UserError.
 std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,

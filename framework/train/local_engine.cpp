@@ -14,6 +14,11 @@ LocalEngine::LocalEngine(std::shared_ptr<models::TaskModel> model, std::function
     device_ = p.device();
     break;
   }
+  if (device_.is_cuda()) dropout_streams_.attach(*model_, 0, device_);
+}
+
+void LocalEngine::reseed_dropout() {
+  if (model_->is_training()) dropout_streams_.reseed(0);
 }
 
 models::ModelOutput LocalEngine::forward(const models::Batch& batch, const torch::Tensor& delta) {
@@ -28,6 +33,7 @@ int64_t LocalEngine::embedding_dim() const {
 adversarial::PassResult LocalEngine::run(const models::Batch& input, const torch::Tensor& delta,
                                          double scale, bool want_delta_grad) {
   const models::Batch batch = to_device(input, device_);
+  reseed_dropout();
   torch::Tensor d;
   if (delta.defined()) d = delta.detach().to(device_).clone();
   else if (want_delta_grad)
@@ -50,6 +56,7 @@ adversarial::PassResult LocalEngine::run_custom(const models::Batch& input, cons
   if (!request.loss_fn && !request.pair_loss_fn && request.param_grads)
     return run(input, request.delta, request.scale, request.want_delta_grad);
   const models::Batch batch = to_device(input, device_);
+  reseed_dropout();
   torch::Tensor d;
   if (request.delta.defined()) d = request.delta.detach().to(device_).clone();
   else if (request.want_delta_grad)
@@ -64,7 +71,7 @@ adversarial::PassResult LocalEngine::run_custom(const models::Batch& input, cons
   if (out.example_losses.defined()) r.loss_sum = out.example_losses.sum().item<double>();
   torch::Tensor loss;
   if (request.pair_loss_fn) {  // twin pass: a second forward with its own dropout masks
-    auto out2 = model_->forward(batch, d);
+    auto out2 = forward(batch, d);  // under autocast too
     if (out2.example_losses.defined()) r.loss_sum = 0.5 * (r.loss_sum + out2.example_losses.sum().item<double>());
     loss = request.pair_loss_fn(out, out2, 0);
   } else {

@@ -6,6 +6,7 @@
 
 #include "adversarial/strategy.h"
 #include "framework/common/precision.h"
+#include "framework/parallel/dropout_streams.h"
 #include "models/task_model.h"
 
 namespace unif::framework {
@@ -30,6 +31,11 @@ class LocalEngine final : public adversarial::GradientEngine {
   std::function<void()> optimizer_step_;
   Precision precision_;
   torch::Device device_ = torch::kCPU;  // the model's
+  // A model on a GPU: its dropout generator, reseeded every pass from the global CPU generator, so
+  // that masks are saved with it in checkpoints (exact resume). On the CPU dropout draws from the
+  // global generator itself.
+  DropoutStreams dropout_streams_;
+  void reseed_dropout();
 
   models::ModelOutput forward(const models::Batch& batch, const torch::Tensor& delta);
 };

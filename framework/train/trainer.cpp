@@ -107,7 +107,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
     for (int64_t start = 0; start < n; start += batch_size) {
       std::vector<int64_t> idx;
       for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
-      auto batch = collate_mlm(data.encoded, idx, data.mlm, kEvalEpoch);
+      auto batch = to_device(collate_mlm(data.encoded, idx, data.mlm, kEvalEpoch), device);  // the model's device
       loss_sum += model.forward(batch).example_losses.sum().item<double>();
       z += loss_normalizer(task, batch);
     }

@@ -5,17 +5,23 @@
 // UNIF_SKIPPED_NO_GPU and ctest reports it as skipped.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <iostream>
+#include <mutex>
 #include <map>
 #include <string>
 
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "adversarial/smart.h"
 #include "framework/common/precision.h"
 #include "framework/parallel/data_parallel.h"
 #include "framework/train/local_engine.h"
 #include "framework/train/loss_scaler.h"
+#include "framework/train/trainer.h"
 #include "models/heads/factory.h"
 
 using namespace unif;
@@ -162,4 +168,82 @@ TEST_CASE("GPU: bf16 and fp16 forward passes track fp32 and keep float32 master 
     CHECK(std::abs(low.first - fp32.first) <= 0.02 * std::abs(fp32.first));
     CHECK((low.second - fp32.second).abs().max().item<double>() > 0.0);  // it really ran in low precision
   }
+}
+
+TEST_CASE("GPU: SMART's and R-Drop's symmetric KL takes targets and labels from another device", "[cuda]") {
+  if (!have_gpus(1)) return;
+  const torch::Device gpu("cuda:0");
+  // Token classification: a replica's logits on its GPU, the targets gathered on the master's
+  // device (here the CPU) and the labels of the master's batch.
+  const auto batch = batch_of(4, 8, true);
+  torch::manual_seed(2);
+  const auto logits = torch::randn({4, 8, 4}), target = torch::randn({4, 8, 4});
+  const auto on_cpu = adversarial::symmetric_kl(logits, target, batch, 0);
+  const auto mixed = adversarial::symmetric_kl(logits.to(gpu), target, batch, 0);
+  CHECK(mixed.device() == gpu);
+  CHECK(mixed.cpu().item<double>() == Approx(on_cpu.item<double>()).epsilon(1e-5));
+}
+
+TEST_CASE("GPU: masked_lm evaluation runs on the model's device", "[cuda]") {
+  if (!have_gpus(1)) return;
+  auto model = tiny_bert(models::TaskKind::MaskedLm, 2);
+  model->to(torch::Device("cuda:0"));
+  framework::TaskData data;
+  for (int i = 0; i < 6; ++i) {
+    framework::EncodedExample e;
+    e.input_ids = {101, 5 + i, 6 + i, 7, 102};
+    e.word_start = {-1, 0, 1, 2, -1};
+    data.encoded.push_back(e);
+  }
+  data.mlm.mask_id = 3;
+  data.mlm.vocab_size = 150;
+  data.mlm.probability = 0.5;
+  const auto ev = framework::evaluate(*model, framework::Task::MaskedLm, data, {}, 4);
+  CHECK(ev.metrics.count("loss") == 1);
+  CHECK(std::isfinite(ev.metrics.at("loss")));
+}
+
+TEST_CASE("GPU: dropout masks on GPUs follow the global CPU generator (exact resume), one per replica", "[cuda]") {
+  if (!have_gpus(1)) return;
+  const torch::Device gpu("cuda:0");
+  torch::manual_seed(9);
+  auto o = models::BertOptions().vocab_size(150).hidden_size(32).num_hidden_layers(2).num_attention_heads(4)
+               .intermediate_size(64).max_position_embeddings(32).hidden_dropout_prob(0.3).attention_probs_dropout_prob(0.3);
+  auto proto = models::make_bert_task_model(models::TaskKind::Classification, o, 4);
+  const auto batch = batch_of(8, 16, false);
+  // One pass from a saved CPU generator state, the device generators left wherever they are: the
+  // same masks, hence the same loss, each time (the checkpoint holds only the CPU state).
+  auto loss_from = [&](const torch::Tensor& state, auto make_engine) {
+    {
+      auto gen = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(state);
+    }
+    auto model = proto->clone_model();
+    model->to(gpu);
+    model->train();
+    auto engine = make_engine(model);
+    engine->run(framework::to_device(batch, gpu), {}, 1.0, false);       // advances every generator
+    return engine->run(framework::to_device(batch, gpu), {}, 1.0, false).loss_sum;
+  };
+  torch::Tensor state;
+  {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    state = gen.get_state();
+  }
+  auto local = [](auto m) { return std::make_unique<framework::LocalEngine>(m, [] {}); };
+  const double a = loss_from(state, local);
+  torch::cuda::manual_seed_all(12345);  // the device generators moved (another run, a resume)
+  const double b = loss_from(state, local);
+  CHECK(a == b);
+  auto shared = [&](auto m) {
+    framework::DataParallelOptions opt;
+    opt.devices = {gpu, gpu};  // two replicas on one GPU: each its own generator
+    return std::make_unique<framework::DataParallelEngine>(m, [] {}, opt);
+  };
+  const double c = loss_from(state, shared);
+  torch::cuda::manual_seed_all(777);
+  const double d = loss_from(state, shared);
+  CHECK(c == d);
 }

@@ -76,3 +76,33 @@ TEST_CASE("resolve_parallel: auto becomes this machine's devices with a log line
   CHECK_THAT(r.note, Catch::StartsWith("parallel.devices auto -> ["));
   CHECK(physical_cores() >= 1);
 }
+
+TEST_CASE("rank_devices: an explicit list under torchrun, with every GPU or one share visible per rank",
+          "[unit][auto_devices]") {
+  using V = std::vector<std::string>;
+  // Every rank sees both GPUs: [cuda:0] is GPU r for rank r.
+  CHECK(rank_devices({"cuda:0"}, 0, 2, 2) == V{"cuda:0"});
+  CHECK(rank_devices({"cuda:0"}, 1, 2, 2) == V{"cuda:1"});
+  CHECK(rank_devices({"cuda:0", "cuda:1"}, 1, 2, 4) == V{"cuda:2", "cuda:3"});
+  // One GPU visible per rank (CUDA_VISIBLE_DEVICES): the entry stays cuda:0 (it was shifted to cuda:1
+  // and refused before).
+  CHECK(rank_devices({"cuda:0"}, 1, 2, 1) == V{"cuda:0"});
+  CHECK(rank_devices({"cuda:0", "cuda:1"}, 3, 4, 2) == V{"cuda:0", "cuda:1"});
+  // CPU entries stay; CPU-only lists are untouched.
+  CHECK(rank_devices({"cpu", "cpu"}, 1, 2, 0) == V{"cpu", "cpu"});
+  // Past the visible GPUs: an error naming the rank.
+  CHECK_THROWS_WITH(rank_devices({"cuda:1"}, 0, 2, 1), Catch::Contains("LOCAL_RANK=0 would take cuda:1"));
+  CHECK_THROWS_WITH(rank_devices({"cuda:0"}, 2, 2, 2), Catch::Contains("LOCAL_RANK=2 would take cuda:2"));
+}
+
+TEST_CASE("auto under torchrun picks the local rank's GPU once (no second shift)", "[unit][auto_devices]") {
+  AutoDevicesInput in;
+  in.gpus = 2;
+  in.local_processes = 2;
+  in.local_rank = 1;
+  const auto choice = choose_devices(in);
+  REQUIRE(choice.devices == std::vector<std::string>{"cuda:1"});
+  // resolve_parallel hands auto's choice to the engine as is; rank_devices is for explicit lists only.
+  // Applied to auto's choice it would shift again (the old double shift: rank 1 asked for cuda:2).
+  CHECK_THROWS(rank_devices(choice.devices, 1, 2, 2));
+}
