@@ -5,7 +5,7 @@
 //
 //   build/bin/bench_train_step [--steps N] [--warmup N] [--batch B] [--seq L] [--dropout P]
 //                              [--hidden H] [--layers N] [--heads A] [--intermediate I] [--vocab V]
-//                              [--precision fp32|bf16] [--profile trace.json]
+//                              [--precision fp32|bf16|fp16] [--device cpu|cuda:N] [--profile trace.json]
 //   e.g. all-MiniLM-L6-v2's shape: --hidden 384 --layers 6 --heads 12 --intermediate 1536 --vocab 30522
 //
 // Prints the time of each phase (forward, backward, clip, optimizer, zero_grad) besides the step.
@@ -20,6 +20,7 @@
 #include <string>
 
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 #include "framework/common/precision.h"
@@ -34,12 +35,19 @@ namespace {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The machine's float32 GEMM rate through Torch (the same BLAS the model uses), in GFLOP/s.
-double matmul_gflops(int64_t n, int reps) {
-  auto a = torch::randn({n, n}), b = torch::randn({n, n});
+// Waits for the device's queued work (a GPU runs asynchronously), so that wall time is its time.
+void sync(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+// The device's float32 GEMM rate through Torch (the same BLAS / cuBLAS the model uses), in GFLOP/s.
+double matmul_gflops(int64_t n, int reps, const torch::Device& device) {
+  auto a = torch::randn({n, n}).to(device), b = torch::randn({n, n}).to(device);
   auto c = torch::mm(a, b);  // warm-up
+  sync(device);
   auto t0 = Clock::now();
   for (int i = 0; i < reps; ++i) c = torch::mm(a, b);
+  sync(device);
   return 2.0 * n * n * n * reps / seconds_since(t0) / 1e9;
 }
 
@@ -52,6 +60,7 @@ int main(int argc, char** argv) {
   double dropout = 0.1;
   std::string profile;
   Precision precision = Precision::FP32;
+  torch::Device device = torch::kCPU;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--steps")) steps = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
@@ -65,6 +74,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--vocab")) vocab = std::stoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--profile")) profile = argv[i + 1];
     else if (!std::strcmp(argv[i], "--precision")) precision = parse_precision(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--device")) device = torch::Device(argv[i + 1]);
   }
   torch::manual_seed(0);
   models::BertOptions opt;
@@ -72,6 +82,7 @@ int main(int argc, char** argv) {
       .max_position_embeddings(512).sparse_embeddings(true).hidden_dropout_prob(dropout)
       .attention_probs_dropout_prob(dropout);
   auto model = models::make_bert_task_model(models::TaskKind::Classification, opt, 7);
+  model->to(device);
   model->train();
   std::vector<std::pair<std::string, torch::Tensor>> named;
   int64_t n_nonemb = 0;
@@ -86,6 +97,12 @@ int main(int argc, char** argv) {
   batch.token_type_ids = torch::zeros({B, L}, torch::kInt64);
   batch.attention_mask = torch::ones({B, L}, torch::kInt64);
   batch.labels = torch::randint(0, 7, {B}, torch::kInt64);
+  batch.input_ids = batch.input_ids.to(device);
+  batch.token_type_ids = batch.token_type_ids.to(device);
+  batch.attention_mask = batch.attention_mask.to(device);
+  batch.labels = batch.labels.to(device);
+  // fp16 (GPUs): a constant loss scale, as the trainer's before its first overflow.
+  const double loss_scale = precision == Precision::FP16 ? 65536.0 : 1.0;
 
   double phase[5] = {0, 0, 0, 0, 0};  // forward, backward, clip, optimizer, zero_grad
   auto step = [&] {
@@ -96,18 +113,23 @@ int main(int argc, char** argv) {
       t = now;
     };
     auto out = [&] {
-      AutocastGuard autocast(precision, torch::kCPU);  // as the engine: around the forward only
+      AutocastGuard autocast(precision, device.type());  // as the engine: around the forward only
       return model->forward(batch);
     }();
-    auto loss = out.example_losses.sum() / static_cast<double>(B);
+    auto loss = out.example_losses.sum() * (loss_scale / static_cast<double>(B));
+    sync(device);
     lap(0);
     loss.backward();
+    sync(device);
     lap(1);
     framework::clip_grad_norm(optimizer->params(), 1.0);
+    sync(device);
     lap(2);
     optimizer->step(1e-4);
+    sync(device);
     lap(3);
     optimizer->zero_grad();
+    sync(device);
     lap(4);
   };
   for (int i = 0; i < warmup; ++i) step();
@@ -123,17 +145,17 @@ int main(int argc, char** argv) {
   }
   const double tokens = static_cast<double>(B * L);
   const double flops = 6.0 * static_cast<double>(n_nonemb) * tokens + 12.0 * layers * B * L * L * H;
-  const double peak = matmul_gflops(1024, 20);
+  const double peak = matmul_gflops(device.is_cuda() ? 8192 : 1024, 20, device);
   std::printf("bench_train_step: hidden %lld, %lld layers, %lld heads, intermediate %lld, vocab %lld, "
-              "batch %lld x seq %lld, dropout %.2f, %s, %d threads\n", static_cast<long long>(H),
+              "batch %lld x seq %lld, dropout %.2f, %s, %s, %d threads\n", static_cast<long long>(H),
               static_cast<long long>(layers), static_cast<long long>(heads), static_cast<long long>(inter),
               static_cast<long long>(vocab), static_cast<long long>(B), static_cast<long long>(L), dropout,
-              to_string(precision).c_str(), at::get_num_threads());
+              to_string(precision).c_str(), device.str().c_str(), at::get_num_threads());
   std::printf("  non-embedding parameters: %lld\n", static_cast<long long>(n_nonemb));
   std::printf("  step: %.1f ms   %.1f samples/s   %.0f tokens/s\n", dt * 1e3, B / dt, tokens / dt);
   std::printf("  phases (ms): forward %.1f  backward %.1f  clip %.1f  optimizer %.1f  zero_grad %.1f\n",
               ms[0], ms[1], ms[2], ms[3], ms[4]);
-  std::printf("  achieved: %.1f GFLOP/s   matmul 1024^3 float32: %.1f GFLOP/s   ratio: %.0f%%\n",
-              flops / dt / 1e9, peak, 100.0 * flops / dt / 1e9 / peak);
+  std::printf("  achieved: %.1f GFLOP/s   matmul %d^3 float32: %.1f GFLOP/s   ratio: %.0f%%\n",
+              flops / dt / 1e9, device.is_cuda() ? 8192 : 1024, peak, 100.0 * flops / dt / 1e9 / peak);
   return 0;
 }
