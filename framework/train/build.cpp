@@ -214,6 +214,25 @@ std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std:
   if (cfg.model.max_seq_length > teacher.hf.bert.max_position_embeddings())
     throw UserError(where + ": model.max_seq_length " + std::to_string(cfg.model.max_seq_length) +
                     " exceeds the teacher's max_position_embeddings");
+  // The teacher must see the run's text as it was trained to: the same lower-casing, the same
+  // fields (a plain HF teacher records none), and token types it has.
+  const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  if (teacher.meta.do_lower_case != cfg.model.do_lower_case)
+    throw UserError(where + " was trained with do_lower_case " + flag(teacher.meta.do_lower_case) +
+                    ", the run has model.do_lower_case " + flag(cfg.model.do_lower_case) +
+                    ": the teacher would see differently tokenized text");
+  const auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& f : v) out += (out.empty() ? "" : ", ") + f;
+    return "[" + out + "]";
+  };
+  std::error_code ec;
+  if (fs::exists(fs::path(cfg.distill.teacher) / "unif.yaml", ec) && teacher.meta.text_fields != cfg.data.text_fields)
+    throw UserError(where + " was trained on text_fields " + list(teacher.meta.text_fields) +
+                    ", the run's data.text_fields are " + list(cfg.data.text_fields) +
+                    ": distillation feeds the teacher the run's inputs");
+  check_segments(cfg.task, cfg.data.text_fields, "data.text_fields", teacher.hf.bert.type_vocab_size(),
+                 "distill.teacher (" + (fs::path(cfg.distill.teacher) / "config.json").string() + ")");
   return std::make_shared<models::DistillationModel>(std::move(student), teacher.model, cfg.distill.temperature,
                                                      cfg.distill.alpha);
 }
@@ -350,6 +369,10 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   if (cfg.model.max_seq_length > hf.bert.max_position_embeddings())
     throw UserError("model.max_seq_length: " + std::to_string(cfg.model.max_seq_length) +
                     " exceeds the model's max_position_embeddings " + std::to_string(hf.bert.max_position_embeddings()));
+  check_segments(cfg.task, cfg.data.text_fields, "data.text_fields", hf.bert.type_vocab_size(),
+                 cfg.model.bert.type_vocab_size ? std::string("the model (model.bert.type_vocab_size)")
+                 : pretrained.empty()           ? std::string("the model")
+                                                : "the model (" + (pretrained / "config.json").string() + ")");
   const int64_t num_labels = cfg.task == Task::Regression ? 1 : std::max<int64_t>(1, parts.labels.size());
   torch::manual_seed(static_cast<uint64_t>(cfg.seed));  // fresh weights (a new head) depend on the seed only
   std::shared_ptr<models::BertTaskModel> model;

@@ -4,6 +4,7 @@
 #include <stdio.h>  // renameat2, RENAME_EXCHANGE (glibc >= 2.28, _GNU_SOURCE)
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -29,6 +30,26 @@ models::TaskKind to_task_kind(Task task) {
     case Task::MaskedLm: return models::TaskKind::MaskedLm;
   }
   return models::TaskKind::Classification;
+}
+
+int64_t segment_count(Task task, const std::vector<std::string>& text_fields) {
+  if (task == Task::SpanExtraction) return 2;
+  if (task == Task::TokenClassification || task == Task::MaskedLm) return 1;
+  return static_cast<int64_t>(std::max<size_t>(1, text_fields.size()));
+}
+
+void check_segments(Task task, const std::vector<std::string>& text_fields, const std::string& fields_key,
+                    int64_t type_vocab_size, const std::string& model_name) {
+  const int64_t segments = segment_count(task, text_fields);
+  if (segments <= type_vocab_size) return;
+  std::string list;
+  for (const auto& f : text_fields) list += (list.empty() ? "" : ", ") + f;
+  throw UserError(fields_key + ": [" + list + "] makes " +
+                  (task == Task::SpanExtraction ? "question / context pairs" : "sentence pairs") +
+                  " (token types 0 and 1), but " + model_name + " has type_vocab_size " +
+                  std::to_string(type_vocab_size) + " (one token type, as RoBERTa-style configs): " +
+                  (task == Task::SpanExtraction ? "span_extraction needs a model with type_vocab_size >= 2"
+                                                : "use one text field or a model with type_vocab_size >= 2"));
 }
 
 bool is_complete(const fs::path& dir) {
@@ -206,6 +227,11 @@ LoadedModel load_model_dir(const fs::path& dir) {
       throw UserError(dir.string() + ": unif.yaml lists " + std::to_string(lm.meta.labels.size()) +
                       " labels but config.json has " + std::to_string(lm.hf.num_labels));
   }
+  // A pair input (unif.yaml's two text fields, a span model's question and context) on a model with
+  // one token type would fail at the first batch (token type 1 out of range).
+  check_segments(lm.meta.task, lm.meta.text_fields,
+                 fs::exists(dir / "unif.yaml", ec) ? (dir / "unif.yaml").string() + ": text_fields" : dir.string(),
+                 lm.hf.bert.type_vocab_size(), (dir / "config.json").string());
   lm.vocab_file = dir / "vocab.txt";
   auto vocab = std::make_shared<const Vocab>(Vocab::load(lm.vocab_file.string()));
   if (vocab->size() > lm.hf.bert.vocab_size())

@@ -27,6 +27,17 @@ struct LoadedModel {
 
 models::TaskKind to_task_kind(Task task);
 
+/// The token types (segments) `task` with `text_fields` feeds a model: 2 for a sentence pair (two
+/// text fields) and for span_extraction (question, context), else 1.
+int64_t segment_count(Task task, const std::vector<std::string>& text_fields);
+
+/// UserError unless a model with `type_vocab_size` token types takes the segments of `task` with
+/// `text_fields` (a pair needs token types 0 and 1; RoBERTa-style configs have one). The message
+/// names the fields as `fields_key` (e.g. "data.text_fields") and the model as `model_name` (e.g.
+/// "the model (model.pretrained/config.json)").
+void check_segments(Task task, const std::vector<std::string>& text_fields, const std::string& fields_key,
+                    int64_t type_vocab_size, const std::string& model_name);
+
 /// The HfConfig describing `model` (architecture, problem_type, labels, BertOptions), keeping the
 /// other fields of `base` (e.g. a pretrained config's extra keys).
 HfConfig describe_model(const models::BertTaskModel& model, const std::vector<std::string>& labels,

@@ -18,7 +18,14 @@ torch::Tensor classification_loss(const torch::Tensor& logits, const torch::Tens
   const auto log_p = torch::log_softmax(logits, -1);                                   // (N, C)
   auto q = torch::one_hot(safe_y, c).to(log_p.scalar_type()) * (1.0 - o.label_smoothing) + o.label_smoothing / c;
   auto term = -log_p;                                                                   // -log p_c
-  if (o.focal_gamma != 0.0) term = term * (1.0 - log_p.exp()).clamp_min(0.0).pow(o.focal_gamma);
+  if (o.focal_gamma != 0.0) {
+    // (1 - p)^γ. For γ < 1 its derivative γ (1 - p)^(γ-1) is infinite at p = 1 (a confident item whose
+    // p rounds to 1), and 0 · inf is NaN in the backward pass even where q_c = 0. 1 - p = -expm1(log p)
+    // is clamped to 1e-30 first: there clamp passes no gradient and pow's stays finite (<= γ · 1e30).
+    // Only items with 1 - p < 1e-30 see another value, where the factor -log p_c ~ 1 - p is < 1e-30.
+    const auto one_minus_p = (-torch::expm1(log_p)).clamp_min(1e-30);
+    term = term * one_minus_p.pow(o.focal_gamma);
+  }
   if (o.class_weights.defined()) term = term * o.class_weights.to(log_p.device(), log_p.scalar_type());
   return (q * term).sum(-1) * valid.to(log_p.scalar_type());
 }

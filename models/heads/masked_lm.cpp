@@ -6,6 +6,7 @@
 #include "models/bert/activations.h"
 #include "models/bert/init.h"
 #include "models/bert/linear.h"
+#include "models/full_precision.h"
 
 namespace unif::models {
 
@@ -17,7 +18,11 @@ MlmTransformImpl::MlmTransformImpl(const BertOptions& o) : act_(activation(o.hid
       "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden_size()}).eps(o.layer_norm_eps())));
 }
 
-torch::Tensor MlmTransformImpl::forward(const torch::Tensor& hidden) { return layer_norm(act_(linear(dense, hidden))); }
+// Under autocast the dense layer's output is bfloat16 / float16; LayerNorm runs on float32 (its
+// weights' type, as the encoder's LayerNorms whose residual input is float32).
+torch::Tensor MlmTransformImpl::forward(const torch::Tensor& hidden) {
+  return layer_norm(full_precision(act_(linear(dense, hidden))));
+}
 
 MlmPredictionsImpl::MlmPredictionsImpl(const BertOptions& o) {
   transform = register_module("transform", MlmTransform(o));
@@ -36,7 +41,8 @@ BertForMaskedLMImpl::BertForMaskedLMImpl(const BertOptions& options)
 
 torch::Tensor BertForMaskedLMImpl::lm_logits(const torch::Tensor& hidden) {
   const auto h = cls->predictions->transform(hidden);
-  return at::linear(h, bert->embeddings->word_embeddings->weight, cls->predictions->bias);  // tied decoder
+  // Tied decoder; float32 logits for the softmax and the loss when autocast made the product low precision.
+  return full_precision(at::linear(h, bert->embeddings->word_embeddings->weight, cls->predictions->bias));
 }
 
 ModelOutput BertForMaskedLMImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {

@@ -99,6 +99,43 @@ TEST_CASE("focal loss: hand values (Lin et al. -(1-p_y)^gamma log p_y) and gamma
                         F::cross_entropy(logits, y, F::CrossEntropyFuncOptions().reduction(torch::kNone))));
 }
 
+// (1 - p)^γ with 0 < γ < 1 has an infinite derivative at p = 1: a confident item (p rounds to 1 in
+// float32) must still give finite gradients, and ordinary logits the formula of loss.h.
+TEST_CASE("focal loss: gamma in (0, 1) - finite gradients where p rounds to 1 - values as the formula",
+          "[objectives]") {
+  for (double gamma : {0.5, 0.1, 0.01, 1.0, 2.0}) {
+    for (double smoothing : {0.0, 0.1}) {
+      INFO("gamma " << gamma << ", label smoothing " << smoothing);
+      models::LossOptions o;
+      o.focal_gamma = gamma;
+      o.label_smoothing = smoothing;
+      // p = [1, e^-100] (rounds to 1, 0 in float32) and [1 - 2e-9, 2e-9] (1 - p tiny but not 0), either target.
+      auto logits = torch::tensor({{100.0f, 0.0f}, {100.0f, 0.0f}, {0.0f, -20.0f}, {0.0f, -104.0f}}).requires_grad_();
+      const auto y = torch::tensor({0, 1, 0, 0}, torch::kLong);
+      const auto l = models::classification_loss(logits, y, o);
+      l.sum().backward();
+      CHECK(torch::isfinite(l).all().item<bool>());
+      CHECK(torch::isfinite(logits.grad()).all().item<bool>());
+      // Ordinary logits: ℓ = Σ_c q_c (1 - p_c)^γ (-log p_c), in float64 by hand.
+      torch::manual_seed(3);
+      const auto z = torch::randn({5, 3}, torch::kDouble) * 3;
+      const auto t = torch::tensor({0, 2, 1, 1, 0}, torch::kLong);
+      const auto p = torch::softmax(z, -1);
+      const auto q = torch::one_hot(t, 3).to(torch::kDouble) * (1 - smoothing) + smoothing / 3;
+      const auto reference = (q * (1 - p).pow(gamma) * -p.log()).sum(-1);
+      const auto value = models::classification_loss(z.to(torch::kFloat), t, o).to(torch::kDouble);
+      CHECK(torch::allclose(value, reference, 1e-5, 1e-7));
+      // And its gradient, against autograd of the formula where nothing is near p = 1.
+      auto zf = z.clone().requires_grad_();
+      models::classification_loss(zf, t, o).sum().backward();
+      auto zr = z.clone().requires_grad_();
+      const auto pr = torch::softmax(zr, -1);
+      (q * (1 - pr).pow(gamma) * -pr.log()).sum().backward();
+      CHECK(torch::allclose(zf.grad(), zr.grad(), 1e-6, 1e-9));
+    }
+  }
+}
+
 TEST_CASE("class weights: torch's weighted mean with Z = sum of the targets' weights - balanced = n/(C count)",
           "[objectives]") {
   models::LossOptions o;
