@@ -87,7 +87,7 @@ expect eval_rundir 2 "is a run's output_dir, not a model directory: use .*run/fi
     "$UNIF" eval configs/demo.yaml --model "$tmp/run"
 # --- 3: resume refuses a checkpoint of a run with other settings ---
 cp "$tmp/run/config.yaml" "$tmp/config.before"
-expect resume_changed 2 "output_dir '.*run': checkpoint '.*step-4' .*model.max_seq_length: 64 -> 32.*training.batch_size: 16 -> 8.*new output_dir.*training.resume: never" -- \
+expect resume_changed 2 "output_dir '.*run': checkpoint '.*step-4' .*model.max_seq_length: 64 -> 32.*training.batch_size: 16 -> 8.*new output_dir.*training.resume: overwrite" -- \
     "$UNIF" train configs/demo.yaml --set training.max_steps=8 --set training.batch_size=8 \
     --set model.max_seq_length=32 --set output_dir="$tmp/run"
 cmp -s "$tmp/config.before" "$tmp/run/config.yaml" && ok "resume_changed: config.yaml kept" ||
