@@ -153,9 +153,9 @@ PredictAnswerer task_answerer(const framework::LoadedModel& lm, bool plain_hf, c
 void predict_lines(PredictInput& in, PredictOutput& out, const PredictAnswerer& answer, int64_t batch_size,
                    bool keep_going) {
   framework::RecordReader reader(in.stream(), in.name(), in.tsv());
-  // Chunks of lines: enough for full length-sorted batches, few enough to keep memory flat.
-  const auto chunk = in.interactive() ? static_cast<size_t>(batch_size)
-                                      : static_cast<size_t>(std::max<int64_t>(2048, 16 * batch_size));
+  // Chunks of lines: enough for full length-sorted batches, few enough to keep memory flat. A pipe's
+  // chunk ends early, at the lines already there.
+  const auto chunk = static_cast<size_t>(std::max<int64_t>(2048, 16 * batch_size));
   const auto t0 = std::chrono::steady_clock::now();
   auto last_progress = t0;
   bool progress_shown = false;

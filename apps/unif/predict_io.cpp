@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -79,6 +80,40 @@ bool names_a_descriptor(const fs::path& p) {
   return s.rfind("/proc/", 0) == 0 || s.rfind("/dev/fd/", 0) == 0;
 }
 
+// PATH.tmp while it exists, for a Ctrl-C (or SIGTERM) that ends the process before the destructor
+// runs: the handler removes it, then hands the signal to the handler it replaced (main's note and
+// exit) or to the default action.
+char g_tmp[4096];
+using SignalHandler = void (*)(int);
+SignalHandler g_previous_int = SIG_DFL, g_previous_term = SIG_DFL;
+
+extern "C" void remove_tmp_on_signal(int sig) {
+  if (g_tmp[0] != '\0') ::unlink(g_tmp);
+  const SignalHandler previous = sig == SIGINT ? g_previous_int : g_previous_term;
+  if (previous == SIG_IGN) return;
+  if (previous != SIG_DFL && previous != SIG_ERR) {
+    previous(sig);
+    return;
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void watch_tmp(const fs::path& tmp) {
+  const auto s = tmp.string();
+  if (s.size() >= sizeof g_tmp) return;
+  std::memcpy(g_tmp, s.c_str(), s.size() + 1);
+  g_previous_int = std::signal(SIGINT, remove_tmp_on_signal);
+  g_previous_term = std::signal(SIGTERM, remove_tmp_on_signal);
+}
+
+void unwatch_tmp() {
+  if (g_tmp[0] == '\0') return;
+  std::signal(SIGINT, g_previous_int);
+  std::signal(SIGTERM, g_previous_term);
+  g_tmp[0] = '\0';
+}
+
 bool is_standard_output(const fs::path& p) {
   const auto s = p.lexically_normal().string();
   return s == "/proc/self/fd/1" || s == "/dev/fd/1" || s == "/proc/" + std::to_string(::getpid()) + "/fd/1";
@@ -126,10 +161,12 @@ PredictOutput::PredictOutput(const std::string& output) {
   }
   target_ = p;
   tmp_ = p.string() + ".tmp";
+  watch_tmp(tmp_);
   file_.open(tmp_, std::ios::binary | std::ios::trunc);
   if (!file_) {
     fs::remove(tmp_, ec);
     tmp_.clear();
+    unwatch_tmp();
     throw UserError("--output: cannot write '" + output + "'" +
                     (target_.string() != output ? " (a link to '" + target_.string() + "')" : ""));
   }
@@ -142,6 +179,7 @@ PredictOutput::~PredictOutput() {
   file_.close();
   std::error_code ec;
   fs::remove(tmp_, ec);
+  unwatch_tmp();
 }
 
 void PredictOutput::flush() {
@@ -158,6 +196,7 @@ void PredictOutput::commit() {
   fs::rename(tmp_, target_, ec);
   if (ec) throw UserError("--output: cannot move the finished output to '" + target_.string() + "': " + ec.message());
   tmp_.clear();
+  unwatch_tmp();
 }
 
 }  // namespace unif::app

@@ -8,7 +8,7 @@
 // does not exist yet) through PATH.tmp renamed into place by commit(), beside the file a symlink
 // points to, so the link stays a link; anything else (a FIFO, a character device, standard output
 // reached through /dev/stdout or /proc/self/fd) written in place. Whatever ends it before commit(),
-// no .tmp file stays behind.
+// an error or SIGINT / SIGTERM, no .tmp file stays behind.
 #pragma once
 #include <filesystem>
 #include <fstream>

@@ -511,6 +511,20 @@ TEST_CASE("predict --output through a symlink, into a FIFO or a character device
     CHECK(fs::is_character_file("/dev/null"));
     CHECK_FALSE(fs::exists(tmp / "null.tmp"));
   }
+  SECTION("SIGTERM while writing a file: no OUTPUT.tmp left behind") {
+    CoProcess p({kUnif.string(), "predict", "--model", kModel.string(), "--input", "-", "--output", (tmp / "out.jsonl").string()});
+    p.send("{\"text\": \"好\"}");
+    for (int i = 0; i < 600 && !(fs::exists(tmp / "out.jsonl.tmp") && fs::file_size(tmp / "out.jsonl.tmp") > 0); ++i) usleep(100000);
+    REQUIRE(fs::file_size(tmp / "out.jsonl.tmp") > 0);  // the first answer, flushed
+    kill(p.pid, SIGTERM);
+    int status = 0;
+    REQUIRE(waitpid(p.pid, &status, 0) == p.pid);
+    p.pid = -1;
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+    CHECK_FALSE(fs::exists(tmp / "out.jsonl.tmp"));
+    CHECK_FALSE(fs::exists(tmp / "out.jsonl"));
+  }
   SECTION("a directory: an error, nothing left behind") {
     fs::create_directories(tmp / "dir");
     CHECK(sh(base + " --output " + q(tmp / "dir") + " 2> " + q(tmp / "err")) == 2);
