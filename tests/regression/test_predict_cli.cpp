@@ -4,6 +4,7 @@
 // answers input line N (a blank line gets {"error": "blank line"}), a string where token
 // classification needs a list of tokens is an error, error messages are valid UTF-8. Each case
 // runs bin/unif on the tiny random checkpoint (tests/fixtures/tiny-bert-zh).
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -394,7 +395,7 @@ struct CoProcess {
   pid_t pid = -1;
   int in = -1, out = -1;
   std::string buffered;
-  explicit CoProcess(const std::vector<std::string>& args) {
+  explicit CoProcess(const std::vector<std::string>& args, const std::string& stderr_file = "") {
     int to[2], from[2];
     REQUIRE(pipe(to) == 0);
     REQUIRE(pipe(from) == 0);
@@ -403,6 +404,11 @@ struct CoProcess {
     if (pid == 0) {
       dup2(to[0], 0);
       dup2(from[1], 1);
+      if (!stderr_file.empty()) {
+        const int err = open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(err, 2);
+        close(err);
+      }
       for (int fd : {to[0], to[1], from[0], from[1]}) close(fd);
       std::vector<char*> argv;
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -634,6 +640,28 @@ TEST_CASE("predict --input - answers each line of a co-process before the next i
     p.send("not json");
     CHECK(json::parse(p.receive(60)).contains("error"));
     CHECK(p.finish(30) == 0);
+  }
+}
+
+TEST_CASE("predict leaves no OUTPUT.tmp when moving the finished output into place fails", "[predict]") {
+  // The output path becomes a non-empty directory while predict runs: the rename fails. Before the
+  // fix fill-mask left out.jsonl.tmp behind.
+  unif::test::TempDir tmp;
+  const auto mlm = mlm_dir(tmp / "mlm");
+  for (const auto& [model, line] : {std::pair<fs::path, std::string>{kModel, "{\"text\": \"好\"}"},
+                                    std::pair<fs::path, std::string>{mlm, "{\"text\": \"北京是中国的[MASK]都\"}"}}) {
+    INFO(model);
+    const auto out = tmp / "out.jsonl";
+    CoProcess p({kUnif.string(), "predict", "--model", model.string(), "--input", "-", "--output", out.string()},
+                (tmp / "err").string());
+    p.send(line);
+    for (int i = 0; i < 600 && !(fs::exists(tmp / "out.jsonl.tmp") && fs::file_size(tmp / "out.jsonl.tmp") > 0); ++i) usleep(100000);
+    REQUIRE(fs::exists(tmp / "out.jsonl.tmp"));  // the first answer written
+    fs::create_directories(out / "in-the-way");
+    CHECK(p.finish(60) == 2);
+    CHECK_THAT(slurp(tmp / "err"), Contains("error: --output: cannot move the finished output"));
+    CHECK_FALSE(fs::exists(tmp / "out.jsonl.tmp"));
+    fs::remove_all(out);
   }
 }
 
