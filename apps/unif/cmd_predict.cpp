@@ -86,9 +86,15 @@ std::vector<std::string> text_fields_for(const framework::LoadedModel& lm, bool 
   if (!plain_hf || !sequence_task) return lm.meta.text_fields;
   const auto has = [&](const char* f) { return r.fields.contains(f) && !r.fields.at(f).is_null(); };
   if (has("text")) return {"text"};
-  if (has("text_a")) return has("text_b") ? std::vector<std::string>{"text_a", "text_b"} : std::vector<std::string>{"text_a"};
-  throw UserError(input + ":" + std::to_string(r.line) +
-                  ": missing field 'text' (or 'text_a' and 'text_b' for a sentence pair)");
+  if (!has("text_a"))
+    throw UserError(input + ":" + std::to_string(r.line) +
+                    ": missing field 'text' (or 'text_a' and 'text_b' for a sentence pair)");
+  if (!has("text_b")) return {"text_a"};
+  // A pair needs token types 0 and 1: a model with one (RoBERTa-style type_vocab_size 1) cannot take it.
+  std::vector<std::string> pair{"text_a", "text_b"};
+  framework::check_segments(lm.meta.task, pair, input + ":" + std::to_string(r.line), lm.hf.bert.type_vocab_size(),
+                            "the model (its config.json)");
+  return pair;
 }
 
 // Classification, multilabel, regression, token classification and span extraction.

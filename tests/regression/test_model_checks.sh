@@ -83,6 +83,9 @@ expect eval_pair 'data\.text_fields.*text_a, text_b.*type_vocab_size 1' -- \
 expect predict_pair_model 'm1pair.*text_a, text_b.*type_vocab_size 1' -- \
     "$UNIF" predict --model "$tmp/m1pair" --input "$tmp/pair_in.jsonl" --output "$tmp/pred.jsonl"
 no_output predict_pair_model "$tmp/pred.jsonl"
+expect predict_pair_plain_hf 'pair_in\.jsonl:1.*text_a, text_b.*type_vocab_size 1' -- \
+    "$UNIF" predict --model "$tmp/m2hf" --input "$tmp/pair_in.jsonl" --output "$tmp/pred2.jsonl"
+no_output predict_pair_plain_hf "$tmp/pred2.jsonl"
 
 # --- distillation teachers ---
 # shellcheck disable=SC2086
