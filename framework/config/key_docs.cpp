@@ -85,7 +85,8 @@ std::string format_key_docs(const std::vector<KeyDoc>& rows) {
   const std::size_t default_width = 16;
   std::string out, section;
   for (const auto& r : rows) {
-    const std::string top = r.key.substr(0, r.key.find('.'));
+    // Top-level keys (task, output_dir, seed) form one group; a.b.c belongs to a.
+    const std::string top = r.key.find('.') == std::string::npos ? "" : r.key.substr(0, r.key.find('.'));
     if (!out.empty() && top != section) out += "\n";
     section = top;
     std::string line = r.key + std::string(key_width + 2 - r.key.size(), ' ') + r.default_value;

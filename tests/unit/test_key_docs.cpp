@@ -43,17 +43,19 @@ TEST_CASE("key docs: markdown removed, escaped bars, one line a key, sections ap
   const std::string md =
       "# t\n\n## 8. Every config key\n\n| key | default | meaning |\n| --- | --- | --- |\n"
       "| `task` | classification | classification \\| regression |\n"
+      "| `seed` | 42 | top-level keys stay together |\n"
       "| `model.vocab` | `<pretrained>/vocab.txt` | filled in by the loader; required without `model.pretrained` |\n"
       "| `model.x` | 1 | in (0, 1]; see a (b; c). More, e.g. this |\n"
       "\n### Resume\n| `not.a.row` | 1 | a later table of section 8 |\n"
       "\n## 9. Next\n| `other` | 2 | not section 8 |\n";
   const auto rows = parse_key_docs(md);
-  REQUIRE(rows.size() == 3);
+  REQUIRE(rows.size() == 4);
   CHECK(rows[0].key == "task");
   CHECK(rows[0].meaning == "classification | regression");
-  CHECK(rows[1].default_value == "<pretrained>/vocab.txt");
+  CHECK(rows[2].default_value == "<pretrained>/vocab.txt");
   const std::string text = format_key_docs(rows);
-  CHECK_THAT(text, Catch::StartsWith("task         classification    classification | regression\n\nmodel.vocab  "));
+  CHECK_THAT(text, Catch::StartsWith("task         classification    classification | regression\n"
+                                     "seed         42                top-level keys stay together\n\nmodel.vocab  "));
   CHECK_THAT(text, Catch::Contains("model.vocab  <pretrained>/vocab.txt  filled in by the loader\n"));
   CHECK_THAT(text, Catch::Contains("model.x      1                 in (0, 1]\n"));
   CHECK(parse_key_docs("no table").empty());
