@@ -366,14 +366,16 @@ Command add_init(CLI::App& app) {
   auto model = std::make_shared<std::string>();
   auto data = std::make_shared<std::string>();
   cmd->add_option("task", *task,
-                  "classification | multilabel | regression | token_classification | span_extraction | masked_lm")
-      ->required();
+                  "classification | multilabel | regression | token_classification | span_extraction | masked_lm");
   cmd->add_option("--model", *model, "HF model directory (model.pretrained); default: the bundled tiny model");
   cmd->add_option("--data", *data,
                   "training data file (.jsonl, .tsv, .csv; .conll/.bio/.iob for token_classification): data.train, "
                   "with the text and label fields read from it");
   cmd->footer("Then: unif train config.yaml. Every config key: unif help keys; reference: docs/spec.md.");
   return [task, model, data]() -> int {
+    if (task->empty())
+      throw UserError("unif init TASK: name the task, one of classification | multilabel | regression | "
+                      "token_classification | span_extraction | masked_lm");
     std::string command = "unif init " + *task;
     if (!model->empty()) command += " --model " + *model;
     if (!data->empty()) command += " --data " + *data;

@@ -110,15 +110,21 @@ void suggest_hf_names(detail::Context& ctx) {
     if (accepted.empty()) accepted = config_keys();
     const std::string hint = hf_hint(u.key, accepted);
     if (hint.empty()) continue;
+    const auto& names = hf_names();
+    const auto hf = std::find_if(names.begin(), names.end(), [&](const HfName& n) { return n.hf == u.key; });
     std::string& line = ctx.problems()[u.index];
     const std::string marker = "unknown key '" + u.key + "'";
     const auto at = line.find(marker);
     if (at == std::string::npos) continue;
     std::size_t end = at + marker.size();
     const std::string generic = " (did you mean '";
-    if (line.compare(end, generic.size(), generic) == 0) {  // replace the edit-distance guess
+    if (line.compare(end, generic.size(), generic) == 0) {
       const auto close = line.find("'?)", end + generic.size());
-      if (close != std::string::npos) line.erase(end, close + 3 - end);
+      if (close == std::string::npos) continue;
+      // A guess that already names the key (training.warmup_ratio -> 'training.schedule.warmup_ratio')
+      // stays as it is; another guess gives way to the HF hint.
+      if (line.substr(end + generic.size(), close - end - generic.size()) == hf->unif) continue;
+      line.erase(end, close + 3 - end);
     }
     line.insert(end, " (" + hint + ")");
   }

@@ -60,6 +60,7 @@ init_and_train regression "label_field: label" -- regression --data data/stsb_en
 
 expect bad_task 2 "unknown task 'clasification': expected one of classification \| multilabel \| regression \| token_classification \| span_extraction \| masked_lm \(did you mean 'classification'\?\)" -- \
     "$UNIF" init clasification
+expect no_task 2 "unif init TASK: name the task, one of classification \| multilabel" -- "$UNIF" init
 expect missing_data 2 "--data: '$tmp/none.csv' does not exist" -- "$UNIF" init classification --data "$tmp/none.csv"
 expect list_label_for_classification 2 "field 'label' holds a list of labels: that is task multilabel" -- \
     "$UNIF" init classification --data data/nlupp_en/dev.jsonl
