@@ -147,7 +147,14 @@ RecordReader::RecordReader(std::istream& in, std::string name, bool tsv)
     : RecordReader(in, std::move(name), tsv ? RecordFormat::Tsv : RecordFormat::Jsonl) {}
 
 RecordReader::RecordReader(std::istream& in, std::string name, RecordFormat format, RecordFields fields)
-    : in_(in), name_(std::move(name)), format_(format), fields_(std::move(fields)) {}
+    : in_(in), name_(std::move(name)), format_(format), fields_(std::move(fields)) {
+  if (format_ == RecordFormat::Conll && !fields_.conll_ok) {
+    const std::string ext = std::filesystem::path(name_).extension().string();
+    throw UserError(name_ + ": a " + (ext.empty() ? std::string("CoNLL") : ext) +
+                    " file holds token classification data (a token and its tag a line)" +
+                    (fields_.task.empty() ? std::string() : "; task " + fields_.task + " reads .jsonl, .tsv or .csv files"));
+  }
+}
 
 void RecordReader::check_utf8(const std::string& text, int64_t line) const {
   // Checked for every format: a TSV cell would otherwise reach the tokenizer with its bad bytes
@@ -338,13 +345,9 @@ std::vector<Record> read_records(const std::filesystem::path& file, const Record
   if (!std::filesystem::is_regular_file(file, ec))
     throw UserError(file.string() + ": data file not found");
   const RecordFormat format = record_format_of(file);
-  if (format == RecordFormat::Conll && !fields.conll_ok)
-    throw UserError(file.string() + ": a " + file.extension().string() +
-                    " file holds token classification data (a token and its tag a line)" +
-                    (fields.task.empty() ? std::string() : "; task " + fields.task + " reads .jsonl, .tsv or .csv files"));
   std::ifstream in(file, std::ios::binary);
   if (!in) throw UserError(file.string() + ": cannot open data file");
-  RecordReader reader(in, file.string(), format, fields);
+  RecordReader reader(in, file.string(), format, fields);  // CoNLL for another task: UserError
   std::vector<Record> out;
   for (Record r; reader.next(r);)
     if (!r.fields.is_null()) out.push_back(std::move(r));

@@ -59,6 +59,8 @@ class RecordReader {
  public:
   /// JSONL, or TSV (`tsv`) whose first non-blank line is the header.
   RecordReader(std::istream& in, std::string name, bool tsv);
+  /// `format` as record_format_of(name) gives it for a file (JSONL for standard input). UserError
+  /// when `format` is CoNLL and `fields.conll_ok` is false (a task other than token classification).
   RecordReader(std::istream& in, std::string name, RecordFormat format, RecordFields fields = {});
   /// The next record into `r`: false at the end of the input. A blank line (only spaces and tabs)
   /// of JSONL, TSV or CSV gives a record whose `fields` is null; in CoNLL blank lines separate

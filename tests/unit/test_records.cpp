@@ -181,6 +181,11 @@ TEST_CASE("read_records: CSV and CoNLL files; CoNLL only for token classificatio
   t.text_fields = {"tokens"};
   t.label_field = "tags";
   CHECK(read_records(conll, record_fields(Task::TokenClassification, t, true)).size() == 1);
+  // The stream reader (unif predict) refuses CoNLL for another task the same way.
+  std::istringstream in("a B-X\n");
+  CHECK_THAT(user_error_of([&] { RecordReader(in, "x.bio", RecordFormat::Conll, record_fields(Task::Regression, d, false)); }),
+             Catch::StartsWith("x.bio: a .bio file holds token classification data") &&
+                 Catch::EndsWith("task regression reads .jsonl, .tsv or .csv files"));
 
   const auto txt = write(dir, "train.txt", "hello\n");
   CHECK_THAT(user_error_of([&] { read_records(txt, record_fields(Task::Classification, d, true)); }),
