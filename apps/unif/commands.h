@@ -13,5 +13,9 @@ Command add_tokenize(CLI::App& app);
 Command add_train(CLI::App& app);
 Command add_eval(CLI::App& app);
 Command add_predict(CLI::App& app);
+Command add_init(CLI::App& app);
+
+/// `unif help keys`: every config key with its default and meaning (docs/spec.md section 8).
+int print_config_keys();
 
 }  // namespace unif::app

@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   add(unif::app::add_eval);
   add(unif::app::add_predict);
   add(unif::app::add_tokenize);
-  app.add_subcommand("help", "List the commands; `unif help CMD` = `unif CMD --help`");
+  add(unif::app::add_init);
+  app.add_subcommand("help", "List the commands; `unif help CMD` = `unif CMD --help`; `unif help keys`: every config key");
 
   std::vector<std::string> names;
   std::string listed;
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
       std::cout << app.help();
       return 0;
     }
+    if (args.size() == 2 && args[1] == "keys") return unif::app::print_config_keys();
     if (args.size() > 2) {
       std::cerr << "error: `unif help` takes one command name, got " << args.size() - 1 << " arguments\n";
       return 2;

@@ -19,6 +19,7 @@
 #include "framework/common/hf_dir.h"
 #include "framework/config/config_keys.h"
 #include "framework/config/did_you_mean.h"
+#include "framework/config/hf_names.h"
 #include "framework/config/yaml_reader.h"
 
 namespace unif::framework {
@@ -653,6 +654,7 @@ RunConfig parse_config(const std::string& yaml_text, const std::string& source_n
   apply_overrides(root, overrides, ctx);
   read_run(Section(ctx, "", root), cfg);  // the Section reports unknown top-level keys when it ends
   suggest_moved_keys(ctx);
+  suggest_hf_names(ctx);  // HF TrainingArguments names: the unif key that does the same
 
   auto& problems = ctx.problems();
   if (problems.empty())

@@ -58,6 +58,16 @@ double sample_weight(const std::filesystem::path& file, const Record& r) {
   return w->get<double>();
 }
 
+RecordFields record_fields(Task task, const DataConfig& cfg, bool require_labels) {
+  RecordFields f;
+  f.text_fields = cfg.text_fields;
+  f.label_field = cfg.label_field;
+  f.label_required = require_labels && task != Task::MaskedLm;
+  f.task = to_string(task);
+  f.conll_ok = task == Task::TokenClassification;
+  return f;
+}
+
 LabelSet LabelSet::from_names(std::vector<std::string> names) {
   LabelSet s;
   for (size_t i = 0; i < names.size(); ++i)
@@ -154,7 +164,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
     }
     return it->second;
   };
-  const bool tsv = file.extension() == ".tsv";
+  const bool tsv = string_cells(file);  // TSV and CSV cells are strings
   for (const auto& r : records) {
     Example ex;
     ex.record = r.fields;

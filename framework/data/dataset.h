@@ -62,6 +62,11 @@ struct EncodedExample {
 /// line unless it is a non-negative number.
 double sample_weight(const std::filesystem::path& file, const Record& r);
 
+/// What read_records checks for `task` and `cfg`: the header of a TSV or CSV holds the text fields
+/// (and the label field when `require_labels`); CoNLL files only for token classification, their
+/// sentences getting cfg's token and tag field names.
+RecordFields record_fields(Task task, const DataConfig& cfg, bool require_labels);
+
 /// The labels a task uses, from the config or collected (sorted) from the training records.
 /// Regression has none.
 LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem::path& file,

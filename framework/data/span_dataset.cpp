@@ -34,6 +34,18 @@ std::vector<SpanAnswer> parse_answers(const std::filesystem::path& file, const R
     if (!t.is_string()) throw UserError(where(file, r) + "field '" + field + "': an answer's text must be a string");
     return t.get<std::string>();
   };
+  if (v.is_string() && string_cells(file)) {
+    // A TSV or CSV cell: the same JSON as a JSONL file's field, as text.
+    json parsed;
+    try {
+      parsed = parse_json(v.get<std::string>());
+    } catch (const JsonInputError& e) {
+      throw UserError(where(file, r) + "field '" + field + "': a TSV or CSV cell of answers holds JSON, "
+                      "[{\"text\": ..., \"answer_start\": ...}] or {\"text\": [...], \"answer_start\": [...]} (" +
+                      e.what() + ")");
+    }
+    if (parsed.is_array() || parsed.is_object()) return parse_answers(file, r, field, parsed);
+  }
   if (v.is_array()) {
     for (const auto& a : v) {
       if (!a.is_object() || !a.contains("text") || !a.contains("answer_start"))

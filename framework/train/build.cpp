@@ -154,7 +154,7 @@ TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& label
     }
     return d;
   }
-  auto records = read_records(file);
+  auto records = read_records(file, record_fields(task, data, require_labels));
   d.examples = make_examples(task, data, labels, file, records, require_labels);
   d.encoded = encode_examples(task, d.examples, tokenizer, static_cast<int>(max_seq_length),
                               parse_truncate_method(truncate_method), span);
@@ -331,7 +331,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
       parts.test = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.test, *tokenizer, cfg.model.max_seq_length,
                                   cfg.model.truncate_method, false, cfg.span, masking);
   } else {
-    auto train_records = read_records(cfg.data.train);
+    auto train_records = read_records(cfg.data.train, record_fields(cfg.task, cfg.data, true));
     parts.labels = collect_labels(cfg.task, cfg.data, cfg.data.train, train_records);
     parts.train.file = cfg.data.train;
     parts.train.examples = make_examples(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, true);

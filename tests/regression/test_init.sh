@@ -1,0 +1,90 @@
+#!/bin/sh
+# `unif init` prints a config that `unif train` accepts as is: classification from a CSV and from
+# a JSONL sentence-pair file, token_classification from CoNLL, with --model, and with no options
+# (the bundled tiny model and sample data); a bad task name lists the tasks. `unif help keys` lists
+# every key with its default; `unif train --help` points to init and docs/spec.md; an HF
+# TrainingArguments name in a config names the unif key.
+# Usage: test_init.sh UNIF_BINARY SOURCE_DIR
+set -u
+UNIF=$1
+cd "$2"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+passes=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+ok() { echo "ok   $*"; passes=$((passes + 1)); }
+expect() {
+  name=$1 want=$2 pattern=$3
+  shift 4
+  "$@" > "$tmp/out" 2> "$tmp/err.all"
+  code=$?
+  grep -v '^\[20[0-9][0-9]-' "$tmp/err.all" > "$tmp/err"
+  first=$(head -n 1 "$tmp/err")
+  if [ $code -ne "$want" ]; then fail "$name: exit code $code (expected $want)"; cat "$tmp/err"; return; fi
+  if [ "$(grep -c '' "$tmp/err")" -ne 1 ] || ! echo "$first" | grep -q '^error: '; then
+    fail "$name: stderr is not one 'error: ' line:"; cat "$tmp/err"; return
+  fi
+  if ! echo "$first" | grep -Eq -e "$pattern"; then fail "$name: '$first' does not match /$pattern/"; return; fi
+  ok "$name: $first"
+}
+F=tests/fixtures/formats
+
+# init_and_train NAME GREP -- init arguments...: init's config holds GREP (a fixed string) and
+# trains 2 steps as is (only max_steps and output_dir overridden).
+init_and_train() {
+  name=$1 want=$2
+  shift 3
+  if ! "$UNIF" init "$@" > "$tmp/$name.yaml" 2> "$tmp/err"; then fail "$name: unif init $*:"; cat "$tmp/err"; return; fi
+  if ! grep -qF -- "$want" "$tmp/$name.yaml"; then fail "$name: the config lacks '$want':"; cat "$tmp/$name.yaml"; return; fi
+  if "$UNIF" train "$tmp/$name.yaml" --set training.max_steps=2 --set output_dir="$tmp/run_$name" > "$tmp/log" 2>&1 &&
+      [ -f "$tmp/run_$name/final/COMPLETE" ]; then
+    ok "$name: unif init $* trains as is"
+  else
+    fail "$name: unif train on the config of unif init $*:"; tail -5 "$tmp/log"; cat "$tmp/$name.yaml"
+  fi
+}
+
+init_and_train csv "text_fields: [text]" -- classification --data $F/sib200_zh.train.csv
+grep -qF "dev: $F/sib200_zh.dev.csv" "$tmp/csv.yaml" && ok "csv: the dev file next to the train file is data.dev" ||
+  fail "csv: no data.dev: $(grep 'dev:' "$tmp/csv.yaml")"
+grep -q "# The 7 labels in data.train: \[" "$tmp/csv.yaml" && ok "csv: the labels are listed in a comment" ||
+  fail "csv: no label comment"
+init_and_train conll "label_field: tags" -- token_classification --data $F/weibo_ner_zh.train.conll
+grep -q "labels in data.train: \[.*B-PER.NAM" "$tmp/conll.yaml" && ok "conll: the tags are listed" || fail "conll: no tag list"
+init_and_train pair "text_fields: [text_a, text_b]" -- classification --data data/snli_en/dev.jsonl
+init_and_train model "pretrained: tests/fixtures/tiny-bert-zh" -- classification --model tests/fixtures/tiny-bert-zh \
+    --data data/banking77_en/dev.jsonl
+init_and_train bare "pretrained: tests/fixtures/tiny-bert-zh" -- token_classification
+init_and_train regression "label_field: label" -- regression --data data/stsb_en/dev.jsonl
+
+expect bad_task 2 "unknown task 'clasification': expected one of classification \| multilabel \| regression \| token_classification \| span_extraction \| masked_lm \(did you mean 'classification'\?\)" -- \
+    "$UNIF" init clasification
+expect no_task 2 "unif init TASK: name the task, one of classification \| multilabel" -- "$UNIF" init
+expect missing_data 2 "--data: '$tmp/none.csv' does not exist" -- "$UNIF" init classification --data "$tmp/none.csv"
+expect list_label_for_classification 2 "field 'label' holds a list of labels: that is task multilabel" -- \
+    "$UNIF" init classification --data data/nlupp_en/dev.jsonl
+
+# --- unif help keys, unif train --help ---
+if "$UNIF" help keys > "$tmp/keys" 2>&1 && grep -Eq '^training\.optimizer\.lr +5\.0e-5' "$tmp/keys" &&
+    grep -Eq '^data\.train +null' "$tmp/keys" && ! grep -q '`' "$tmp/keys"; then
+  ok "unif help keys lists keys with defaults"
+else
+  fail "unif help keys:"; head -20 "$tmp/keys"
+fi
+n=$(grep -cE '^[a-z_]+(\.[a-z_]+)* +' "$tmp/keys")
+[ "$n" -ge 60 ] && ok "unif help keys: $n keys" || fail "unif help keys lists only $n keys"
+"$UNIF" train --help > "$tmp/help" 2>&1
+grep -q "unif init TASK" "$tmp/help" && grep -q "unif help keys" "$tmp/help" && grep -q "docs/spec.md" "$tmp/help" &&
+  grep -q "training (batch_size" "$tmp/help" && ok "unif train --help names the sections, init and docs/spec.md" ||
+  { fail "unif train --help:"; cat "$tmp/help"; }
+
+# --- an HF TrainingArguments name ---
+expect hf_learning_rate 2 "learning_rate: unknown key 'learning_rate' \(did you mean training.optimizer.lr \(HF: learning_rate\)\?\)" -- \
+    "$UNIF" train "$tmp/csv.yaml" --set learning_rate=1e-4 --set output_dir="$tmp/o_hf"
+printf 'training:\n  fp16: true\n' > "$tmp/hf.yaml"
+expect hf_fp16 2 "training.fp16: unknown key 'fp16' \(did you mean training.precision: fp16 \(HF: fp16\)\?\)" -- \
+    "$UNIF" train "$tmp/hf.yaml"
+
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
