@@ -157,8 +157,8 @@ PredictAnswerer task_answerer(const framework::LoadedModel& lm, bool plain_hf, c
 // batch as its lines arrive. A bad line: the answers before it are written, then UserError (or its
 // error object, with keep_going).
 void predict_lines(PredictInput& in, PredictOutput& out, const PredictAnswerer& answer, int64_t batch_size,
-                   bool keep_going) {
-  framework::RecordReader reader(in.stream(), in.name(), in.tsv());
+                   bool keep_going, const framework::RecordFields& fields) {
+  framework::RecordReader reader(in.stream(), in.name(), in.format(), fields);
   // Chunks of lines: enough for full length-sorted batches, few enough to keep memory flat. A pipe's
   // chunk ends early, at the lines already there.
   const auto chunk = static_cast<size_t>(std::max<int64_t>(2048, 16 * batch_size));
@@ -225,7 +225,7 @@ Command add_predict(CLI::App& app) {
   auto batch_size = std::make_shared<int64_t>(32);
   auto keep_going = std::make_shared<bool>(false);
   cmd->add_option("--model", *model, "Model directory (ours or a plain HF one)")->required();
-  cmd->add_option("--input", *input, "JSONL (or .tsv) file of inputs; - reads standard input")->required();
+  cmd->add_option("--input", *input, "JSONL, .tsv, .csv (or .conll for token classification) file of inputs; - reads standard input")->required();
   cmd->add_option("--output", *output, "Write here instead of standard output (- is standard output)");
   // A plain range: CLI::PositiveNumber would print its bound, the largest double (~300 digits).
   cmd->add_option("--batch-size", *batch_size, "Examples per forward pass (1 to 1048576)")
@@ -244,7 +244,16 @@ Command add_predict(CLI::App& app) {
     const auto answer = lm.meta.task == Task::MaskedLm
                             ? fill_mask_answerer(lm, in.name(), *batch_size, workers)
                             : task_answerer(lm, plain_hf, labels, in.name(), *batch_size, workers);
-    predict_lines(in, out, answer, *batch_size, *keep_going);
+    // What the input's header (TSV, CSV) must hold and what a CoNLL sentence is called: the model's
+    // fields; a plain HF directory's sequence tasks take `text` or `text_a`/`text_b` per line.
+    framework::DataConfig fields_cfg;
+    fields_cfg.text_fields = lm.meta.text_fields;
+    fields_cfg.label_field = lm.meta.label_field;
+    auto fields = framework::record_fields(lm.meta.task, fields_cfg, /*require_labels=*/false);
+    const bool sequence_task = lm.meta.task == Task::Classification || lm.meta.task == Task::Multilabel ||
+                               lm.meta.task == Task::Regression;
+    if (plain_hf && sequence_task) fields.text_fields.clear();
+    predict_lines(in, out, answer, *batch_size, *keep_going, fields);
     out.commit();
     return 0;
   };

@@ -58,7 +58,13 @@ PredictInput::PredictInput(const std::string& input) : stream_(nullptr) {
     if (fd_ < 0) throw UserError(input + ": cannot open data file (" + std::strerror(errno) + ")");
     owns_fd_ = true;
     name_ = input;
-    tsv_ = fs::path(input).extension() == ".tsv";
+    // The formats data files come in (.tsv, .csv, .conll/.bio/.iob); anything else is read as JSONL,
+    // as predict always has (a pipe, /dev/stdin, a file named .txt).
+    try {
+      format_ = framework::record_format_of(input);
+    } catch (const UserError&) {
+      format_ = framework::RecordFormat::Jsonl;
+    }
   }
   struct stat st {};
   interactive_ = ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode);

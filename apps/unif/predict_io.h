@@ -46,7 +46,8 @@ class PredictInput {
 
   std::istream& stream() { return stream_; }
   const std::string& name() const { return name_; }  // "stdin" or the path, for messages
-  bool tsv() const { return tsv_; }
+  /// The record format (the file name's extension; JSONL for standard input and unknown ones).
+  framework::RecordFormat format() const { return format_; }
   /// Not a regular file: a pipe, a terminal, a socket.
   bool interactive() const { return interactive_; }
   /// Whether reading the next line may start without waiting: a whole line is buffered, or the
@@ -58,7 +59,7 @@ class PredictInput {
   int fd_ = -1;
   bool owns_fd_ = false;
   std::string name_;
-  bool tsv_ = false;
+  framework::RecordFormat format_ = framework::RecordFormat::Jsonl;
   bool interactive_ = false;
   std::unique_ptr<Buffer> buffer_;
   std::istream stream_;

@@ -54,6 +54,17 @@ fi
 grep -q 'training: 60 examples' "$tmp/csv/train.log" && ok "all 60 CSV records read" ||
   { fail "train.log does not say 60 training examples:"; grep -m3 'examples' "$tmp/csv/train.log"; }
 
+# unif predict reads a CSV input too: one answer per record (quoted line breaks inside a record).
+records=0
+"$UNIF" predict --model "$tmp/csv/final" --input $F/sib200_zh.dev.csv --output "$tmp/pred.jsonl" 2> "$tmp/log" &&
+  records=$(grep -c '"label"' "$tmp/pred.jsonl")
+dev_records=$(grep -c '' "$F/sib200_zh.dev.csv")
+if [ "$records" -gt 0 ] && [ "$records" -le "$dev_records" ] && ! grep -q '"error"' "$tmp/pred.jsonl"; then
+  ok "unif predict on a CSV input ($records answers)"
+else
+  fail "unif predict on CSV ($records answers):"; tail -5 "$tmp/log"
+fi
+
 # --- CoNLL: token classification trains and evaluates ---
 if "$UNIF" train configs/token_classification.yaml --set data.train=$F/weibo_ner_zh.train.conll \
     --set data.dev=$F/weibo_ner_zh.dev.conll --set output_dir="$tmp/conll" $small > "$tmp/log" 2>&1 &&

@@ -161,6 +161,7 @@ TEST_CASE("training from a sentence-transformers root: HF's log lines, its token
   auto parts = framework::build_trainer_parts(cfg);
   const std::string at = (root / "0_Transformer").string();
   CHECK(parts.notes == std::vector<std::string>{
+                           "2 labels, with their counts in " + (tmp.path / "train.jsonl").string() + ": a (1), b (1)",
                            "Some weights of BertForSequenceClassification were not initialized from the model "
                            "checkpoint at " + at + " and are newly initialized: [classifier.bias, classifier.weight]"});
   // Cased: "Hello" is [UNK] in this vocabulary, "hello" (lower-cased) is a token.
@@ -175,6 +176,7 @@ TEST_CASE("training from a sentence-transformers root: HF's log lines, its token
   cfg.data.label_field = "tags";
   CHECK(framework::build_trainer_parts(cfg).notes ==
         std::vector<std::string>{
+            "2 labels, with their counts in " + (tmp.path / "tok.jsonl").string() + ": B-X (1), O (1)",
             "Some weights of the model checkpoint at " + at +
                 " were not used when initializing BertForTokenClassification: [bert.pooler.dense.bias, "
                 "bert.pooler.dense.weight]",
