@@ -13,6 +13,7 @@
 #include "framework/parallel/auto_devices.h"
 #include "framework/parallel/data_parallel.h"
 #include "framework/train/build.h"
+#include "framework/train/evaluate.h"
 #include "framework/train/model_dir.h"
 
 namespace unif::app {

@@ -24,6 +24,7 @@
 #include "framework/data/word_windows.h"
 #include "framework/parallel/auto_devices.h"
 #include "framework/train/build.h"
+#include "framework/train/evaluate.h"
 #include "framework/train/model_dir.h"
 
 namespace unif::app {

@@ -7,7 +7,7 @@
 #include "framework/common/precision.h"
 #include "framework/config/run_config.h"
 #include "framework/train/model_dir.h"
-#include "framework/train/trainer.h"
+#include "framework/train/parts.h"
 
 namespace unif::framework {
 

@@ -1,0 +1,202 @@
+// evaluate, loss_normalizer, word_predictions: see evaluate.h.
+#include "framework/train/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "framework/common/runtime.h"
+#include "framework/data/batching.h"
+#include "framework/metrics/classification.h"
+#include "framework/metrics/multilabel.h"
+#include "framework/metrics/regression.h"
+#include "framework/metrics/sequence_labeling.h"
+#include "framework/metrics/span.h"
+#include "framework/parallel/device_transfer.h"
+#include "framework/text/unicode.h"
+#include "models/heads/loss.h"
+
+namespace unif::framework {
+
+double loss_normalizer(Task task, const models::Batch& b, const torch::Tensor& class_weights) {
+  const bool tokens = task == Task::TokenClassification || task == Task::MaskedLm;
+  if (class_weights.defined() && (tokens || task == Task::Classification))
+    return models::loss_normalizer(b.labels, class_weights);
+  if (tokens) return static_cast<double>((b.labels != -100).sum().item<int64_t>());
+  return static_cast<double>(b.size());
+}
+
+std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex, const torch::Tensor& logits,
+                                      int64_t fallback) {
+  std::vector<int64_t> out(ex.texts.size(), fallback);
+  auto arg = logits.argmax(-1);
+  auto a = arg.accessor<int64_t, 1>();
+  for (size_t p = 0; p < e.word_start.size() && static_cast<int64_t>(p) < arg.size(0); ++p)
+    if (e.word_start[p] >= 0) out[static_cast<size_t>(e.word_start[p])] = a[static_cast<int64_t>(p)];
+  return out;
+}
+
+Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
+                    int64_t batch_size, const torch::Tensor& class_weights, bool sort_by_length,
+                    WorkerPool* workers) {
+  torch::NoGradGuard no_grad;
+  torch::Device device = torch::kCPU;  // evaluation runs on the model's device
+  for (const auto& p : model.parameters()) {
+    device = p.device();
+    break;
+  }
+  const bool was_training = model.is_training();
+  model.eval();
+  Evaluation ev;
+  const auto n = static_cast<int64_t>(data.encoded.size());
+  if (task == Task::MaskedLm) {  // the fixed evaluation masks; no logits kept (M x V each batch)
+    double loss_sum = 0.0, z = 0.0;
+    for (int64_t start = 0; start < n; start += batch_size) {
+      std::vector<int64_t> idx;
+      for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
+      auto batch = to_device(collate_mlm(data.encoded, idx, data.mlm, kEvalEpoch), device);  // the model's device
+      loss_sum += model.forward(batch).example_losses.sum().item<double>();
+      z += loss_normalizer(task, batch);
+    }
+    if (was_training) model.train();
+    if (z > 0) {
+      ev.metrics["loss"] = loss_sum / z;
+      ev.metrics["perplexity"] = std::exp(loss_sum / z);
+    }
+    return ev;
+  }
+  ev.logits.resize(static_cast<size_t>(n));
+  double loss_sum = 0.0;
+  double z = 0;
+  bool labeled = true;
+  // Batches of similar lengths pad less; each output goes back to its entry's index.
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  if (sort_by_length)
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return data.encoded[static_cast<size_t>(a)].input_ids.size() > data.encoded[static_cast<size_t>(b)].input_ids.size();
+    });
+  const int64_t batches = (n + batch_size - 1) / batch_size;
+  // Per batch: its loss sum and normaliser (summed in batch order below, whichever worker ran it).
+  std::vector<double> batch_loss(static_cast<size_t>(batches), 0.0), batch_z(static_cast<size_t>(batches), 0.0);
+  std::vector<char> batch_labeled(static_cast<size_t>(batches), 1);
+  auto run_batch = [&](int64_t k) {
+    const int64_t start = k * batch_size;
+    std::vector<int64_t> idx(order.begin() + start, order.begin() + std::min(n, start + batch_size));
+    auto batch = to_device(collate(task, data.encoded, data.examples, idx, labels.size()), device);
+    auto out = model.forward(batch);
+    out.logits = out.logits.to(torch::kCPU);  // metrics read them on the CPU
+    if (batch.labels.defined()) {
+      batch_loss[static_cast<size_t>(k)] = out.example_losses.sum().item<double>();
+      batch_z[static_cast<size_t>(k)] = loss_normalizer(task, batch, class_weights);
+    } else {
+      batch_labeled[static_cast<size_t>(k)] = 0;
+    }
+    for (size_t b = 0; b < idx.size(); ++b) {
+      auto row = out.logits[static_cast<int64_t>(b)];
+      if (task == Task::TokenClassification || task == Task::SpanExtraction)
+        row = row.narrow(0, 0, static_cast<int64_t>(data.encoded[static_cast<size_t>(idx[b])].input_ids.size()));
+      ev.logits[static_cast<size_t>(idx[b])] = row.contiguous();  // distinct entries per batch
+    }
+  };
+  if (workers == nullptr || workers->size() <= 1 || !device.is_cpu() || batches <= 1) {
+    for (int64_t k = 0; k < batches; ++k) run_batch(k);
+  } else {
+    ScopedBlasThreads blas(1);  // each worker's products on its own thread, all at once
+    workers->run(batches, run_batch);
+  }
+  for (int64_t k = 0; k < batches; ++k) {
+    loss_sum += batch_loss[static_cast<size_t>(k)];
+    z += batch_z[static_cast<size_t>(k)];
+    if (!batch_labeled[static_cast<size_t>(k)]) labeled = false;
+  }
+  if (was_training) model.train();
+  if (task == Task::SpanExtraction) {
+    std::vector<std::vector<const EncodedExample*>> windows(data.examples.size());
+    std::vector<std::vector<torch::Tensor>> logits(data.examples.size());
+    for (int64_t i = 0; i < n; ++i) {
+      const auto& e = data.encoded[static_cast<size_t>(i)];
+      windows[static_cast<size_t>(e.example)].push_back(&e);
+      logits[static_cast<size_t>(e.example)].push_back(ev.logits[static_cast<size_t>(i)]);
+    }
+    ev.answers.resize(data.examples.size());
+    for (size_t x = 0; x < data.examples.size(); ++x) {
+      auto best = decode_spans(data.examples[x], windows[x], logits[x], data.span.max_answer_length,
+                                data.span.n_best_size);
+      if (!best.empty()) ev.answers[x] = std::move(best.front());
+    }
+  }
+  if (!labeled || n == 0) return ev;
+  switch (task) {
+    case Task::Classification: {
+      std::vector<int64_t> t, p;
+      for (int64_t i = 0; i < n; ++i) {
+        t.push_back(data.examples[static_cast<size_t>(i)].labels.at(0));
+        p.push_back(ev.logits[static_cast<size_t>(i)].argmax().item<int64_t>());
+      }
+      ev.metrics = classification_metrics(t, p, labels.size());
+      break;
+    }
+    case Task::Multilabel: {
+      std::vector<std::vector<int64_t>> t, p;
+      for (int64_t i = 0; i < n; ++i) {
+        t.push_back(data.examples[static_cast<size_t>(i)].labels);
+        auto on = (ev.logits[static_cast<size_t>(i)] > 0).nonzero().flatten();
+        p.emplace_back(on.data_ptr<int64_t>(), on.data_ptr<int64_t>() + on.numel());
+      }
+      ev.metrics = multilabel_metrics_from_sets(t, p, labels.size());
+      break;
+    }
+    case Task::Regression: {
+      std::vector<double> t, p;
+      for (int64_t i = 0; i < n; ++i) {
+        t.push_back(data.examples[static_cast<size_t>(i)].value);
+        p.push_back(ev.logits[static_cast<size_t>(i)].flatten()[0].item<double>());
+      }
+      ev.metrics = regression_metrics(t, p);
+      break;
+    }
+    case Task::TokenClassification: {
+      std::vector<std::vector<std::string>> t, p;
+      int64_t outside = labels.index.count("O") ? labels.index.at("O") : 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const auto& ex = data.examples[static_cast<size_t>(i)];
+        std::vector<std::string> tt, pp;
+        for (auto l : ex.labels) tt.push_back(labels.names[static_cast<size_t>(l)]);
+        for (auto l : word_predictions(data.encoded[static_cast<size_t>(i)], ex, ev.logits[static_cast<size_t>(i)], outside))
+          pp.push_back(labels.names[static_cast<size_t>(l)]);
+        t.push_back(std::move(tt));
+        p.push_back(std::move(pp));
+      }
+      ev.metrics = token_metrics(t, p);
+      break;
+    }
+    case Task::SpanExtraction: {
+      std::vector<std::string> predictions;
+      std::vector<std::vector<std::string>> golds;
+      bool chinese = false;
+      for (size_t x = 0; x < data.examples.size(); ++x) {
+        predictions.push_back(ev.answers[x].text);
+        golds.emplace_back();
+        for (const auto& a : data.examples[x].answers) golds.back().push_back(a.text);
+        if (!chinese)
+          for (char32_t c : unicode::decode_utf8(data.examples[x].texts.at(1)))
+            if (c >= 0x4E00 && c <= 0x9FFF) { chinese = true; break; }
+      }
+      const auto squad = squad_metrics(predictions, golds), cmrc = cmrc_metrics(predictions, golds);
+      const bool use_cmrc = data.span.metric == "cmrc" || (data.span.metric == "auto" && chinese);
+      const auto& main = use_cmrc ? cmrc : squad;
+      ev.metrics["exact_match"] = main.at("exact_match");
+      ev.metrics["f1"] = main.at("f1");
+      ev.metrics["squad_exact_match"] = squad.at("exact_match");
+      ev.metrics["squad_f1"] = squad.at("f1");
+      ev.metrics["cmrc_exact_match"] = cmrc.at("exact_match");
+      ev.metrics["cmrc_f1"] = cmrc.at("f1");
+      break;
+    }
+    case Task::MaskedLm: break;  // handled above
+  }
+  ev.metrics["loss"] = z > 0 ? loss_sum / z : 0.0;
+  return ev;
+}
+
+}  // namespace unif::framework

@@ -1,0 +1,56 @@
+// evaluate: a model's outputs and the task's metrics on a dataset (dev evaluations, `unif eval`,
+// `unif predict`, data.test), on the model's device, in length-sorted batches, optionally on
+// several worker threads; and the loss normaliser Z of SPEC §5 shared with training.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "framework/config/run_config.h"
+#include "framework/data/dataset.h"
+#include "framework/data/span_decoding.h"
+#include "framework/metrics/metric_set.h"
+#include "framework/parallel/worker_pool.h"
+#include "framework/train/parts.h"
+#include "models/task_model.h"
+
+namespace unif::framework {
+
+/// Outputs of a model on a dataset, in example order.
+struct Evaluation {
+  MetricSet metrics;  // includes "loss" when labels are present
+  /// Per encoded entry (= per example except span extraction, where per window): (C), or (L_b, C)
+  /// for token tasks and (L_b, 2) for span extraction (real positions only).
+  std::vector<torch::Tensor> logits;
+  /// Span extraction: per example its best answer (empty text, start = end = 0 when no window has a
+  /// valid span).
+  std::vector<SpanCandidate> answers;
+};
+
+/// Runs `model` (eval mode, no gradients) over `data` in batches and computes the task's metrics.
+/// With `sort_by_length` the batches hold entries of similar lengths (less padding; the outputs
+/// are the same to float rounding and still in example order).
+/// "loss" is sum_b l_b / Z with Z the labelled count, or the sum of the targets' `class_weights`
+/// when given. masked_lm: "loss" (mean cross-entropy over the masked tokens of data.mlm's fixed
+/// evaluation masks) and "perplexity" = exp(loss).
+/// `workers` with more than one thread (a model on the CPU): its threads run the batches at once,
+/// each with one intra-op thread and single-threaded BLAS, all on the one model (a forward pass in
+/// eval mode only reads it): as the training replicas, for small and medium models this is faster
+/// than one pass at a time on every core. Batch b goes to worker b mod size and the loss is summed
+/// in batch order, so results do not depend on the timing; logits agree with one thread to float
+/// rounding. Keep one pool for many calls (predict's chunks, the trainer's evaluations).
+Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
+                    int64_t batch_size, const torch::Tensor& class_weights = {}, bool sort_by_length = true,
+                    WorkerPool* workers = nullptr);
+
+/// The loss normaliser Z of a batch (SPEC §5): examples; labelled tokens for token tasks and
+/// masked_lm; with `class_weights`, the sum of the weights of the targets.
+double loss_normalizer(Task task, const models::Batch& batch, const torch::Tensor& class_weights = {});
+
+/// Per-word tag ids of a token-task example from its logits (L, C): argmax at each word's first
+/// piece; words without a piece (truncated) get `fallback`.
+std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex, const torch::Tensor& logits,
+                                      int64_t fallback);
+
+}  // namespace unif::framework
