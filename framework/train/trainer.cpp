@@ -109,6 +109,7 @@ struct Trainer::State {
   int stop_nonfinite(int64_t step, const std::string& what, bool broken_model) const;
   bool parameters_finite() const;
   void save_checkpoint();
+  MetricSet score(const TaskData& data, const char* split);
   void evaluate_dev();
   std::string score_test();
   void log_start() const;
@@ -383,24 +384,30 @@ void Trainer::State::save_checkpoint() {
   writer_done();
 }
 
-// A dev evaluation: metrics.jsonl and the log, best/ on a new best of the task's main metric,
-// early stopping's counters.
-void Trainer::State::evaluate_dev() {
-  if (parts.dev.encoded.empty()) return;
+// The metrics of `data` (dev or test) with the model as it is, written to metrics.jsonl under `split`.
+MetricSet Trainer::State::score(const TaskData& data, const char* split) {
   Evaluation ev;
   {
     // The evaluation runs alone on this thread: BLAS on every core, whatever the replicas set.
     ScopedBlasThreads blas(available_cores());
-    ev = evaluate(*parts.model, cfg.task, parts.dev, parts.labels, cfg.training.batch_size, parts.class_weights,
+    ev = evaluate(*parts.model, cfg.task, data, parts.labels, cfg.training.batch_size, parts.class_weights,
                   /*sort_by_length=*/true, eval_workers.get());
   }
-  json j{{"split", "dev"}, {"step", st.step}};
+  json j{{"split", split}, {"step", st.step}};
   for (auto& [k, v] : ev.metrics) j[k] = v;
   log->metrics(j);
-  log->info("dev @ step {}:{}", st.step, metrics_line(ev.metrics));
+  return std::move(ev.metrics);
+}
+
+// A dev evaluation: metrics.jsonl and the log, best/ on a new best of the task's main metric,
+// early stopping's counters.
+void Trainer::State::evaluate_dev() {
+  if (parts.dev.encoded.empty()) return;
+  const auto metrics = score(parts.dev, "dev");
+  log->info("dev @ step {}:{}", st.step, metrics_line(metrics));
   const auto key = main_metric(metric_kind(cfg.task));
-  const auto it = ev.metrics.find(key);
-  if (it != ev.metrics.end() && std::isfinite(it->second) && improves(key, it->second, st.best_metric)) {
+  const auto it = metrics.find(key);
+  if (it != metrics.end() && std::isfinite(it->second) && improves(key, it->second, st.best_metric)) {
     st.best_metric = it->second;
     st.best_step = st.step;
     if (writer) {
@@ -409,23 +416,14 @@ void Trainer::State::evaluate_dev() {
     }
     log->info("new best {}={} -> {}", key, fmt_num(it->second), (out_dir / "best").string());
   }
-  if (const auto stop = early_stopping->update(ev.metrics, st.step, st.step == total_steps)) log->info("{}", *stop);
+  if (const auto stop = early_stopping->update(metrics, st.step, st.step == total_steps)) log->info("{}", *stop);
   writer_done();  // after every evaluation: the ranks need not agree bit for bit on "new best"
 }
 
 // data.test (SPEC §7): scored once, with the final model; the summary for the run's last line.
 std::string Trainer::State::score_test() {
   if (parts.test.encoded.empty()) return "";
-  Evaluation ev;
-  {
-    ScopedBlasThreads blas(available_cores());
-    ev = evaluate(*parts.model, cfg.task, parts.test, parts.labels, cfg.training.batch_size, parts.class_weights,
-                  /*sort_by_length=*/true, eval_workers.get());
-  }
-  json j{{"split", "test"}, {"step", st.step}};
-  for (auto& [k, v] : ev.metrics) j[k] = v;
-  log->metrics(j);
-  return "; test (" + parts.test.file.string() + ", final model):" + metrics_line(ev.metrics);
+  return "; test (" + parts.test.file.string() + ", final model):" + metrics_line(score(parts.test, "test"));
 }
 
 // The run's first lines: what is trained how (and, multi-process, how the ranks share it).
