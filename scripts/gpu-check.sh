@@ -187,6 +187,6 @@ if [ "$gpus" -ge 2 ]; then
   else tail -20 "$work/two.log"; fail "2 processes (NCCL) vs 1 process"
   fi
 else
-  note "2-process NCCL job: not run (1 GPU visible; it needs 2)"
+  note "2-process NCCL job: not run ($gpus GPU(s) visible; it needs 2)"
 fi
 finish
