@@ -1,11 +1,17 @@
 // Docs that must not drift from the code: docs/spec.md §8's key table against the keys the config
-// parser accepts, and docs/cpp-api.md's example against the compiled program it shows.
+// parser accepts, docs/cpp-api.md's example against the compiled program it shows, and README.md and
+// docs/*.md free of references to the project's development history (work periods, issue numbers, a
+// contract document that is not in the repository).
+#include <dirent.h>
+
 #include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -103,4 +109,68 @@ TEST_CASE("docs/spec.md's Resume section says of every config key whether it may
   }
   INFO("keys the Resume section does not place (identity, or may change):" << missing);
   CHECK(missing.empty());
+}
+
+namespace {
+
+/// README.md and every docs/*.md, sorted.
+std::vector<std::string> user_docs() {
+  std::vector<std::string> files{"README.md"};
+  DIR* dir = opendir((std::string(UNIF_SOURCE_DIR) + "/docs").c_str());
+  REQUIRE(dir != nullptr);
+  std::vector<std::string> pages;
+  while (const dirent* e = readdir(dir)) {
+    const std::string name = e->d_name;
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".md") == 0) pages.push_back("docs/" + name);
+  }
+  closedir(dir);
+  std::sort(pages.begin(), pages.end());
+  files.insert(files.end(), pages.begin(), pages.end());
+  return files;
+}
+
+/// `line` with its inline code spans (`...`) blanked out.
+std::string without_code_spans(const std::string& line) {
+  std::string out = line;
+  for (auto open = out.find('`'); open != std::string::npos;) {
+    const auto close = out.find('`', open + 1);
+    if (close == std::string::npos) break;
+    std::fill(out.begin() + static_cast<std::ptrdiff_t>(open), out.begin() + static_cast<std::ptrdiff_t>(close) + 1, ' ');
+    open = out.find('`', close + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("README.md and docs/*.md speak to users, not of the project's development history", "[unit][docs]") {
+  const auto icase = std::regex::ECMAScript | std::regex::icase;
+  // Checked on every line, code blocks included.
+  const std::vector<std::pair<std::regex, std::string>> anywhere{
+      {std::regex(R"(\bsessions? [0-9])", icase), "a numbered work period (\"session N\")"},
+      {std::regex(R"(\bstops? [0-9])", icase), "a numbered work period (\"stop N\")"},
+      {std::regex(R"(\bissues? #?[0-9])", icase), "an issue number"},
+      {std::regex(R"(SPEC §)"), "a section of SPEC.md, which is not in the repository"},
+  };
+  // Checked outside code blocks and code spans: "#12" is an issue number there (not "&#12;").
+  const std::regex hash_number(R"((^|[^&\w])#[0-9]{1,3}\b)");
+  std::string problems;
+  for (const auto& file : user_docs()) {
+    std::istringstream lines(read_text(file));
+    bool in_fence = false;
+    int number = 0;
+    for (std::string line; std::getline(lines, line);) {
+      ++number;
+      const auto first = line.find_first_not_of(" \t");
+      const bool fence = first != std::string::npos && line.compare(first, 3, "```") == 0;
+      for (const auto& [re, what] : anywhere)
+        if (std::regex_search(line, re))
+          problems += "\n  " + file + ":" + std::to_string(number) + ": " + what + ": " + line;
+      if (fence) in_fence = !in_fence;
+      if (!fence && !in_fence && std::regex_search(without_code_spans(line), hash_number))
+        problems += "\n  " + file + ":" + std::to_string(number) + ": an issue number (\"#N\"): " + line;
+    }
+  }
+  INFO("say what is true of the program today, with dates for measurements, instead of:" << problems);
+  CHECK(problems.empty());
 }
