@@ -14,7 +14,7 @@
 namespace unif::app {
 
 Command add_train(CLI::App& app) {
-  auto* cmd = app.add_subcommand("train", "Fine-tune a model as CONFIG.yaml says (SPEC §3)");
+  auto* cmd = app.add_subcommand("train", "Fine-tune a model as CONFIG.yaml says (docs/spec.md: every key)");
   auto config = std::make_shared<std::string>();
   auto sets = std::make_shared<std::vector<std::string>>();
   cmd->add_option("config", *config, "YAML run configuration")->required();

@@ -48,7 +48,7 @@ void write_model_meta(const std::filesystem::path& file, const ModelMeta& meta) 
   tmp += ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << "# unif model metadata (SPEC §4)\n" << out.c_str() << "\n";
+    f << "# unif model metadata (docs/spec.md, section 4)\n" << out.c_str() << "\n";
     f.flush();
     if (!f) {
       std::error_code ec;
