@@ -14,6 +14,14 @@ trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
 grep -q 'INTERFACE_COMPILE_FEATURES "cxx_std_17"' "$tmp"/prefix/lib*/cmake/unif/unifTargets.cmake ||
   { echo "FAIL: the exported targets do not carry cxx_std_17"; exit 1; }
+# Public headers only: <unif/unif.h> and what it includes; an internal header of the trainer is not there.
+inc=$tmp/prefix/include/unif
+test -f "$inc/unif.h" || { echo "FAIL: include/unif/unif.h not installed"; exit 1; }
+for internal in framework/train/run_log.h framework/train/checkpoints.h framework/parallel/process_group.h; do
+  test -f "$src/$internal" || { echo "FAIL: $internal is not in the source tree (update this test)"; exit 1; }
+  ! test -e "$inc/$internal" || { echo "FAIL: internal header $internal was installed"; exit 1; }
+done
+echo "installed headers: $(find "$inc" -name '*.h' ! -path "$inc/unif.h" | grep -c '') of $(cd "$src" && find framework models adversarial -name '*.h' | grep -c '') (+ unif.h)"
 cmake -S "$src/tests/install/consumer" -B "$tmp/b" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$tmp/prefix" "$@" > "$tmp/configure.log" || { cat "$tmp/configure.log"; exit 1; }
 cmake --build "$tmp/b" > "$tmp/build.log" || { cat "$tmp/build.log"; exit 1; }

@@ -1,7 +1,6 @@
 // A C++ user of the installed package: find_package(unif), link unif::framework, tokenize and load a checkpoint.
 #include <iostream>
-#include "framework/text/bert_tokenizer.h"
-#include "framework/checkpoint/pretrained.h"
+#include <unif/unif.h>
 int main(int argc, char** argv) {
   auto vocab = std::make_shared<const unif::framework::Vocab>(unif::framework::Vocab::load(std::string(argv[1]) + "/vocab.txt"));
   unif::framework::BertTokenizer tok(vocab, true);

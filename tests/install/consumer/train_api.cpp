@@ -11,15 +11,7 @@
 
 #include <torch/torch.h>
 
-#include "framework/checkpoint/safetensors.h"
-#include "framework/common/error.h"
-#include "framework/config/run_config.h"
-#include "framework/data/records.h"
-#include "framework/text/bert_tokenizer.h"
-#include "framework/train/build.h"
-#include "framework/train/trainer.h"
-#include "models/heads/bert_task_model.h"
-#include "models/task_model.h"
+#include <unif/unif.h>
 
 namespace fs = std::filesystem;
 using namespace unif;
