@@ -1,0 +1,303 @@
+// ByteLevelBpe: see byte_level_bpe.h.
+#include "framework/text/byte_level_bpe.h"
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+#include <utf8proc.h>
+
+#include "framework/text/unicode.h"
+
+namespace unif::framework {
+namespace {
+
+constexpr char32_t kSpaceSymbol = 0x0120;  // 'Ġ', the byte symbol of ' '
+
+utf8proc_category_t category(char32_t cp) { return utf8proc_category(static_cast<utf8proc_int32_t>(cp)); }
+
+bool is_letter(char32_t cp) {
+  switch (category(cp)) {
+    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: return true;
+    default: return false;
+  }
+}
+
+bool is_number(char32_t cp) {
+  const auto c = category(cp);
+  return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL || c == UTF8PROC_CATEGORY_NO;
+}
+
+// Oniguruma's Unicode \s (the split pattern) and Rust's char::is_whitespace (lstrip/rstrip): the
+// White_Space property: \t..\r, U+0085 and the Zs, Zl, Zp categories.
+bool is_space(char32_t cp) {
+  if ((cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85) return true;
+  const auto c = category(cp);
+  return c == UTF8PROC_CATEGORY_ZS || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP;
+}
+
+bool is_other(char32_t cp) { return !is_space(cp) && !is_letter(cp) && !is_number(cp); }
+
+// The length of the GPT-2 pattern's match at `i` (< end):
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+int64_t match_length(const std::u32string& t, int64_t i, int64_t end) {
+  if (t[i] == U'\'' && i + 1 < end) {
+    const char32_t a = t[i + 1];
+    if (a == U's' || a == U't' || a == U'm' || a == U'd') return 2;
+    if (i + 2 < end) {
+      const char32_t b = t[i + 2];
+      if ((a == U'r' && b == U'e') || (a == U'v' && b == U'e') || (a == U'l' && b == U'l')) return 3;
+    }
+  }
+  for (bool (*cls)(char32_t) : {is_letter, is_number, is_other}) {
+    int64_t j = i;
+    if (t[j] == U' ' && j + 1 < end && cls(t[j + 1])) ++j;
+    if (!cls(t[j])) continue;
+    while (j < end && cls(t[j])) ++j;
+    return j - i;
+  }
+  // White space: all of it at the end of the text, else all but the last character before a
+  // non-space (which may then start the next match as its optional space), at least one.
+  int64_t j = i;
+  while (j < end && is_space(t[j])) ++j;
+  if (j == end || j - i == 1) return j - i;
+  return j - i - 1;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot be read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::pair<std::string, std::string> split_merge(const std::string& line, const std::string& where) {
+  const auto space = line.find(' ');
+  if (space == std::string::npos || space == 0 || space + 1 == line.size() ||
+      line.find(' ', space + 1) != std::string::npos)
+    throw std::runtime_error(where + ": a merge is two pieces separated by one space, got '" + line + "'");
+  return {line.substr(0, space), line.substr(space + 1)};
+}
+
+}  // namespace
+
+char32_t ByteLevelBpe::byte_symbol(unsigned char b) {
+  // bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the other 68 bytes map in
+  // order to U+0100 and up.
+  static const std::array<char32_t, 256> table = [] {
+    std::array<char32_t, 256> t{};
+    char32_t next = 256;
+    for (int c = 0; c < 256; ++c) {
+      const bool printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
+      t[c] = printable ? static_cast<char32_t>(c) : next++;
+    }
+    return t;
+  }();
+  return table[b];
+}
+
+ByteLevelBpe::ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab,
+                           const std::vector<std::pair<std::string, std::string>>& merges,
+                           std::vector<AddedToken> added, bool add_prefix_space, bool ignore_merges)
+    : vocab_(std::move(vocab)), added_(std::move(added)), add_prefix_space_(add_prefix_space),
+      ignore_merges_(ignore_merges) {
+  for (size_t r = 0; r < merges.size(); ++r)
+    ranks_.emplace(merges[r].first + " " + merges[r].second, static_cast<int>(r));  // first rank wins
+  for (const auto& a : added_) {
+    if (a.content.empty()) throw std::runtime_error("byte-level BPE: an added token is empty");
+    if (!vocab_.count(a.content))
+      throw std::runtime_error("byte-level BPE: the added token '" + a.content + "' has no id");
+  }
+}
+
+ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
+  std::unordered_map<std::string, int64_t> vocab;
+  std::vector<std::pair<std::string, std::string>> merges;
+  std::vector<AddedToken> added;
+  bool add_prefix_space = false, ignore_merges = false;
+  const std::string tokenizer_json = dir + "/tokenizer.json";
+  if (std::ifstream(tokenizer_json).good()) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(read_file(tokenizer_json));
+      const auto& model = j.at("model");
+      if (model.value("type", std::string()) != "BPE")
+        throw std::runtime_error("model.type is '" + model.value("type", std::string()) + "', expected BPE");
+      for (const auto& [piece, id] : model.at("vocab").items()) vocab.emplace(piece, id.get<int64_t>());
+      ignore_merges = model.value("ignore_merges", false);
+      for (const auto& m : model.at("merges")) {
+        if (m.is_string()) merges.push_back(split_merge(m.get<std::string>(), tokenizer_json));
+        else merges.emplace_back(m.at(0).get<std::string>(), m.at(1).get<std::string>());
+      }
+      if (j.contains("added_tokens"))
+        for (const auto& a : j.at("added_tokens")) {
+          AddedToken t{a.at("content").get<std::string>(), a.value("lstrip", false), a.value("rstrip", false)};
+          vocab.emplace(t.content, a.at("id").get<int64_t>());
+          added.push_back(std::move(t));
+        }
+      const auto& pre = j.at("pre_tokenizer");
+      if (!pre.is_null() && pre.value("type", std::string()) == "ByteLevel")
+        add_prefix_space = pre.value("add_prefix_space", false);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(tokenizer_json + ": " + e.what());
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      throw std::runtime_error(what.rfind(tokenizer_json, 0) == 0 ? what : tokenizer_json + ": " + what);
+    }
+  } else {
+    const std::string vocab_json = dir + "/vocab.json", merges_txt = dir + "/merges.txt";
+    try {
+      const auto j = nlohmann::json::parse(read_file(vocab_json));
+      for (const auto& [piece, id] : j.items()) vocab.emplace(piece, id.get<int64_t>());
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(vocab_json + ": " + e.what());
+    }
+    std::istringstream lines(read_file(merges_txt));
+    std::string line;
+    bool first = true;
+    while (std::getline(lines, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (first && line.rfind("#version", 0) == 0) { first = false; continue; }
+      first = false;
+      if (line.empty()) continue;
+      merges.push_back(split_merge(line, merges_txt));
+    }
+    for (const char* s : {"<s>", "<pad>", "</s>", "<unk>", "<mask>"})
+      if (vocab.count(s)) added.push_back({s, std::string(s) == "<mask>", false});
+  }
+  try {
+    return ByteLevelBpe(std::move(vocab), merges, std::move(added), add_prefix_space, ignore_merges);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error((std::ifstream(tokenizer_json).good() ? tokenizer_json : dir + "/vocab.json") + ": " +
+                             e.what());
+  }
+}
+
+int64_t ByteLevelBpe::token_to_id(std::string_view piece) const {
+  const auto it = vocab_.find(std::string(piece));
+  return it == vocab_.end() ? -1 : it->second;
+}
+
+std::vector<int64_t> ByteLevelBpe::convert_tokens_to_ids(const std::vector<std::string>& pieces) const {
+  std::vector<int64_t> ids;
+  ids.reserve(pieces.size());
+  for (const auto& p : pieces) ids.push_back(token_to_id(p));
+  return ids;
+}
+
+std::vector<std::string> ByteLevelBpe::bpe(const std::string& symbols) const {
+  if (ignore_merges_ && vocab_.count(symbols)) return {symbols};
+  // One symbol per byte symbol (a code point of 1-2 UTF-8 bytes); symbols missing from the
+  // vocabulary are dropped, as HF's BPE without an unk token does.
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < symbols.size();) {
+    size_t n = 1;
+    while (i + n < symbols.size() && (static_cast<unsigned char>(symbols[i + n]) & 0xC0) == 0x80) ++n;
+    std::string s = symbols.substr(i, n);
+    if (vocab_.count(s)) parts.push_back(std::move(s));
+    i += n;
+  }
+  // Merge the adjacent pair of lowest rank (leftmost among equals) until no pair has a rank.
+  std::string key;
+  while (parts.size() > 1) {
+    int best = std::numeric_limits<int>::max();
+    size_t at = 0;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      key.assign(parts[i]).append(" ").append(parts[i + 1]);
+      const auto it = ranks_.find(key);
+      if (it != ranks_.end() && it->second < best) best = it->second, at = i;
+    }
+    if (best == std::numeric_limits<int>::max()) break;
+    parts[at] += parts[at + 1];
+    parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+  }
+  return parts;
+}
+
+void ByteLevelBpe::split_and_encode(const std::u32string& text, int64_t begin, int64_t end, Tokenized& out) const {
+  std::string symbols;
+  std::vector<int64_t> source;  // per byte symbol: the code point it came from
+  for (int64_t i = begin; i < end;) {
+    const int64_t n = match_length(text, i, end);
+    symbols.clear();
+    source.clear();
+    for (int64_t k = i; k < i + n; ++k) {
+      std::string bytes;
+      unicode::append_utf8(bytes, text[k]);
+      for (unsigned char b : bytes) {
+        unicode::append_utf8(symbols, byte_symbol(b));
+        source.push_back(k);
+      }
+    }
+    size_t at = 0;  // byte symbols consumed
+    for (auto& piece : bpe(symbols)) {
+      const std::u32string cps = unicode::decode_utf8(piece);
+      const auto len = static_cast<int64_t>(cps.size());
+      CharSpan span{source[at], source[at + len - 1] + 1};
+      // HF trims the spaces a piece carries from its offsets (trim_offsets).
+      int64_t lead = 0, trail = 0;
+      while (lead < len && cps[lead] == kSpaceSymbol) ++lead;
+      while (trail < len && cps[len - 1 - trail] == kSpaceSymbol) ++trail;
+      if (lead > 0) span.start = std::min(span.start + lead, span.end);
+      if (trail > 0 && span.end >= trail) span.end = std::max(span.end - trail, span.start);
+      at += static_cast<size_t>(len);
+      out.tokens.push_back(std::move(piece));
+      out.offsets.push_back(span);
+    }
+    i += n;
+  }
+}
+
+Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const {
+  std::u32string text = unicode::decode_utf8(utf8);
+  std::vector<std::u32string> added;
+  for (const auto& a : added_) added.push_back(unicode::decode_utf8(a.content));
+  Tokenized out;
+  const auto n = static_cast<int64_t>(text.size());
+  int64_t done = 0;  // text before this is tokenized
+  auto plain = [&](int64_t begin, int64_t end) {
+    if (begin >= end) return;
+    if (!add_prefix_space_ || is_space(text[begin])) return split_and_encode(text, begin, end, out);
+    // A space before the segment, mapped onto its first character (then trimmed off the offsets).
+    std::u32string spaced = U" " + text.substr(begin, end - begin);
+    Tokenized part;
+    split_and_encode(spaced, 0, static_cast<int64_t>(spaced.size()), part);
+    for (size_t k = 0; k < part.tokens.size(); ++k) {
+      out.tokens.push_back(part.tokens[k]);
+      const auto shift = [&](int64_t p) { return std::max<int64_t>(p - 1, 0) + begin; };
+      out.offsets.push_back({shift(part.offsets[k].start), std::max(shift(part.offsets[k].end), shift(part.offsets[k].start))});
+    }
+  };
+  for (int64_t i = 0; i < n;) {
+    // Leftmost-longest match of an added token at i.
+    int best = -1;
+    size_t best_len = 0;
+    for (size_t a = 0; a < added.size(); ++a)
+      if (added[a].size() > best_len && text.compare(static_cast<size_t>(i), added[a].size(), added[a]) == 0)
+        best = static_cast<int>(a), best_len = added[a].size();
+    if (best < 0) { ++i; continue; }
+    int64_t start = i, stop = i + static_cast<int64_t>(best_len);
+    if (added_[best].lstrip)
+      while (start > done && is_space(text[start - 1])) --start;
+    if (added_[best].rstrip)
+      while (stop < n && is_space(text[stop])) ++stop;
+    plain(done, start);
+    out.tokens.push_back(added_[best].content);
+    out.offsets.push_back({i, i + static_cast<int64_t>(best_len)});  // the stripped space is in no piece
+    done = i = stop;
+  }
+  plain(done, n);
+  return out;
+}
+
+std::vector<std::string> ByteLevelBpe::tokenize(std::string_view utf8) const {
+  return tokenize_with_offsets(utf8).tokens;
+}
+
+}  // namespace unif::framework

@@ -1,0 +1,72 @@
+// ByteLevelBpe: the byte-level BPE of GPT-2 and RoBERTa as HF `tokenizers` runs it for
+// RobertaTokenizerFast (tokenizer.json: ByteLevel pre-tokenizer with the GPT-2 split pattern, BPE
+// model over the 256 byte symbols, offsets trimmed of the spaces a piece carries) — with the code
+// point span of every piece in the input.
+//
+//   auto bpe = ByteLevelBpe::load("model_dir");       // vocab.json + merges.txt, or tokenizer.json
+//   auto out = bpe.tokenize_with_offsets("Hello world");   // {"Hello", "Ġworld"}, {0,5}, {6,11}
+//
+// Special tokens (<s>, </s>, <pad>, <unk>, <mask>, and any other added token of the model's files)
+// are cut out of the text before the split, as HF's added vocabulary does; `<mask>` takes the white
+// space before it (lstrip), as RoBERTa's tokenizer.json says. Input is UTF-8; invalid bytes become
+// U+FFFD (see unicode::decode_utf8).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/text/bert_tokenizer.h"  // Tokenized, CharSpan
+
+namespace unif::framework {
+
+/// A token the tokenizer matches in raw text before anything else (HF's AddedToken).
+struct AddedToken {
+  std::string content;
+  bool lstrip = false;  // the match takes the white space before it
+  bool rstrip = false;  // the match takes the white space after it
+};
+
+class ByteLevelBpe {
+ public:
+  /// `vocab` piece -> id; `merges` in rank order (first = applied first); `added` the special
+  /// tokens, each of which must be in `vocab`. add_prefix_space: a space is put before the text (HF's
+  /// ByteLevel add_prefix_space; RoBERTa's default is false). ignore_merges: a pre-token that is in
+  /// the vocabulary is one piece without merging (HF's BPE ignore_merges).
+  ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+               std::vector<AddedToken> added, bool add_prefix_space = false, bool ignore_merges = false);
+
+  /// Reads `dir`/tokenizer.json when present (model.vocab, model.merges, model.ignore_merges,
+  /// added_tokens, pre_tokenizer.add_prefix_space), else `dir`/vocab.json + `dir`/merges.txt with RoBERTa's
+  /// special tokens. Throws std::runtime_error naming the file and what is wrong with it.
+  static ByteLevelBpe load(const std::string& dir);
+
+  /// Pieces of `utf8` (no <s>/</s> added), as HF `tokenizer.tokenize(text)`.
+  std::vector<std::string> tokenize(std::string_view utf8) const;
+  /// The same pieces with their code point spans in `utf8` (HF's offset_mapping, trimmed).
+  Tokenized tokenize_with_offsets(std::string_view utf8) const;
+
+  /// The id of `piece`, or -1 when it is not in the vocabulary.
+  int64_t token_to_id(std::string_view piece) const;
+  std::vector<int64_t> convert_tokens_to_ids(const std::vector<std::string>& pieces) const;
+  int64_t vocab_size() const { return static_cast<int64_t>(vocab_.size()); }
+
+  /// The BPE pieces of one pre-token given as bytes (already mapped to byte symbols, not split
+  /// further): exposed for tests.
+  std::vector<std::string> bpe(const std::string& symbols) const;
+
+  /// GPT-2's byte -> printable code point map (bytes_to_unicode), e.g. ' ' -> U+0120 'Ġ'.
+  static char32_t byte_symbol(unsigned char byte);
+
+ private:
+  void split_and_encode(const std::u32string& text, int64_t begin, int64_t end, Tokenized& out) const;
+
+  std::unordered_map<std::string, int64_t> vocab_;
+  std::unordered_map<std::string, int> ranks_;  // "left right" -> rank
+  std::vector<AddedToken> added_;
+  bool add_prefix_space_;
+  bool ignore_merges_;
+};
+
+}  // namespace unif::framework
