@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -52,15 +53,35 @@ void RunLog::clear_line() {
   on_line_ = false;
 }
 
-void RunLog::progress(const std::string& line) {
+std::string RunLog::bar(int64_t step, int64_t total) {
+  constexpr int kWidth = 20;
+  const double fraction = total > 0 ? std::clamp(static_cast<double>(step) / static_cast<double>(total), 0.0, 1.0) : 0.0;
+  const auto filled = static_cast<int>(fraction * kWidth);
+  char pct[8];
+  std::snprintf(pct, sizeof pct, "%3d%% ", static_cast<int>(fraction * 100.0));
+  return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(kWidth - filled), '-') +
+         "] " + pct;
+}
+
+void RunLog::progress(int64_t step, int64_t total, const std::string& details) {
+  const std::string line = "step " + std::to_string(step) + "/" + std::to_string(total) + " " + details;
+  details_ = details;
   if (!tty_) {
     log_->info("{}", line);
     return;
   }
-  std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  std::fprintf(stderr, "\r\033[K%s%s", bar(step, total).c_str(), line.c_str());
   std::fflush(stderr);
   on_line_ = true;
   log_->sinks()[1]->log(spdlog::details::log_msg("unif", spdlog::level::info, line));
+}
+
+void RunLog::tick(int64_t step, int64_t total) {
+  if (!tty_) return;
+  std::fprintf(stderr, "\r\033[K%sstep %lld/%lld%s%s", bar(step, total).c_str(), static_cast<long long>(step),
+               static_cast<long long>(total), details_.empty() ? "" : " ", details_.c_str());
+  std::fflush(stderr);
+  on_line_ = true;
 }
 
 void RunLog::error(const std::string& message) {

@@ -3,6 +3,7 @@
 // ranks log warnings to stderr, prefixed with their rank. On a terminal the step lines overwrite
 // each other on one line (train.log still gets each), and every other message first clears it.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -33,8 +34,13 @@ class RunLog {
     clear_line();
     log_->warn(f, std::forward<Args>(args)...);
   }
-  /// A step line: on a terminal it replaces the previous one in place (and goes to train.log).
-  void progress(const std::string& line);
+  /// The step line "step S/T DETAILS": logged as is; on a terminal it replaces the previous one in
+  /// place behind a progress bar (train.log gets the line without the bar).
+  void progress(int64_t step, int64_t total, const std::string& details);
+  /// Every step, on a terminal only: the bar and "step S/T" move on, with the last line's details.
+  void tick(int64_t step, int64_t total);
+  /// "[#####-----]  50% " for step/total (width 20 characters between the brackets).
+  static std::string bar(int64_t step, int64_t total);
   /// An `error: ...` line on stderr (always, whatever the rank) and in train.log.
   void error(const std::string& message);
   /// Ends the progress line on a terminal (before the run's last messages).
@@ -53,6 +59,7 @@ class RunLog {
   bool writer_ = true;
   bool tty_ = false;
   bool on_line_ = false;  // a progress line is showing
+  std::string details_;   // of the last step line
 };
 
 }  // namespace unif::framework

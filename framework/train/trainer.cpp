@@ -492,8 +492,9 @@ void Trainer::State::log_step(StepWindow& window, double lr, int64_t step0) cons
               {"samples_per_s", sps}, {"train_s", elapsed - window.paused_total}};
   if (t.nonfinite == "skip") record["skipped_steps"] = st.skipped_steps;
   log->metrics(record);
-  log->progress(fmt::format("step {}/{} epoch {:.2f} loss {} lr {:.3g} {:.1f} samples/s ETA {}", st.step, total_steps,
-                            epoch_f, window.z > 0 ? fmt::format("{:.4f}", loss) : "n/a", lr, sps, fmt_duration(eta)));
+  log->progress(st.step, total_steps,
+                fmt::format("epoch {:.2f} loss {} lr {:.3g} {:.1f} samples/s ETA {}", epoch_f,
+                            window.z > 0 ? fmt::format("{:.4f}", loss) : "n/a", lr, sps, fmt_duration(eta)));
   window.loss = 0.0, window.z = 0.0, window.samples = 0, window.since = now, window.paused = 0.0;
 }
 
@@ -590,6 +591,7 @@ int Trainer::fit() {
     }
     const bool epoch_end = s.st.batch_in_epoch == 0, last = s.st.step == s.total_steps;
     if (s.st.step % t.log_every == 0 || last || report.nonfinite) s.log_step(window, step_lr, step0);
+    else s.log->tick(s.st.step, s.total_steps);
     const auto pause_t = std::chrono::steady_clock::now();
     if ((t.eval_every > 0 && s.st.step % t.eval_every == 0) || (t.eval_every == 0 && epoch_end) || last) {
       s.evaluate_dev();
@@ -626,6 +628,10 @@ int Trainer::fit() {
   if (s.early_stopping->stopped())
     s.log->info("stopped early at step {} of {} (training.early_stopping); best model in {}", s.st.step, s.total_steps,
                 (s.out_dir / "best").string());
+  // The run's best dev result restated last, where the user looks (training may have moved past it).
+  if (s.st.best_step >= 0)
+    s.log->info("best dev {}={} at step {}: {}", main_metric(metric_kind(s.cfg.task)), fmt_num(s.st.best_metric),
+                s.st.best_step, (s.out_dir / "best").string());
   s.log->info("done: {} steps in {}{}; final model in {}{}", s.st.step, fmt_duration(window.since_start()),
               t.nonfinite == "skip" ? fmt::format(", {} skipped (non-finite)", s.st.skipped_steps) : "",
               (s.out_dir / "final").string(), test_summary);
