@@ -1,7 +1,8 @@
-// Byte-level BPE (RoBERTa's tokenizer) against HF `tokenizers`: tests/fixtures/tokenizers/make.py
-// trained a BPE on the bundled datasets and wrote HF's pieces, ids and offsets for edge cases and
-// dev lines (in full) and a hash of them for every text of data/ (100% must match); bad tokenizer
-// files, each class of them, give an error naming the file.
+// The tokenizers of other model families against HF's fast tokenizers: byte-level BPE (RoBERTa) and
+// SentencePiece (XLM-R). tests/fixtures/tokenizers/make.py trained one of each on the bundled
+// datasets and wrote HF's pieces, ids and offsets for edge cases and dev lines (in full) and a hash
+// of them for every text of data/ (100% must match); bad tokenizer files, each class of them, give an
+// error naming the file.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/text/byte_level_bpe.h"
+#include "framework/text/sentencepiece_tokenizer.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
@@ -58,8 +60,9 @@ std::string text_of(const json& record, const std::string& field) {
   return text;
 }
 
-void check_references(const ByteLevelBpe& bpe) {
-  const auto refs = read_jsonl(kFixture / "roberta-bpe.ref.jsonl");
+template <class Tokenizer>
+void check_references(const Tokenizer& bpe, const std::string& name) {
+  const auto refs = read_jsonl(kFixture / (name + ".ref.jsonl"));
   REQUIRE(refs.size() > 50);
   for (const auto& r : refs) {
     const std::string text = r.at("text");
@@ -94,20 +97,21 @@ std::string load_error(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("byte-level BPE: HF's pieces, ids and offsets from tokenizer.json", "[unit][tokenizer][bpe]") {
-  check_references(ByteLevelBpe::load((kFixture / "roberta-bpe").string()));
+  check_references(ByteLevelBpe::load((kFixture / "roberta-bpe").string()), "roberta-bpe");
 }
 
 TEST_CASE("byte-level BPE: vocab.json + merges.txt alone give the same (RoBERTa's special tokens)", "[unit][tokenizer][bpe]") {
   const fs::path dir = temp_dir("files");
   for (const char* f : {"vocab.json", "merges.txt"}) fs::copy_file(kFixture / "roberta-bpe" / f, dir / f);
-  check_references(ByteLevelBpe::load(dir.string()));
+  check_references(ByteLevelBpe::load(dir.string()), "roberta-bpe");
   fs::remove_all(dir);
 }
 
-TEST_CASE("byte-level BPE: every text of the bundled datasets as HF tokenizes it", "[unit][tokenizer][bpe]") {
-  const auto bpe = ByteLevelBpe::load((kFixture / "roberta-bpe").string());
+// Every text of data/ through `tok`, against `name`.hash.jsonl.
+template <class Tokenizer>
+void check_all_texts(const Tokenizer& bpe, const std::string& name) {
   size_t texts = 0, mismatches = 0;
-  for (const auto& file : read_jsonl(kFixture / "roberta-bpe.hash.jsonl")) {
+  for (const auto& file : read_jsonl(kFixture / (name + ".hash.jsonl"))) {
     const std::string name = file.at("file");
     std::ifstream in(kRoot / name);
     REQUIRE(in.good());
@@ -131,6 +135,31 @@ TEST_CASE("byte-level BPE: every text of the bundled datasets as HF tokenizes it
   INFO(texts << " texts compared");
   CHECK(texts > 20000);
   CHECK(mismatches == 0);
+}
+
+TEST_CASE("byte-level BPE: every text of the bundled datasets as HF tokenizes it", "[unit][tokenizer][bpe]") {
+  check_all_texts(ByteLevelBpe::load((kFixture / "roberta-bpe").string()), "roberta-bpe");
+}
+
+TEST_CASE("SentencePiece (XLM-R): HF's pieces, ids and offsets", "[unit][tokenizer][spm]") {
+  check_references(SentencePieceTokenizer::load((kFixture / "xlmr-spm").string()), "xlmr-spm");
+}
+
+TEST_CASE("SentencePiece (XLM-R): every text of the bundled datasets as HF tokenizes it", "[unit][tokenizer][spm]") {
+  check_all_texts(SentencePieceTokenizer::load((kFixture / "xlmr-spm").string()), "xlmr-spm");
+}
+
+TEST_CASE("SentencePiece (XLM-R): fairseq ids and bad model files", "[unit][tokenizer][spm][bad-input]") {
+  const auto sp = SentencePieceTokenizer::load((kFixture / "xlmr-spm").string());
+  CHECK(sp.vocab_size() == 8002);
+  CHECK(sp.convert_tokens_to_ids({"<s>", "<pad>", "</s>", "<unk>", "<mask>", "no such piece"}) ==
+        std::vector<int64_t>{0, 1, 2, 3, 8001, -1});
+  const fs::path dir = temp_dir("spm");
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load(dir.string()), Catch::Contains("sentencepiece.bpe.model: cannot be read"));
+  write(dir / "sentencepiece.bpe.model", "not a model");
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load(dir.string()),
+                    Catch::Contains("sentencepiece.bpe.model: not a SentencePiece model"));
+  fs::remove_all(dir);
 }
 
 TEST_CASE("byte-level BPE: GPT-2's byte symbols and merge order", "[unit][tokenizer][bpe]") {

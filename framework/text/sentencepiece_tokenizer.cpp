@@ -1,0 +1,343 @@
+// SentencePieceTokenizer: see sentencepiece_tokenizer.h. The steps follow HF tokenizers' Precompiled
+// normalizer, WhitespaceSplit + Metaspace pre-tokenizers and Unigram model (encode_optimized).
+#include "framework/text/sentencepiece_tokenizer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include <utf8proc.h>
+
+#include "framework/text/unicode.h"
+
+namespace unif::framework {
+namespace {
+
+constexpr char32_t kMeta = 0x2581;  // '▁'
+constexpr float kUnkPenalty = 10.0f;
+
+// Rust's char::is_whitespace (White_Space), on which HF's WhitespaceSplit splits.
+bool is_white_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+// Protocol buffer reading: just what a ModelProto needs.
+struct Reader {
+  const std::string& data;
+  size_t pos, end;
+  const std::string& where;
+  [[noreturn]] void bad() const { throw std::runtime_error(where + ": not a SentencePiece model (bad protobuf)"); }
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= end) bad();
+      const auto b = static_cast<unsigned char>(data[pos++]);
+      v |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    bad();
+  }
+  // Calls f(field, wire type, reader over a length-delimited value or nullptr, varint value, fixed32 bytes).
+  template <class F>
+  void fields(F&& f) {
+    while (pos < end) {
+      const uint64_t key = varint();
+      const int field = static_cast<int>(key >> 3), type = static_cast<int>(key & 7);
+      if (type == 0) {
+        f(field, type, nullptr, varint(), nullptr);
+      } else if (type == 2) {
+        const uint64_t len = varint();
+        if (len > end - pos) bad();
+        Reader sub{data, pos, pos + len, where};
+        pos += len;
+        f(field, type, &sub, 0, nullptr);
+      } else if (type == 5) {
+        if (end - pos < 4) bad();
+        f(field, type, nullptr, 0, data.data() + pos);
+        pos += 4;
+      } else if (type == 1) {
+        if (end - pos < 8) bad();
+        pos += 8;
+      } else {
+        bad();
+      }
+    }
+  }
+  std::string str() const { return data.substr(pos, end - pos); }
+};
+
+}  // namespace
+
+SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& model, const std::string& where) {
+  struct Piece {
+    std::string text;
+    float score = 0.0f;
+    int type = 1;  // NORMAL=1 UNKNOWN=2 CONTROL=3 USER_DEFINED=4 UNUSED=5 BYTE=6
+  };
+  std::vector<Piece> pieces;
+  std::string charsmap;
+  int model_type = 1;  // UNIGRAM
+  Reader top{model, 0, model.size(), where};
+  top.fields([&](int field, int type, Reader* sub, uint64_t, const char*) {
+    if (field == 1 && type == 2) {  // pieces
+      Piece p;
+      sub->fields([&](int f, int t, Reader* s, uint64_t v, const char* fixed) {
+        if (f == 1 && t == 2) p.text = s->str();
+        else if (f == 2 && t == 5) std::memcpy(&p.score, fixed, 4);
+        else if (f == 3 && t == 0) p.type = static_cast<int>(v);
+      });
+      pieces.push_back(std::move(p));
+    } else if (field == 2 && type == 2) {  // trainer_spec
+      sub->fields([&](int f, int t, Reader*, uint64_t v, const char*) {
+        if (f == 3 && t == 0) model_type = static_cast<int>(v);
+      });
+    } else if (field == 3 && type == 2) {  // normalizer_spec
+      sub->fields([&](int f, int t, Reader* s, uint64_t, const char*) {
+        if (f == 2 && t == 2) charsmap = s->str();
+      });
+    }
+  });
+  if (pieces.size() < 3) throw std::runtime_error(where + ": not a SentencePiece model (fewer than 3 pieces)");
+  if (model_type != 1)
+    throw std::runtime_error(where + ": a SentencePiece model of type " + std::to_string(model_type) +
+                             "; only unigram models (type 1, XLM-R's) are supported");
+  if (pieces[0].type != 2)
+    throw std::runtime_error(where + ": expected XLM-R's layout (<unk>, <s>, </s> as the model's first pieces)");
+
+  SentencePieceTokenizer t;
+  // HF's vocabulary: fairseq's four, the model's pieces after its own <unk> <s> </s>, then <mask>.
+  t.pieces_ = {{"<s>", 0.0f}, {"<pad>", 0.0f}, {"</s>", 0.0f}, {"<unk>", 0.0f}};
+  float min_score = 0.0f;
+  for (size_t i = 3; i < pieces.size(); ++i) {
+    const auto id = static_cast<int64_t>(t.pieces_.size());
+    t.pieces_.emplace_back(pieces[i].text, pieces[i].score);
+    min_score = std::min(min_score, pieces[i].score);
+    if (pieces[i].type == 1 || pieces[i].type == 4) {
+      t.ids_.emplace(pieces[i].text, id);
+      t.max_piece_bytes_ = std::max(t.max_piece_bytes_, pieces[i].text.size());
+    }
+  }
+  t.pieces_.emplace_back("<mask>", 0.0f);
+  t.unk_score_ = min_score - kUnkPenalty;
+
+  if (!charsmap.empty()) {  // uint32 trie size, the double array, then the replacement strings
+    uint32_t trie_bytes = 0;
+    if (charsmap.size() < 4) throw std::runtime_error(where + ": a precompiled charsmap shorter than its header");
+    std::memcpy(&trie_bytes, charsmap.data(), 4);
+    if (trie_bytes % 4 != 0 || trie_bytes > charsmap.size() - 4 || trie_bytes == 0)
+      throw std::runtime_error(where + ": a precompiled charsmap with a bad trie size");
+    t.trie_.resize(trie_bytes / 4);
+    std::memcpy(t.trie_.data(), charsmap.data() + 4, trie_bytes);
+    t.normalized_ = charsmap.substr(4 + trie_bytes);
+  }
+  return t;
+}
+
+SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& dir) {
+  const std::string path = dir + "/sentencepiece.bpe.model";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot be read");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return from_bytes(bytes.str(), path);
+}
+
+int64_t SentencePieceTokenizer::token_to_id(std::string_view piece) const {
+  for (size_t i = 0; i < specials_.size(); ++i)
+    if (piece == specials_[i]) return i < 4 ? static_cast<int64_t>(i) : vocab_size() - 1;
+  const auto it = ids_.find(std::string(piece));
+  return it == ids_.end() ? -1 : it->second;
+}
+
+std::vector<int64_t> SentencePieceTokenizer::convert_tokens_to_ids(const std::vector<std::string>& pieces) const {
+  std::vector<int64_t> ids;
+  ids.reserve(pieces.size());
+  for (const auto& p : pieces) ids.push_back(token_to_id(p));
+  return ids;
+}
+
+// The replacement of the shortest charsmap key that `bytes` starts with (darts-clone's
+// commonPrefixSearch, first result), or nullptr: HF's Precompiled::transform.
+const char* SentencePieceTokenizer::charsmap_lookup(std::string_view bytes) const {
+  if (trie_.empty()) return nullptr;
+  auto offset = [](uint32_t unit) { return (unit >> 10) << ((unit & (1u << 9)) >> 6); };
+  size_t node = offset(trie_[0]);
+  for (unsigned char c : bytes) {
+    node ^= c;
+    if (node >= trie_.size()) return nullptr;
+    const uint32_t unit = trie_[node];
+    if ((unit & ((1u << 31) | 0xFF)) != c) return nullptr;
+    node ^= offset(unit);
+    if (node >= trie_.size()) return nullptr;
+    if ((unit >> 8) & 1) {
+      const uint32_t value = trie_[node] & ((1u << 31) - 1);
+      return value < normalized_.size() ? normalized_.c_str() + value : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+std::u32string SentencePieceTokenizer::normalize(const std::u32string& text, std::vector<CharSpan>* alignment) const {
+  // HF's Precompiled normalizer: per extended grapheme cluster, the cluster's replacement when it
+  // is shorter than 6 bytes and has one, else each character's. Its (char, change) list then
+  // aligns the output to the input as NormalizedString::transform does: change 0 replaces the next
+  // input character, 1 is inserted (it shares the previous input character's span), -n also drops
+  // the n input characters after.
+  std::vector<std::pair<char32_t, int64_t>> changes;
+  auto replace = [&](int64_t old_count, const char* norm) {
+    const std::u32string repl = unicode::decode_utf8(norm);
+    for (char32_t c : repl) changes.emplace_back(c, 0);
+    const auto diff = static_cast<int64_t>(repl.size()) - old_count;
+    if (diff > 0) {
+      for (int64_t k = 0; k < diff; ++k) changes[changes.size() - 1 - k].second = 1;
+    } else if (diff < 0 && !changes.empty()) {
+      changes.back().second += diff;
+    }
+  };
+  const auto n = static_cast<int64_t>(text.size());
+  utf8proc_int32_t state = 0;
+  for (int64_t g0 = 0; g0 < n;) {
+    int64_t g1 = g0 + 1;
+    state = 0;
+    while (g1 < n && !utf8proc_grapheme_break_stateful(static_cast<utf8proc_int32_t>(text[g1 - 1]),
+                                                        static_cast<utf8proc_int32_t>(text[g1]), &state))
+      ++g1;
+    const std::string grapheme = unicode::encode_utf8(std::u32string_view(text).substr(g0, g1 - g0));
+    const char* norm = grapheme.size() < 6 ? charsmap_lookup(grapheme) : nullptr;
+    if (norm) {
+      replace(g1 - g0, norm);
+    } else {
+      for (int64_t k = g0; k < g1; ++k) {
+        std::string ch;
+        unicode::append_utf8(ch, text[k]);
+        if (const char* r = charsmap_lookup(ch)) replace(1, r);
+        else changes.emplace_back(text[k], 0);
+      }
+    }
+    g0 = g1;
+  }
+  std::u32string out;
+  int64_t orig = 0;
+  for (const auto& [c, change] : changes) {
+    CharSpan span;
+    if (change > 0) {
+      span = orig == 0 ? CharSpan{0, 0} : CharSpan{orig - 1, orig};
+    } else {
+      span = {orig, std::min(orig + 1, n)};
+      orig += 1 - change;  // the replaced character and the -change dropped after it
+    }
+    out.push_back(c);
+    if (alignment) alignment->push_back(span);
+  }
+  return out;
+}
+
+void SentencePieceTokenizer::viterbi(const std::u32string& word, const std::vector<CharSpan>& spans,
+                                     Tokenized& out) const {
+  // HF's Unigram::encode_optimized over the word's characters: the best-scoring segmentation into
+  // vocabulary pieces; a character no piece starts with is <unk> at min score - 10.
+  const size_t n = word.size();
+  std::vector<std::string> chars(n);
+  for (size_t i = 0; i < n; ++i) unicode::append_utf8(chars[i], word[i]);
+  struct Node {
+    double score = 0.0;
+    int64_t start = -1;  // -1: not reached
+    int64_t id = -1;
+  };
+  std::vector<Node> best(n + 1);
+  best[0].start = 0;
+  std::string candidate;
+  for (size_t s = 0; s < n; ++s) {
+    const double here = best[s].score;
+    bool single = false;
+    candidate.clear();
+    for (size_t e = s; e < n && candidate.size() + chars[e].size() <= max_piece_bytes_; ++e) {
+      candidate += chars[e];
+      const auto it = ids_.find(candidate);
+      if (it == ids_.end()) continue;
+      const double score = here + pieces_[it->second].second;
+      Node& target = best[e + 1];
+      if (target.start < 0 || score > target.score) target = {score, static_cast<int64_t>(s), it->second};
+      if (e == s) single = true;
+    }
+    if (!single) {
+      const double score = here + unk_score_;
+      Node& target = best[s + 1];
+      if (target.start < 0 || score > target.score) target = {score, static_cast<int64_t>(s), 3};
+    }
+  }
+  // Back from the end; consecutive unknowns become one <unk> (HF's fuse_unk).
+  std::vector<std::pair<int64_t, int64_t>> path;  // (start, id), last piece first
+  for (int64_t e = static_cast<int64_t>(n); e > 0; e = best[e].start) {
+    if (best[e].id == 3 && !path.empty() && path.back().second == 3) path.back().first = best[e].start;
+    else path.emplace_back(best[e].start, best[e].id);
+  }
+  std::reverse(path.begin(), path.end());
+  for (size_t k = 0; k < path.size(); ++k) {
+    const int64_t s = path[k].first, e = k + 1 < path.size() ? path[k + 1].first : static_cast<int64_t>(n);
+    CharSpan span{spans[s].start, spans[s].end};
+    for (int64_t i = s; i < e; ++i) span.start = std::min(span.start, spans[i].start), span.end = std::max(span.end, spans[i].end);
+    out.tokens.push_back(pieces_[path[k].second].first);
+    out.offsets.push_back(span);
+  }
+}
+
+void SentencePieceTokenizer::encode_segment(const std::u32string& text, int64_t begin, int64_t end,
+                                            Tokenized& out) const {
+  std::vector<CharSpan> spans;
+  const std::u32string norm = normalize(text.substr(begin, end - begin), &spans);
+  for (auto& s : spans) s.start += begin, s.end += begin;
+  // WhitespaceSplit, then Metaspace: "▁" before each word, with the span of the word's first character.
+  for (size_t i = 0; i < norm.size();) {
+    if (is_white_space(norm[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < norm.size() && !is_white_space(norm[j])) ++j;
+    std::u32string word(1, kMeta);
+    std::vector<CharSpan> word_spans{spans[i]};
+    for (size_t k = i; k < j; ++k) {
+      word.push_back(norm[k] == U' ' ? kMeta : norm[k]);
+      word_spans.push_back(spans[k]);
+    }
+    viterbi(word, word_spans, out);
+    i = j;
+  }
+}
+
+Tokenized SentencePieceTokenizer::tokenize_with_offsets(std::string_view utf8) const {
+  const std::u32string text = unicode::decode_utf8(utf8);
+  std::vector<std::u32string> specials;
+  for (const auto& s : specials_) specials.push_back(unicode::decode_utf8(s));
+  Tokenized out;
+  const auto n = static_cast<int64_t>(text.size());
+  int64_t done = 0;
+  for (int64_t i = 0; i < n;) {
+    int best = -1;
+    size_t best_len = 0;
+    for (size_t a = 0; a < specials.size(); ++a)
+      if (specials[a].size() > best_len && text.compare(static_cast<size_t>(i), specials[a].size(), specials[a]) == 0)
+        best = static_cast<int>(a), best_len = specials[a].size();
+    if (best < 0) {
+      ++i;
+      continue;
+    }
+    if (done < i) encode_segment(text, done, i, out);
+    out.tokens.push_back(specials_[best]);
+    out.offsets.push_back({i, i + static_cast<int64_t>(best_len)});
+    done = i = i + static_cast<int64_t>(best_len);
+  }
+  if (done < n) encode_segment(text, done, n, out);
+  return out;
+}
+
+std::vector<std::string> SentencePieceTokenizer::tokenize(std::string_view utf8) const {
+  return tokenize_with_offsets(utf8).tokens;
+}
+
+}  // namespace unif::framework

@@ -1,0 +1,65 @@
+// SentencePieceTokenizer: XLM-R's tokenizer (a SentencePiece unigram model, sentencepiece.bpe.model)
+// as HF's fast XLMRobertaTokenizer runs it: the model's precompiled normalization (nmt_nfkc), split
+// on white space, "▁" before each word, unigram pieces by Viterbi over the model's scores (unknown
+// characters one fused <unk>), ids in fairseq's order (<s>=0, <pad>=1, </s>=2, <unk>=3, the model's
+// pieces shifted by one, <mask> last), and code point offsets in the input as HF gives them.
+//
+//   auto sp = SentencePieceTokenizer::load("model_dir");   // sentencepiece.bpe.model
+//   auto out = sp.tokenize_with_offsets("Hello world");    // {"▁Hello", "▁world"}, {0,5}, {6,11}
+//
+// Written here rather than on Google's libsentencepiece: Debian's build of it carries its own copy
+// of protobuf whose exported symbols collide with the libprotobuf LibTorch loads (the process dies
+// at start-up), and HF's pipeline differs from SentencePiece's own in its details (grapheme-wise
+// normalization, white space, offsets), which is what users' models were trained with.
+// Special tokens written in the text are cut out first, as HF's added vocabulary does. Input is
+// UTF-8; invalid bytes become U+FFFD (see unicode::decode_utf8).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/text/bert_tokenizer.h"  // Tokenized, CharSpan
+
+namespace unif::framework {
+
+class SentencePieceTokenizer {
+ public:
+  /// Reads `dir`/sentencepiece.bpe.model. Throws std::runtime_error naming the file when it is
+  /// missing or not a SentencePiece unigram model.
+  static SentencePieceTokenizer load(const std::string& dir);
+  /// A model from its serialized ModelProto bytes (`where` names it in errors).
+  static SentencePieceTokenizer from_bytes(const std::string& model, const std::string& where);
+
+  /// Pieces of `utf8` (no <s>/</s> added), as HF `tokenizer.tokenize(text)`.
+  std::vector<std::string> tokenize(std::string_view utf8) const;
+  /// The same pieces with their code point spans in `utf8` (HF's offset_mapping).
+  Tokenized tokenize_with_offsets(std::string_view utf8) const;
+
+  /// HF ids (fairseq order); -1 for a piece the model does not have.
+  int64_t token_to_id(std::string_view piece) const;
+  std::vector<int64_t> convert_tokens_to_ids(const std::vector<std::string>& pieces) const;
+  /// The model's pieces + <pad> + <mask> (HF's len(tokenizer)).
+  int64_t vocab_size() const { return static_cast<int64_t>(pieces_.size()); }
+
+  /// The precompiled normalization of `text` (code points), with each output character's span in
+  /// the input (exposed for tests).
+  std::u32string normalize(const std::u32string& text, std::vector<CharSpan>* alignment) const;
+
+ private:
+  SentencePieceTokenizer() = default;
+  void encode_segment(const std::u32string& text, int64_t begin, int64_t end, Tokenized& out) const;
+  void viterbi(const std::u32string& word, const std::vector<CharSpan>& spans, Tokenized& out) const;
+  const char* charsmap_lookup(std::string_view bytes) const;
+
+  std::vector<std::pair<std::string, float>> pieces_;  // by HF id
+  std::unordered_map<std::string, int64_t> ids_;        // piece -> HF id (matchable pieces only)
+  size_t max_piece_bytes_ = 0;
+  float unk_score_ = 0.0f;
+  std::vector<uint32_t> trie_;  // the charsmap's double array (darts-clone units)
+  std::string normalized_;      // the charsmap's NUL-terminated replacement strings
+  std::vector<std::string> specials_{"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
+};
+
+}  // namespace unif::framework
