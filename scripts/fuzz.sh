@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-10}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(config model_meta jsonl tsv safetensors torch_bin hf_config vocab tokenizer)
+((${#targets[@]})) || targets=(config model_meta jsonl tsv safetensors torch_bin hf_config vocab tokenizer family_tokenizers bpe_files spm_model)
 
 # Debian's clang and its libFuzzer runtime (libclang-rt-dev), and the libraries the parsers use.
 missing=()
@@ -53,11 +53,12 @@ seeds() {
     config) echo "$c/config configs" ;;
     jsonl) echo "$c/jsonl_data $c/span_data" ;;
     tsv) echo "$c/tsv_data" ;;
+    family_tokenizers) echo "$c/tokenizer" ;;
     *) echo "$c/$1" ;;
   esac
 }
 # Largest generated input: data lines and configs are short; archives need room.
-max_len() { case "$1" in torch_bin | safetensors) echo 16384 ;; *) echo 4096 ;; esac; }
+max_len() { case "$1" in torch_bin | safetensors | spm_model) echo 16384 ;; *) echo 4096 ;; esac; }
 
 export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}

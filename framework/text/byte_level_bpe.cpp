@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <cstdint>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <utf8proc.h>
 
+#include "framework/common/error.h"
 #include "framework/text/unicode.h"
 
 namespace unif::framework {
@@ -71,7 +73,7 @@ int64_t match_length(const std::u32string& t, int64_t i, int64_t end) {
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot be read");
+  if (!in) throw UserError(path + ": cannot be read");
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -81,8 +83,15 @@ std::pair<std::string, std::string> split_merge(const std::string& line, const s
   const auto space = line.find(' ');
   if (space == std::string::npos || space == 0 || space + 1 == line.size() ||
       line.find(' ', space + 1) != std::string::npos)
-    throw std::runtime_error(where + ": a merge is two pieces separated by one space, got '" + line + "'");
+    throw UserError(where + ": a merge is two pieces separated by one space, got '" + line + "'");
   return {line.substr(0, space), line.substr(space + 1)};
+}
+
+// A vocabulary id: a non-negative integer (a float or a huge number is refused, not converted).
+int64_t id_of(const nlohmann::json& v, const std::string& piece) {
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX) || v.get<int64_t>() < 0)
+    throw UserError("the id of '" + piece + "' is not a non-negative integer");
+  return v.get<int64_t>();
 }
 
 }  // namespace
@@ -107,12 +116,19 @@ ByteLevelBpe::ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab,
                            std::vector<AddedToken> added, bool add_prefix_space, bool ignore_merges)
     : vocab_(std::move(vocab)), added_(std::move(added)), add_prefix_space_(add_prefix_space),
       ignore_merges_(ignore_merges) {
-  for (size_t r = 0; r < merges.size(); ++r)
-    ranks_.emplace(merges[r].first + " " + merges[r].second, static_cast<int>(r));  // first rank wins
+  // As HF's BPE builder: both sides of a merge and what it makes must be in the vocabulary.
+  for (size_t r = 0; r < merges.size(); ++r) {
+    const auto& [left, right] = merges[r];
+    for (const std::string& piece : {left, right, left + right})
+      if (!vocab_.count(piece))
+        throw UserError("byte-level BPE: merge " + std::to_string(r + 1) + " ('" + left + " " + right + "') needs '" +
+                        piece + "', which is not in the vocabulary");
+    ranks_.emplace(left + " " + right, static_cast<int>(r));  // first rank wins
+  }
   for (const auto& a : added_) {
-    if (a.content.empty()) throw std::runtime_error("byte-level BPE: an added token is empty");
+    if (a.content.empty()) throw UserError("byte-level BPE: an added token is empty");
     if (!vocab_.count(a.content))
-      throw std::runtime_error("byte-level BPE: the added token '" + a.content + "' has no id");
+      throw UserError("byte-level BPE: the added token '" + a.content + "' has no id");
   }
 }
 
@@ -128,8 +144,8 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
       j = nlohmann::json::parse(read_file(tokenizer_json));
       const auto& model = j.at("model");
       if (model.value("type", std::string()) != "BPE")
-        throw std::runtime_error("model.type is '" + model.value("type", std::string()) + "', expected BPE");
-      for (const auto& [piece, id] : model.at("vocab").items()) vocab.emplace(piece, id.get<int64_t>());
+        throw UserError("model.type is '" + model.value("type", std::string()) + "', expected BPE");
+      for (const auto& [piece, id] : model.at("vocab").items()) vocab.emplace(piece, id_of(id, piece));
       ignore_merges = model.value("ignore_merges", false);
       for (const auto& m : model.at("merges")) {
         if (m.is_string()) merges.push_back(split_merge(m.get<std::string>(), tokenizer_json));
@@ -138,25 +154,27 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
       if (j.contains("added_tokens"))
         for (const auto& a : j.at("added_tokens")) {
           AddedToken t{a.at("content").get<std::string>(), a.value("lstrip", false), a.value("rstrip", false)};
-          vocab.emplace(t.content, a.at("id").get<int64_t>());
+          vocab.emplace(t.content, id_of(a.at("id"), t.content));
           added.push_back(std::move(t));
         }
       const auto& pre = j.at("pre_tokenizer");
       if (!pre.is_null() && pre.value("type", std::string()) == "ByteLevel")
         add_prefix_space = pre.value("add_prefix_space", false);
     } catch (const nlohmann::json::exception& e) {
-      throw std::runtime_error(tokenizer_json + ": " + e.what());
-    } catch (const std::runtime_error& e) {
+      throw UserError(tokenizer_json + ": " + e.what());
+    } catch (const UserError& e) {
       const std::string what = e.what();
-      throw std::runtime_error(what.rfind(tokenizer_json, 0) == 0 ? what : tokenizer_json + ": " + what);
+      throw UserError(what.rfind(tokenizer_json, 0) == 0 ? what : tokenizer_json + ": " + what);
     }
   } else {
     const std::string vocab_json = dir + "/vocab.json", merges_txt = dir + "/merges.txt";
     try {
       const auto j = nlohmann::json::parse(read_file(vocab_json));
-      for (const auto& [piece, id] : j.items()) vocab.emplace(piece, id.get<int64_t>());
+      for (const auto& [piece, id] : j.items()) vocab.emplace(piece, id_of(id, piece));
     } catch (const nlohmann::json::exception& e) {
-      throw std::runtime_error(vocab_json + ": " + e.what());
+      throw UserError(vocab_json + ": " + e.what());
+    } catch (const UserError& e) {
+      throw UserError(vocab_json + ": " + e.what());
     }
     std::istringstream lines(read_file(merges_txt));
     std::string line;
@@ -173,9 +191,9 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
   }
   try {
     return ByteLevelBpe(std::move(vocab), merges, std::move(added), add_prefix_space, ignore_merges);
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error((std::ifstream(tokenizer_json).good() ? tokenizer_json : dir + "/vocab.json") + ": " +
-                             e.what());
+  } catch (const UserError& e) {
+    throw UserError((std::ifstream(tokenizer_json).good() ? tokenizer_json : dir + "/vocab.json + merges.txt") + ": " +
+                    e.what());
   }
 }
 

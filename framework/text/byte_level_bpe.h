@@ -39,7 +39,7 @@ class ByteLevelBpe {
 
   /// Reads `dir`/tokenizer.json when present (model.vocab, model.merges, model.ignore_merges,
   /// added_tokens, pre_tokenizer.add_prefix_space), else `dir`/vocab.json + `dir`/merges.txt with RoBERTa's
-  /// special tokens. Throws std::runtime_error naming the file and what is wrong with it.
+  /// special tokens. Throws UserError naming the file and what is wrong with it.
   static ByteLevelBpe load(const std::string& dir);
 
   /// Pieces of `utf8` (no <s>/</s> added), as HF `tokenizer.tokenize(text)`.

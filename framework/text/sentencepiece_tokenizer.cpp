@@ -11,6 +11,7 @@
 
 #include <utf8proc.h>
 
+#include "framework/common/error.h"
 #include "framework/text/unicode.h"
 
 namespace unif::framework {
@@ -30,7 +31,7 @@ struct Reader {
   const std::string& data;
   size_t pos, end;
   const std::string& where;
-  [[noreturn]] void bad() const { throw std::runtime_error(where + ": not a SentencePiece model (bad protobuf)"); }
+  [[noreturn]] void bad() const { throw UserError(where + ": not a SentencePiece model (bad protobuf)"); }
   uint64_t varint() {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
@@ -101,12 +102,12 @@ SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& mod
       });
     }
   });
-  if (pieces.size() < 3) throw std::runtime_error(where + ": not a SentencePiece model (fewer than 3 pieces)");
+  if (pieces.size() < 3) throw UserError(where + ": not a SentencePiece model (fewer than 3 pieces)");
   if (model_type != 1)
-    throw std::runtime_error(where + ": a SentencePiece model of type " + std::to_string(model_type) +
+    throw UserError(where + ": a SentencePiece model of type " + std::to_string(model_type) +
                              "; only unigram models (type 1, XLM-R's) are supported");
   if (pieces[0].type != 2)
-    throw std::runtime_error(where + ": expected XLM-R's layout (<unk>, <s>, </s> as the model's first pieces)");
+    throw UserError(where + ": expected XLM-R's layout (<unk>, <s>, </s> as the model's first pieces)");
 
   SentencePieceTokenizer t;
   // HF's vocabulary: fairseq's four, the model's pieces after its own <unk> <s> </s>, then <mask>.
@@ -126,10 +127,10 @@ SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& mod
 
   if (!charsmap.empty()) {  // uint32 trie size, the double array, then the replacement strings
     uint32_t trie_bytes = 0;
-    if (charsmap.size() < 4) throw std::runtime_error(where + ": a precompiled charsmap shorter than its header");
+    if (charsmap.size() < 4) throw UserError(where + ": a precompiled charsmap shorter than its header");
     std::memcpy(&trie_bytes, charsmap.data(), 4);
     if (trie_bytes % 4 != 0 || trie_bytes > charsmap.size() - 4 || trie_bytes == 0)
-      throw std::runtime_error(where + ": a precompiled charsmap with a bad trie size");
+      throw UserError(where + ": a precompiled charsmap with a bad trie size");
     t.trie_.resize(trie_bytes / 4);
     std::memcpy(t.trie_.data(), charsmap.data() + 4, trie_bytes);
     t.normalized_ = charsmap.substr(4 + trie_bytes);
@@ -140,7 +141,7 @@ SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& mod
 SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& dir) {
   const std::string path = dir + "/sentencepiece.bpe.model";
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot be read");
+  if (!in) throw UserError(path + ": cannot be read");
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return from_bytes(bytes.str(), path);

@@ -26,7 +26,7 @@ namespace unif::framework {
 
 class SentencePieceTokenizer {
  public:
-  /// Reads `dir`/sentencepiece.bpe.model. Throws std::runtime_error naming the file when it is
+  /// Reads `dir`/sentencepiece.bpe.model. Throws UserError naming the file when it is
   /// missing or not a SentencePiece unigram model.
   static SentencePieceTokenizer load(const std::string& dir);
   /// A model from its serialized ModelProto bytes (`where` names it in errors).

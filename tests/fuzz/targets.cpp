@@ -24,6 +24,8 @@
 #include "framework/data/dataset.h"
 #include "framework/data/records.h"
 #include "framework/text/bert_tokenizer.h"
+#include "framework/text/byte_level_bpe.h"
+#include "framework/text/sentencepiece_tokenizer.h"
 #include "framework/text/encoding.h"
 #include "framework/text/unicode.h"
 #include "framework/text/vocab.h"
@@ -422,6 +424,74 @@ bool run_tokenizer(std::string_view input) {
   return true;
 }
 
+// What the other families' tokenizers promise: one span per piece, inside the input, in order of
+// their starts, every piece with an id; tokenize() the same pieces.
+template <class Tokenizer>
+void check_family_tokenized(const Tokenizer& tok, std::string_view text) {
+  const auto t = tok.tokenize_with_offsets(text);
+  FUZZ_CHECK(t.tokens.size() == t.offsets.size(), "one offset per piece");
+  const auto n = static_cast<int64_t>(unicode::decode_utf8(text).size());
+  int64_t last_start = 0;
+  for (size_t i = 0; i < t.tokens.size(); ++i) {
+    const auto& o = t.offsets[i];
+    FUZZ_CHECK(0 <= o.start && o.start <= o.end && o.end <= n, "piece '" + t.tokens[i] + "' span [" +
+                                                                    std::to_string(o.start) + ", " + std::to_string(o.end) +
+                                                                    ") in " + std::to_string(n) + " code points");
+    FUZZ_CHECK(o.start >= last_start, "spans in order");
+    last_start = o.start;
+    FUZZ_CHECK(!t.tokens[i].empty() && tok.token_to_id(t.tokens[i]) >= 0, "piece '" + t.tokens[i] + "' has no id");
+  }
+  FUZZ_CHECK(tok.tokenize(text) == t.tokens, "tokenize() == tokenize_with_offsets().tokens");
+}
+
+const fs::path& family_fixtures() {
+  static const fs::path dir = fs::path(UNIF_SOURCE_DIR) / "tests" / "fixtures" / "tokenizers";
+  return dir;
+}
+
+const char* const kFamilyTexts[] = {"Hello <mask> world, it's 2024!", "今天天气很好 ｈｅｌｌｏ ½ e\u0301", "  a\tb\n\nc  ", ""};
+
+// ---- RoBERTa's and XLM-R's tokenizers on arbitrary bytes ----
+bool run_family_tokenizers(std::string_view input) {
+  static const auto bpe = ByteLevelBpe::load((family_fixtures() / "roberta-bpe").string());
+  static const auto spm = SentencePieceTokenizer::load((family_fixtures() / "xlmr-spm").string());
+  check_family_tokenized(bpe, input);
+  check_family_tokenized(spm, input);
+  return true;
+}
+
+// ---- a byte-level BPE's tokenizer.json (or, after a line "--merges--", vocab.json + merges.txt) ----
+bool run_bpe_files(std::string_view input) {
+  const fs::path dir = scratch_dir() / "bpe";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string text(input);
+  if (const auto cut = text.find("\n--merges--\n"); cut != std::string::npos) {
+    write_input(text.substr(0, cut), "bpe/vocab.json");
+    write_input(text.substr(cut + 12), "bpe/merges.txt");
+  } else {
+    write_input(text, "bpe/tokenizer.json");
+  }
+  try {
+    const auto bpe = ByteLevelBpe::load(dir.string());
+    for (const char* t : kFamilyTexts) check_family_tokenized(bpe, t);
+    return true;
+  } catch (const UserError& e) {
+    return refused(e);
+  }
+}
+
+// ---- a SentencePiece model file (XLM-R's sentencepiece.bpe.model) ----
+bool run_spm_model(std::string_view input) {
+  try {
+    const auto spm = SentencePieceTokenizer::from_bytes(std::string(input), "sentencepiece.bpe.model");
+    for (const char* t : kFamilyTexts) check_family_tokenized(spm, t);
+    return true;
+  } catch (const UserError& e) {
+    return refused(e);
+  }
+}
+
 }  // namespace
 
 const std::vector<Target>& targets() {
@@ -435,6 +505,9 @@ const std::vector<Target>& targets() {
       {"hf_config", run_hf_config, {"hf_config"}, "config.json -> HfConfig, write/read round trip"},
       {"vocab", run_vocab, {"vocab"}, "vocab.txt, then a tokenizer on it"},
       {"tokenizer", run_tokenizer, {"tokenizer"}, "BertTokenizer and encode() on arbitrary bytes"},
+      {"family_tokenizers", run_family_tokenizers, {"tokenizer"}, "byte-level BPE and SentencePiece on arbitrary bytes"},
+      {"bpe_files", run_bpe_files, {"bpe_files"}, "a byte-level BPE's tokenizer.json, or vocab.json + merges.txt"},
+      {"spm_model", run_spm_model, {"spm_model"}, "a SentencePiece model (sentencepiece.bpe.model)"},
   };
   return all;
 }

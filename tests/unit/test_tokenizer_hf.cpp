@@ -186,9 +186,13 @@ TEST_CASE("byte-level BPE: bad tokenizer files name the file", "[unit][tokenizer
   CHECK_THAT(load_error(dir), Catch::Contains("vocab.json"));
   write(dir / "vocab.json", "{\"a\": 0, \"b\": \"x\"}");
   CHECK_THAT(load_error(dir), Catch::Contains("vocab.json"));
+  write(dir / "vocab.json", "{\"a\": 0, \"b\": 2.2e102}");  // an id no integer type holds
+  CHECK_THAT(load_error(dir), Catch::Contains("vocab.json: the id of 'b' is not a non-negative integer"));
   write(dir / "vocab.json", "{\"a\": 0, \"b\": 1, \"ab\": 2}");
   write(dir / "merges.txt", "#version: 0.2\na  b\n");
   CHECK_THAT(load_error(dir), Catch::Contains("merges.txt: a merge is two pieces separated by one space"));
+  write(dir / "merges.txt", "#version: 0.2\na b\nb a\n");  // "ba" is not in the vocabulary (HF refuses it too)
+  CHECK_THAT(load_error(dir), Catch::Contains("merges.txt") && Catch::Contains("merge 2 ('b a') needs 'ba'"));
   fs::remove(dir / "merges.txt");
   CHECK_THAT(load_error(dir), Catch::Contains("merges.txt: cannot be read"));
   write(dir / "tokenizer.json", "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}");
