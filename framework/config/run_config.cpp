@@ -33,12 +33,6 @@ const std::vector<std::string> kTaskNames{"classification", "multilabel", "regre
                                           "token_classification", "span_extraction", "masked_lm"};
 const std::vector<std::string> kTruncateMethods{"LIFO", "FIFO", "longer-FO", "longest_first"};
 const std::vector<std::string> kHiddenActs{"gelu", "gelu_new", "relu"};  // models::BertOptions
-const std::vector<std::string> kOptimizers{"adamw", "sgd", "lamb"};
-const std::vector<std::string> kSchedules{"linear", "constant", "cosine"};
-const std::vector<std::string> kNonFinite{"error", "skip"};
-const std::vector<std::string> kAdversarialMethods{"none", "fgm", "pgd", "freelb", "freeat", "smart", "rdrop"};
-const std::vector<std::string> kSpanMetrics{"auto", "squad", "cmrc"};
-const std::vector<std::string> kPrecisions{"fp32", "bf16", "fp16"};
 // A learning rate float32 can hold: the update lr·u is computed in float32, so an lr past its largest
 // finite value (about 3.4e38) makes every parameter inf/NaN at the first step.
 const detail::NumberRule kLearningRate{"a number > 0 that float32 can hold (at most 3.4e38)",
@@ -166,7 +160,7 @@ void read_data(Section s, DataConfig& d, Task task) {
 }
 
 void read_optimizer(Section s, OptimizerConfig& o) {
-  s.choice("name", o.name, kOptimizers);
+  s.choice("name", o.name);
   s.number("lr", o.lr, kLearningRate);
   s.number("weight_decay", o.weight_decay, detail::kNonNegativeNumber);
   const YAML::Node betas = s.raw("betas");
@@ -193,13 +187,14 @@ void read_optimizer(Section s, OptimizerConfig& o) {
   }
   s.number("eps", o.eps, detail::kPositiveNumber);
   const YAML::Node momentum = s.number("momentum", o.momentum, detail::kUnitHalfOpen);
-  if (o.momentum != 0.0 && o.name != "sgd")
+  if (o.momentum != 0.0 && o.name != OptimizerKind::Sgd)
     s.context().report(s.path("momentum"), momentum,
-                       "expected 0 for optimizer " + o.name + " (momentum is sgd's), got " + str(o.momentum));
+                       "expected 0 for optimizer " + name_of(o.name) + " (momentum is " +
+                           name_of(OptimizerKind::Sgd) + "'s), got " + str(o.momentum));
 }
 
 void read_schedule(Section s, ScheduleConfig& c) {
-  s.choice("name", c.name, kSchedules);
+  s.choice("name", c.name);
   s.number("warmup_ratio", c.warmup_ratio, detail::kUnitClosed);
   s.integer("warmup_steps", c.warmup_steps, detail::kNonNegativeInt);
 }
@@ -209,8 +204,8 @@ void read_loss(Section s, LossConfig& l) {
   s.number("focal_gamma", l.focal_gamma, detail::kNonNegativeNumber);
   const YAML::Node w = s.raw("class_weights");
   if (!w.IsDefined() || w.IsNull()) return;
-  if (w.IsScalar() && w.Scalar() == "balanced") {
-    l.class_weights_mode = "balanced";
+  if (w.IsScalar() && enum_from_name<ClassWeights>(w.Scalar())) {
+    l.class_weights_mode = *enum_from_name<ClassWeights>(w.Scalar());
     return;
   }
   std::vector<double> values;
@@ -222,11 +217,11 @@ void read_loss(Section s, LossConfig& l) {
   }
   if (!ok) {
     s.context().report(s.path("class_weights"), w,
-                       "expected null, balanced, or a non-empty list of numbers > 0 (one per label), got " +
+                       "expected null, " + join_names<ClassWeights>(", ") + ", or a non-empty list of numbers > 0 (one per label), got " +
                            detail::describe(w));
     return;
   }
-  l.class_weights_mode = "list";
+  l.class_weights_mode = ClassWeights::List;
   l.class_weights = std::move(values);
 }
 
@@ -245,15 +240,18 @@ void read_training(Section s, TrainingConfig& t) {
   read_schedule(s.section("schedule"), t.schedule);
   s.number("max_grad_norm", t.max_grad_norm, detail::kNonNegativeNumber);
   s.number("layerwise_lr_decay", t.layerwise_lr_decay, detail::kUnitLeftOpen);
-  s.choice("precision", t.precision, kPrecisions);
+  s.choice("precision", t.precision);
   s.boolean("shuffle", t.shuffle);
   const YAML::Node grouped = s.boolean("group_by_length", t.group_by_length);
   s.integer("log_every", t.log_every, detail::kPositiveInt);
   s.integer("eval_every", t.eval_every, detail::kNonNegativeInt);
   s.integer("save_every", t.save_every, detail::kNonNegativeInt);
   s.integer("keep_checkpoints", t.keep_checkpoints, detail::kPositiveInt);
-  s.string("resume", t.resume, /*nullable=*/false);  // auto | never | overwrite | a path (checked at train time)
-  s.choice("nonfinite", t.nonfinite, kNonFinite);
+  std::string resume = t.resume == Resume::Path ? t.resume_path : name_of(t.resume);
+  s.string("resume", resume, /*nullable=*/false);  // auto | never | overwrite | a path (checked at train time)
+  t.resume = enum_from_name<Resume>(resume).value_or(Resume::Path);
+  t.resume_path = t.resume == Resume::Path ? resume : "";
+  s.choice("nonfinite", t.nonfinite);
   read_loss(s.section("loss"), t.loss);
   read_early_stopping(s.section("early_stopping"), t.early_stopping);
 
@@ -291,7 +289,7 @@ void read_parallel(Section s, ParallelConfig& p) {
 }
 
 void read_adversarial(Section s, AdversarialConfig& a) {
-  s.choice("method", a.method, kAdversarialMethods);
+  s.choice("method", a.method);
   const YAML::Node eps = s.number("epsilon", a.epsilon, detail::kNonNegativeNumber);
   s.number("alpha", a.alpha, detail::kNonNegativeNumber);
   s.integer("steps", a.steps, detail::kPositiveInt);
@@ -301,9 +299,10 @@ void read_adversarial(Section s, AdversarialConfig& a) {
   s.number("smart_bregman", a.smart_bregman, detail::kNonNegativeNumber);
   s.number("rdrop_alpha", a.rdrop_alpha, detail::kNonNegativeNumber);
 
-  if (a.epsilon == 0.0 && (a.method == "fgm" || a.method == "pgd" || a.method == "freeat"))
+  using M = AdversarialMethod;
+  if (a.epsilon == 0.0 && (a.method == M::Fgm || a.method == M::Pgd || a.method == M::FreeAt))
     s.context().report(s.path("epsilon"), eps,
-                       "expected a number > 0 for method " + a.method + " (0 = unbounded is FreeLB's), got 0");
+                       "expected a number > 0 for method " + name_of(a.method) + " (0 = unbounded is FreeLB's), got 0");
 }
 
 void read_span(Section s, SpanConfig& sp) {
@@ -311,7 +310,7 @@ void read_span(Section s, SpanConfig& sp) {
   s.integer("max_query_length", sp.max_query_length, detail::kPositiveInt);
   s.integer("max_answer_length", sp.max_answer_length, detail::kPositiveInt);
   s.integer("n_best_size", sp.n_best_size, detail::kPositiveInt);
-  s.choice("metric", sp.metric, kSpanMetrics);
+  s.choice("metric", sp.metric);
 }
 
 void read_distill(Section s, DistillConfig& d) {
@@ -340,7 +339,7 @@ void read_run(Section s, RunConfig& c) {
     s.context().report("training.loss", "expected the defaults (label_smoothing 0, focal_gamma 0, class_weights "
                        "null) for task " + to_string(c.task) + ": these losses apply to classification and "
                        "token_classification");
-  if (loss.class_weights_mode == "list" && c.data.labels_given && loss.class_weights.size() != c.data.labels.size())
+  if (loss.class_weights_mode == ClassWeights::List && c.data.labels_given && loss.class_weights.size() != c.data.labels.size())
     s.context().report("training.loss.class_weights", "expected one weight per label (" +
                        std::to_string(c.data.labels.size()) + " in data.labels), got " +
                        std::to_string(loss.class_weights.size()));
@@ -351,16 +350,18 @@ void read_run(Section s, RunConfig& c) {
       c.task != Task::SpanExtraction)
     s.context().report("distill.teacher", "expected null for task " + to_string(c.task) + ": distillation supports "
                        "classification, token_classification and span_extraction");
-  if (c.task == Task::MaskedLm && c.adversarial.method != "none")
-    s.context().report("adversarial.method", "expected none for task masked_lm, got " + c.adversarial.method);
+  using M = AdversarialMethod;
+  const M method = c.adversarial.method;
+  if (c.task == Task::MaskedLm && method != M::None)
+    s.context().report("adversarial.method", "expected " + name_of(M::None) + " for task masked_lm, got " + name_of(method));
   if (c.task == Task::SpanExtraction && c.model.max_seq_length < 5)
     s.context().report("model.max_seq_length", "expected at least 5 for span_extraction ([CLS] question [SEP] "
                        "context [SEP] with one piece each), got " + std::to_string(c.model.max_seq_length));
-  if ((c.adversarial.method == "smart" || c.adversarial.method == "rdrop") && c.task == Task::Regression)
+  if ((method == M::Smart || method == M::RDrop) && c.task == Task::Regression)
     s.context().report("adversarial.method", "expected none, fgm, pgd, freelb or freeat for task regression (" +
-                       c.adversarial.method + "'s KL term needs a probability output, which regression has not), got " +
-                       c.adversarial.method);
-  if (c.training.precision == "fp16")
+                       name_of(method) + "'s KL term needs a probability output, which regression has not), got " +
+                       name_of(method));
+  if (c.training.precision == Precision::FP16)
     for (const auto& d : c.parallel.devices)
       if (d == "cpu") {
         s.context().report("training.precision", "expected fp32 or bf16 with CPU devices (LibTorch's CPU autocast "
@@ -368,7 +369,7 @@ void read_run(Section s, RunConfig& c) {
                            "on CPUs or cuda:N devices");
         break;
       }
-  if (c.adversarial.method == "freeat" && c.training.grad_accum_steps > 1)
+  if (method == M::FreeAt && c.training.grad_accum_steps > 1)
     s.context().report("training.grad_accum_steps", "expected 1 with adversarial.method freeat (it steps the "
                        "optimizer on every replay), got " + std::to_string(c.training.grad_accum_steps));
 }
@@ -739,7 +740,7 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "max_steps" << YAML::Value << t.max_steps;
   out << YAML::Key << "grad_accum_steps" << YAML::Value << t.grad_accum_steps;
   out << YAML::Key << "optimizer" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << t.optimizer.name;
+  out << YAML::Key << "name" << YAML::Value << name_of(t.optimizer.name);
   out << YAML::Key << "lr" << YAML::Value << format_number(t.optimizer.lr);
   out << YAML::Key << "weight_decay" << YAML::Value << format_number(t.optimizer.weight_decay);
   out << YAML::Key << "betas" << YAML::Value << YAML::Flow << YAML::BeginSeq
@@ -748,28 +749,28 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "momentum" << YAML::Value << format_number(t.optimizer.momentum);
   out << YAML::EndMap;
   out << YAML::Key << "schedule" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << t.schedule.name;
+  out << YAML::Key << "name" << YAML::Value << name_of(t.schedule.name);
   out << YAML::Key << "warmup_ratio" << YAML::Value << format_number(t.schedule.warmup_ratio);
   out << YAML::Key << "warmup_steps" << YAML::Value << t.schedule.warmup_steps;
   out << YAML::EndMap;
   out << YAML::Key << "max_grad_norm" << YAML::Value << format_number(t.max_grad_norm);
   out << YAML::Key << "layerwise_lr_decay" << YAML::Value << format_number(t.layerwise_lr_decay);
-  out << YAML::Key << "precision" << YAML::Value << t.precision;
+  out << YAML::Key << "precision" << YAML::Value << name_of(t.precision);
   out << YAML::Key << "shuffle" << YAML::Value << t.shuffle;
   out << YAML::Key << "group_by_length" << YAML::Value << t.group_by_length;
   out << YAML::Key << "log_every" << YAML::Value << t.log_every;
   out << YAML::Key << "eval_every" << YAML::Value << t.eval_every;
   out << YAML::Key << "save_every" << YAML::Value << t.save_every;
   out << YAML::Key << "keep_checkpoints" << YAML::Value << t.keep_checkpoints;
-  emit_text(out, "resume", t.resume);
-  out << YAML::Key << "nonfinite" << YAML::Value << t.nonfinite;
+  emit_text(out, "resume", t.resume == Resume::Path ? t.resume_path : name_of(t.resume));
+  out << YAML::Key << "nonfinite" << YAML::Value << name_of(t.nonfinite);
   out << YAML::Key << "loss" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "label_smoothing" << YAML::Value << format_number(t.loss.label_smoothing);
   out << YAML::Key << "focal_gamma" << YAML::Value << format_number(t.loss.focal_gamma);
   out << YAML::Key << "class_weights" << YAML::Value;
-  if (t.loss.class_weights_mode == "balanced") {
-    out << "balanced";
-  } else if (t.loss.class_weights_mode == "list") {
+  if (t.loss.class_weights_mode == ClassWeights::Balanced) {
+    out << name_of(ClassWeights::Balanced);
+  } else if (t.loss.class_weights_mode == ClassWeights::List) {
     out << YAML::Flow << YAML::BeginSeq;
     for (double w : t.loss.class_weights) out << format_number(w);
     out << YAML::EndSeq;
@@ -791,7 +792,7 @@ std::string to_yaml(const RunConfig& c) {
 
   const AdversarialConfig& a = c.adversarial;
   out << YAML::Key << "adversarial" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "method" << YAML::Value << a.method;
+  out << YAML::Key << "method" << YAML::Value << name_of(a.method);
   out << YAML::Key << "epsilon" << YAML::Value << format_number(a.epsilon);
   out << YAML::Key << "alpha" << YAML::Value << format_number(a.alpha);
   out << YAML::Key << "steps" << YAML::Value << a.steps;
@@ -808,7 +809,7 @@ std::string to_yaml(const RunConfig& c) {
   out << YAML::Key << "max_query_length" << YAML::Value << sp.max_query_length;
   out << YAML::Key << "max_answer_length" << YAML::Value << sp.max_answer_length;
   out << YAML::Key << "n_best_size" << YAML::Value << sp.n_best_size;
-  out << YAML::Key << "metric" << YAML::Value << sp.metric;
+  out << YAML::Key << "metric" << YAML::Value << name_of(sp.metric);
   out << YAML::EndMap;
 
   if (!c.distill.teacher.empty()) {  // absent = off (SPEC §7)
@@ -897,6 +898,7 @@ bool operator==(const TrainingConfig& a, const TrainingConfig& b) {
          a.max_grad_norm == b.max_grad_norm && a.layerwise_lr_decay == b.layerwise_lr_decay && a.precision == b.precision &&
          a.shuffle == b.shuffle && a.group_by_length == b.group_by_length && a.log_every == b.log_every && a.eval_every == b.eval_every &&
          a.save_every == b.save_every && a.keep_checkpoints == b.keep_checkpoints && a.resume == b.resume &&
+         a.resume_path == b.resume_path &&
          a.nonfinite == b.nonfinite &&
          a.loss == b.loss && a.early_stopping == b.early_stopping;
 }
