@@ -53,20 +53,9 @@ void set_autocast_dtype(c10::DeviceType d, c10::ScalarType t) {
 
 }  // namespace
 
-std::string to_string(Precision p) {
-  switch (p) {
-    case Precision::BF16: return "bf16";
-    case Precision::FP16: return "fp16";
-    default: return "fp32";
-  }
-}
+std::string to_string(Precision p) { return name_of(p); }
 
-Precision parse_precision(const std::string& name) {
-  if (name == "fp32") return Precision::FP32;
-  if (name == "bf16") return Precision::BF16;
-  if (name == "fp16") return Precision::FP16;
-  throw std::invalid_argument("precision: expected fp32, bf16 or fp16, got '" + name + "'");
-}
+Precision parse_precision(const std::string& name) { return parse_enum<Precision>(name, "precision"); }
 
 c10::ScalarType scalar_type(Precision p) {
   switch (p) {

@@ -20,9 +20,9 @@
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
-namespace unif {
+#include "framework/common/precision_names.h"
 
-enum class Precision { FP32, BF16, FP16 };
+namespace unif {
 
 /// "fp32" | "bf16" | "fp16".
 std::string to_string(Precision p);

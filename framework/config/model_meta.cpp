@@ -40,7 +40,7 @@ void write_model_meta(const std::filesystem::path& file, const ModelMeta& meta) 
     out << YAML::Key << "max_query_length" << YAML::Value << meta.span.max_query_length;
     out << YAML::Key << "max_answer_length" << YAML::Value << meta.span.max_answer_length;
     out << YAML::Key << "n_best_size" << YAML::Value << meta.span.n_best_size;
-    out << YAML::Key << "metric" << YAML::Value << meta.span.metric;
+    out << YAML::Key << "metric" << YAML::Value << name_of(meta.span.metric);
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
@@ -101,12 +101,16 @@ ModelMeta read_model_meta(const std::filesystem::path& file) {
     get_in(span, "max_query_length", m.span.max_query_length);
     get_in(span, "max_answer_length", m.span.max_answer_length);
     get_in(span, "n_best_size", m.span.n_best_size);
-    get_in(span, "metric", m.span.metric);
+    std::string metric = name_of(m.span.metric);
+    get_in(span, "metric", metric);
     if (m.span.doc_stride < 1 || m.span.max_query_length < 1 || m.span.max_answer_length < 1 || m.span.n_best_size < 1)
       throw UserError(file.string() + ": span: doc_stride, max_query_length, max_answer_length and n_best_size "
                       "must be positive integers");
-    if (m.span.metric != "auto" && m.span.metric != "squad" && m.span.metric != "cmrc")
-      throw UserError(file.string() + ": span.metric: expected auto, squad or cmrc, got '" + m.span.metric + "'");
+    const auto parsed = enum_from_name<SpanMetric>(metric);
+    if (!parsed)
+      throw UserError(file.string() + ": span.metric: expected " + join_names<SpanMetric>(", ", " or ") + ", got '" +
+                      metric + "'");
+    m.span.metric = *parsed;
   }
   return m;
 }

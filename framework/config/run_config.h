@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "framework/common/error.h"
+#include "framework/config/choices.h"
 
 namespace unif::framework {
 
@@ -79,7 +80,7 @@ struct DataConfig {
 };
 
 struct OptimizerConfig {
-  std::string name = "adamw";        // adamw | sgd | lamb
+  OptimizerKind name = OptimizerKind::AdamW;
   double lr = 5e-5, weight_decay = 0.01;
   double beta1 = 0.9, beta2 = 0.999;  // YAML: betas: [beta1, beta2]
   double eps = 1e-6;
@@ -87,7 +88,7 @@ struct OptimizerConfig {
 };
 
 struct ScheduleConfig {
-  std::string name = "linear";       // linear | constant | cosine
+  ScheduleKind name = ScheduleKind::Linear;
   double warmup_ratio = 0.1;         // of the total steps
   int64_t warmup_steps = 0;          // wins over warmup_ratio when > 0
 };
@@ -96,8 +97,8 @@ struct ScheduleConfig {
 struct LossConfig {
   double label_smoothing = 0.0;      // ε in [0, 1): torch cross_entropy(label_smoothing=ε)
   double focal_gamma = 0.0;          // γ >= 0: focal loss (Lin et al. 2017); 0 = cross-entropy
-  std::string class_weights_mode;    // "" (YAML null: none) | "balanced" | "list"
-  std::vector<double> class_weights; // "list": one weight > 0 per label, in label id order
+  ClassWeights class_weights_mode = ClassWeights::None;  // YAML null | balanced | a list
+  std::vector<double> class_weights; // List: one weight > 0 per label, in label id order
 };
 
 /// `training.early_stopping`: stop when the dev metric has not improved by more than min_delta for
@@ -119,18 +120,19 @@ struct TrainingConfig {
   double layerwise_lr_decay = 1.0;   // UNIF's layerwise_lr_decay_ratio, in (0, 1]
   /// fp32 | bf16 | fp16 (SPEC §7): the forward under autocast in bf16 / fp16, weights, gradients and
   /// optimizer state in float32; fp16 with dynamic loss scaling, on CUDA devices only.
-  std::string precision = "fp32";
+  Precision precision = Precision::FP32;
   bool shuffle = true;
   bool group_by_length = false;      // batches of similar lengths (needs shuffle); see batching.h
   int64_t log_every = 10;            // steps, >= 1
   int64_t eval_every = 0;            // steps; 0 = end of each epoch
   int64_t save_every = 0;            // steps; 0 = end of each epoch
   int64_t keep_checkpoints = 2;
-  /// auto | never | overwrite | a checkpoint path (checked when training starts). overwrite: the files a
-  /// previous run wrote in output_dir (checkpoints/, final/, best/, metrics.jsonl, train.log,
-  /// config.yaml, tensorboard/) are removed before training starts.
-  std::string resume = "auto";
-  std::string nonfinite = "error";   // error | skip: a step whose loss or gradient norm is not finite
+  /// auto | never | overwrite | a checkpoint path (Resume::Path, in resume_path; checked when training
+  /// starts). overwrite: the files a previous run wrote in output_dir (checkpoints/, final/, best/,
+  /// metrics.jsonl, train.log, config.yaml, tensorboard/) are removed before training starts.
+  Resume resume = Resume::Auto;
+  std::string resume_path;           // Resume::Path only
+  NonFinite nonfinite = NonFinite::Error;  // a step whose loss or gradient norm is not finite
   LossConfig loss;
   EarlyStoppingConfig early_stopping;
 };
@@ -141,7 +143,7 @@ struct ParallelConfig {
 };
 
 struct AdversarialConfig {
-  std::string method = "none";       // none | fgm | pgd | freelb | freeat | smart | rdrop
+  AdversarialMethod method = AdversarialMethod::None;
   double epsilon = 0.3;              // projection radius (0 = unbounded: freelb and smart only)
   double alpha = 0.1;                // step size (FreeLB adv_lr, PGD alpha)
   int64_t steps = 3;                 // K
@@ -165,7 +167,7 @@ struct SpanConfig {
   int64_t max_query_length = 64;     // question pieces kept (the rest cut)
   int64_t max_answer_length = 30;    // longest answer, in word pieces, the decoder considers
   int64_t n_best_size = 20;          // start and end candidates per window
-  std::string metric = "auto";       // auto | squad | cmrc: which script's EM/F1 is "exact_match"/"f1"
+  SpanMetric metric = SpanMetric::Auto;
 };
 
 struct RunConfig {

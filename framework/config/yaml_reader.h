@@ -16,6 +16,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "framework/common/enum_names.h"
+
 namespace unif::framework::detail {
 
 /// Where problems go, and where each value came from (the file, or a --set override).
@@ -125,6 +127,14 @@ class Section {
                     bool nullable = false);
   YAML::Node choice(const std::string& key, std::optional<std::string>& out,
                     const std::vector<std::string>& allowed);
+  /// A value of enum E, by the names in E's table (enum_names.h).
+  template <class E>
+  YAML::Node choice(const std::string& key, E& out) {
+    std::string name = name_of(out);
+    YAML::Node node = choice(key, name, enum_name_list<E>());
+    if (const auto v = enum_from_name<E>(name)) out = *v;
+    return node;
+  }
   /// A nested section.
   Section section(const std::string& key);
 

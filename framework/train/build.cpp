@@ -69,17 +69,20 @@ std::vector<std::string> load_notes(const LoadReport& report, const fs::path& di
 }  // namespace
 
 std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cfg) {
-  if (cfg.method == "none") return std::make_unique<adversarial::NoAdversary>();
-  if (cfg.method == "fgm") return std::make_unique<adversarial::Fgm>(cfg.epsilon);
-  if (cfg.method == "pgd") return std::make_unique<adversarial::Pgd>(cfg.epsilon, cfg.alpha, cfg.steps);
-  if (cfg.method == "freelb")
-    return std::make_unique<adversarial::FreeLb>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.init_mag);
-  if (cfg.method == "freeat") return std::make_unique<adversarial::FreeAt>(cfg.epsilon, cfg.steps);
-  if (cfg.method == "smart")
-    return std::make_unique<adversarial::Smart>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.smart_lambda,
-                                                    cfg.smart_bregman, cfg.smart_momentum);
-  if (cfg.method == "rdrop") return std::make_unique<adversarial::RDrop>(cfg.rdrop_alpha);
-  throw UserError("adversarial.method: expected none, fgm, pgd, freelb, freeat, smart or rdrop, got '" + cfg.method + "'");
+  switch (cfg.method) {
+    case AdversarialMethod::None: return std::make_unique<adversarial::NoAdversary>();
+    case AdversarialMethod::Fgm: return std::make_unique<adversarial::Fgm>(cfg.epsilon);
+    case AdversarialMethod::Pgd: return std::make_unique<adversarial::Pgd>(cfg.epsilon, cfg.alpha, cfg.steps);
+    case AdversarialMethod::FreeLb:
+      return std::make_unique<adversarial::FreeLb>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.init_mag);
+    case AdversarialMethod::FreeAt: return std::make_unique<adversarial::FreeAt>(cfg.epsilon, cfg.steps);
+    case AdversarialMethod::Smart:
+      return std::make_unique<adversarial::Smart>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.smart_lambda,
+                                                      cfg.smart_bregman, cfg.smart_momentum);
+    case AdversarialMethod::RDrop: return std::make_unique<adversarial::RDrop>(cfg.rdrop_alpha);
+  }
+  throw UserError("adversarial.method: expected " + join_names<AdversarialMethod>(", ", " or ") + ", got " +
+                  std::to_string(static_cast<int>(cfg.method)));
 }
 
 std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
@@ -242,13 +245,13 @@ std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std:
 torch::Tensor class_weights_for(const RunConfig& cfg, const LabelSet& labels, const TaskData& train,
                                 std::vector<std::string>* notes) {
   const LossConfig& lc = cfg.training.loss;
-  if (lc.class_weights_mode == "list") {
+  if (lc.class_weights_mode == ClassWeights::List) {
     if (static_cast<int64_t>(lc.class_weights.size()) != labels.size())
       throw UserError("training.loss.class_weights: expected one weight per label (" + std::to_string(labels.size()) +
                       " labels), got " + std::to_string(lc.class_weights.size()));
     return torch::tensor(lc.class_weights, torch::kFloat64).to(torch::kFloat32);
   }
-  if (lc.class_weights_mode != "balanced") return {};
+  if (lc.class_weights_mode != ClassWeights::Balanced) return {};
   std::vector<int64_t> counts(static_cast<size_t>(labels.size()), 0);
   if (cfg.task == Task::TokenClassification) {
     for (const auto& e : train.encoded)
@@ -279,7 +282,7 @@ EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, co
   EvaluationSetup setup;
   setup.model = lm.model;
   // Balanced class weights are the training file's label frequencies: read it as training does.
-  if (cfg.training.loss.class_weights_mode == "balanced") {
+  if (cfg.training.loss.class_weights_mode == ClassWeights::Balanced) {
     if (cfg.data.train.empty())
       throw UserError("training.loss.class_weights: balanced weights come from data.train's labels, and data.train "
                       "is not set: set it to the training file (or give the weights as a list)");

@@ -183,7 +183,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
             if (c >= 0x4E00 && c <= 0x9FFF) { chinese = true; break; }
       }
       const auto squad = squad_metrics(predictions, golds), cmrc = cmrc_metrics(predictions, golds);
-      const bool use_cmrc = data.span.metric == "cmrc" || (data.span.metric == "auto" && chinese);
+      const bool use_cmrc = data.span.metric == SpanMetric::Cmrc || (data.span.metric == SpanMetric::Auto && chinese);
       const auto& main = use_cmrc ? cmrc : squad;
       ev.metrics["exact_match"] = main.at("exact_match");
       ev.metrics["f1"] = main.at("f1");

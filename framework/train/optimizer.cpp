@@ -183,10 +183,13 @@ class Lamb final : public Optimizer {
 }  // namespace
 
 std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const OptimizerOptions& opt) {
-  if (opt.name == "adamw") return std::make_unique<AdamW>(std::move(params), opt);
-  if (opt.name == "sgd") return std::make_unique<Sgd>(std::move(params), opt);
-  if (opt.name == "lamb") return std::make_unique<Lamb>(std::move(params), opt);
-  throw std::invalid_argument("unknown optimizer '" + opt.name + "' (expected adamw, sgd or lamb)");
+  switch (opt.name) {
+    case OptimizerKind::AdamW: return std::make_unique<AdamW>(std::move(params), opt);
+    case OptimizerKind::Sgd: return std::make_unique<Sgd>(std::move(params), opt);
+    case OptimizerKind::Lamb: return std::make_unique<Lamb>(std::move(params), opt);
+  }
+  throw std::invalid_argument("unknown optimizer " + std::to_string(static_cast<int>(opt.name)) + " (expected " +
+                              join_names<OptimizerKind>(", ", " or ") + ")");
 }
 
 std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::string, torch::Tensor>>& named,

@@ -10,6 +10,8 @@
 
 #include <torch/types.h>
 
+#include "framework/config/choices.h"
+
 namespace unif::framework {
 
 /// One trainable tensor with its own learning-rate multiplier and weight decay.
@@ -21,7 +23,7 @@ struct OptimParam {
 };
 
 struct OptimizerOptions {
-  std::string name = "adamw";  // adamw | sgd | lamb
+  OptimizerKind name = OptimizerKind::AdamW;
   double weight_decay = 0.01;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-6;
   double momentum = 0.0;       // sgd only

@@ -61,8 +61,8 @@ json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn:
   id["training.grad_accum_steps"] = cfg.training.grad_accum_steps;
   id["training.shuffle"] = cfg.training.shuffle;
   id["training.group_by_length"] = cfg.training.group_by_length;
-  id["training.optimizer.name"] = cfg.training.optimizer.name;
-  id["adversarial.method"] = cfg.adversarial.method;
+  id["training.optimizer.name"] = name_of(cfg.training.optimizer.name);
+  id["adversarial.method"] = name_of(cfg.adversarial.method);
   if (cfg.task == Task::MaskedLm) {  // which tokens are masked, each epoch
     id["model.mlm_probability"] = cfg.model.mlm_probability;
     id["model.whole_word_mask"] = cfg.model.whole_word_mask;

@@ -6,18 +6,15 @@
 
 namespace unif::framework {
 
-Schedule::Schedule(std::string name, int64_t warmup_steps, int64_t total_steps)
-    : name_(std::move(name)), warmup_(std::max<int64_t>(0, warmup_steps)), total_(std::max<int64_t>(1, total_steps)) {
-  if (name_ != "linear" && name_ != "constant" && name_ != "cosine")
-    throw std::invalid_argument("unknown schedule '" + name_ + "' (expected linear, constant or cosine)");
-}
+Schedule::Schedule(ScheduleKind kind, int64_t warmup_steps, int64_t total_steps)
+    : kind_(kind), warmup_(std::max<int64_t>(0, warmup_steps)), total_(std::max<int64_t>(1, total_steps)) {}
 
 double Schedule::multiplier(int64_t step) const {
   if (step < warmup_) return static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, warmup_));
-  if (name_ == "constant") return 1.0;
+  if (kind_ == ScheduleKind::Constant) return 1.0;
   const double progress =
       static_cast<double>(step - warmup_) / static_cast<double>(std::max<int64_t>(1, total_ - warmup_));
-  if (name_ == "linear") return std::max(0.0, 1.0 - progress);
+  if (kind_ == ScheduleKind::Linear) return std::max(0.0, 1.0 - progress);
   return std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * progress)));  // cosine, 0.5 cycles
 }
 

@@ -4,18 +4,19 @@
 #include <cstdint>
 #include <string>
 
+#include "framework/config/choices.h"
+
 namespace unif::framework {
 
 class Schedule {
  public:
-  /// name: linear | constant | cosine; throws std::invalid_argument otherwise.
-  Schedule(std::string name, int64_t warmup_steps, int64_t total_steps);
+  Schedule(ScheduleKind kind, int64_t warmup_steps, int64_t total_steps);
   double multiplier(int64_t step) const;
   int64_t warmup_steps() const { return warmup_; }
   int64_t total_steps() const { return total_; }
 
  private:
-  std::string name_;
+  ScheduleKind kind_;
   int64_t warmup_, total_;
 };
 

@@ -166,7 +166,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),
   // said first in the log; s.cfg keeps "auto" (config.yaml, resume checks).
   const auto parallel = resolve_parallel(s.cfg.parallel, s.parts.model->word_embeddings()->weight.size(1), t.batch_size);
-  const Precision precision = parse_precision(t.precision);
+  const Precision precision = t.precision;
   if (precision == Precision::FP16) s.scaler = std::make_unique<LossScaler>();
   s.stepper = std::make_unique<OptimizerStep>(*s.optimizer, *s.schedule, t.optimizer.lr, t.max_grad_norm, s.scaler.get(),
                                               s.group);
@@ -187,7 +187,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
     s.lock = std::make_unique<OutputDirLock>(s.out_dir);  // before anything in it is touched
     // training.resume: overwrite: start over in this output_dir. Only what a run writes goes (other
     // files of the user's stay), before the log file is opened below.
-    if (t.resume == "overwrite")
+    if (t.resume == Resume::Overwrite)
       for (const char* name : {"checkpoints", "final", "best", "tensorboard", "metrics.jsonl", "train.log", "config.yaml"}) {
         std::error_code rm;
         fs::remove_all(s.out_dir / name, rm);
@@ -240,9 +240,9 @@ struct SignalGuard {
 
 // The checkpoint to continue from (training.resume), or an empty path to start fresh.
 fs::path Trainer::State::resume_point() const {
-  const auto& resume = cfg.training.resume;
-  if (resume == "auto") return newest_complete_checkpoint(ckpt_root);
-  if (resume != "never" && resume != "overwrite") {  // overwrite: cleared in the constructor
+  const auto& resume = cfg.training.resume_path;
+  if (cfg.training.resume == Resume::Auto) return newest_complete_checkpoint(ckpt_root);
+  if (cfg.training.resume == Resume::Path) {  // never, overwrite (cleared in the constructor): start fresh
     if (!is_complete(resume))
       throw UserError("training.resume: '" + resume + "' is not a complete checkpoint directory (no COMPLETE marker)");
     return resume;
@@ -288,7 +288,7 @@ void Trainer::State::restore(const fs::path& checkpoint, const CheckpointContent
   // Strategy state (SMART's momentum teacher), when the strategy has any.
   if (!saved.strategy.empty())
     strategy->load_state(saved.strategy, (checkpoint / "strategy.safetensors").string());
-  else if (cfg.adversarial.method == "smart" && cfg.adversarial.smart_bregman > 0.0)
+  else if (cfg.adversarial.method == AdversarialMethod::Smart && cfg.adversarial.smart_bregman > 0.0)
     log->info("{} has no strategy.safetensors: smart's teacher restarts from the resumed parameters "
               "(the resume is not exact)", checkpoint.string());
   log->info("resumed from {} (step {}, epoch {}, batch {})", checkpoint.string(), st.step, st.epoch, st.batch_in_epoch);
@@ -437,7 +437,7 @@ void Trainer::State::log_start() const {
                 " windows)";
   log->info("training: {}, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step); precision {}",
             entries, t.batch_size, t.grad_accum_steps, steps_per_epoch, total_steps, strategy->name(),
-            strategy->passes_per_step(), strategy->passes_per_step() == 1 ? "" : "es", t.precision);
+            strategy->passes_per_step(), strategy->passes_per_step() == 1 ? "" : "es", name_of(t.precision));
   if (!group) return;
   std::string shares;
   for (const auto& sh : shard_batch(t.batch_size, group->size())) shares += (shares.empty() ? "" : " + ") + std::to_string(sh.size);
@@ -452,7 +452,7 @@ void Trainer::State::log_start() const {
 // with nothing to predict.
 int Trainer::State::account_step(const OptimizerStep::Report& report, bool empty) {
   if (report.nonfinite) {
-    if (cfg.training.nonfinite == "error") return stop_nonfinite(st.step + 1, report.what, false);
+    if (cfg.training.nonfinite == NonFinite::Error) return stop_nonfinite(st.step + 1, report.what, false);
     ++st.skipped_steps;
     ++skips_in_a_row;
     log->warn("step {}: {}: update skipped (training.nonfinite: skip; {} skipped so far)", st.step + 1, report.what,
@@ -490,7 +490,7 @@ void Trainer::State::log_step(StepWindow& window, double lr, int64_t step0) cons
   json record{{"split", "train"}, {"step", st.step}, {"epoch", epoch_f},
               {"loss", std::isfinite(loss) ? json(loss) : json(nullptr)}, {"lr", lr},
               {"samples_per_s", sps}, {"train_s", elapsed - window.paused_total}};
-  if (t.nonfinite == "skip") record["skipped_steps"] = st.skipped_steps;
+  if (t.nonfinite == NonFinite::Skip) record["skipped_steps"] = st.skipped_steps;
   log->metrics(record);
   log->progress(st.step, total_steps,
                 fmt::format("epoch {:.2f} loss {} lr {:.3g} {:.1f} samples/s ETA {}", epoch_f,
@@ -633,7 +633,7 @@ int Trainer::fit() {
     s.log->info("best dev {}={} at step {}: {}", main_metric(metric_kind(s.cfg.task)), fmt_num(s.st.best_metric),
                 s.st.best_step, (s.out_dir / "best").string());
   s.log->info("done: {} steps in {}{}; final model in {}{}", s.st.step, fmt_duration(window.since_start()),
-              t.nonfinite == "skip" ? fmt::format(", {} skipped (non-finite)", s.st.skipped_steps) : "",
+              t.nonfinite == NonFinite::Skip ? fmt::format(", {} skipped (non-finite)", s.st.skipped_steps) : "",
               (s.out_dir / "final").string(), test_summary);
   return 0;
 }

@@ -43,7 +43,7 @@ torch::Tensor tensor_2d(const nlohmann::json& rows) {
 // The manifest's hyper_parameters as the config section make_strategy reads.
 framework::AdversarialConfig adversarial_config(const nlohmann::json& hp) {
   framework::AdversarialConfig cfg;
-  cfg.method = hp.at("method").get<std::string>();
+  cfg.method = parse_enum<framework::AdversarialMethod>(hp.at("method").get<std::string>(), "method");
   if (hp.contains("epsilon")) cfg.epsilon = hp.at("epsilon").get<double>();
   if (hp.contains("alpha")) cfg.alpha = hp.at("alpha").get<double>();
   if (hp.contains("steps")) cfg.steps = hp.at("steps").get<int64_t>();

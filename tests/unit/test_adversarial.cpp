@@ -330,19 +330,19 @@ TEST_CASE("smart refuses regression with a clear message", "[unit][adversarial]"
 
 TEST_CASE("make_strategy maps adversarial.method - freeat refuses gradient accumulation", "[unit][adversarial]") {
   framework::AdversarialConfig cfg;
-  const std::vector<std::pair<std::string, int64_t>> expected = {
-      {"none", 1}, {"fgm", 2}, {"pgd", 4}, {"freelb", 3}, {"freeat", 3}, {"smart", 7}};
+  using M = framework::AdversarialMethod;
+  const std::vector<std::pair<M, int64_t>> expected = {
+      {M::None, 1}, {M::Fgm, 2}, {M::Pgd, 4}, {M::FreeLb, 3}, {M::FreeAt, 3}, {M::Smart, 7}};
   for (const auto& [method, passes] : expected) {
     cfg.method = method;
     auto s = framework::make_strategy(cfg);
-    CHECK(s->name() == method);
+    CHECK(s->name() == name_of(method));
     CHECK(s->passes_per_step() == passes);
   }
   cfg.smart_bregman = 0.0;  // no teacher: one pass less
-  cfg.method = "smart";
+  cfg.method = M::Smart;
   CHECK(framework::make_strategy(cfg)->passes_per_step() == 6);
-  cfg.method = "vat";
-  CHECK_THROWS_AS(framework::make_strategy(cfg), UserError);
+  CHECK_THROWS_AS(framework::parse_config("adversarial: {method: vat}\n", "t.yaml"), UserError);
 
   const std::string yaml = "adversarial: {method: freeat}\ntraining: {grad_accum_steps: 2}\n";
   CHECK_THROWS_WITH(framework::parse_config(yaml, "t.yaml"),

@@ -234,14 +234,14 @@ TEST_CASE("resume: optimizer state that does not fit the parameters is a UserErr
           "[unit][train]") {
   auto w = torch::tensor({1.0f, -2.0f}).requires_grad_(true);
   auto b = torch::tensor({0.5f}).requires_grad_(true);
-  auto opt = make_optimizer({{"w", w, 1.0, 0.0}, {"b", b, 1.0, 0.0}}, {"adamw", 0.0, 0.9, 0.999, 1e-8, 0.0});
+  auto opt = make_optimizer({{"w", w, 1.0, 0.0}, {"b", b, 1.0, 0.0}}, {OptimizerKind::AdamW, 0.0, 0.9, 0.999, 1e-8, 0.0});
   w.mutable_grad() = torch::tensor({0.5f, -0.25f});
   b.mutable_grad() = torch::tensor({1.0f});
   opt->step(0.01);
   const auto good = opt->state();
   const auto load = [&](std::map<std::string, torch::Tensor> state) {
     auto w2 = w.detach().clone().requires_grad_(true), b2 = b.detach().clone().requires_grad_(true);
-    auto fresh = make_optimizer({{"w", w2, 1.0, 0.0}, {"b", b2, 1.0, 0.0}}, {"adamw", 0.0, 0.9, 0.999, 1e-8, 0.0});
+    auto fresh = make_optimizer({{"w", w2, 1.0, 0.0}, {"b", b2, 1.0, 0.0}}, {OptimizerKind::AdamW, 0.0, 0.9, 0.999, 1e-8, 0.0});
     return user_error_of([&] { fresh->load_state(state, "ck/optimizer.safetensors"); });
   };
   CHECK(load(good).empty());

@@ -115,14 +115,14 @@ TEST_CASE("an empty config has SPEC §3's defaults", "[unit][config]") {
   CHECK(t.epochs == 3);
   CHECK(t.max_steps == 0);
   CHECK(t.grad_accum_steps == 1);
-  CHECK(t.optimizer.name == "adamw");
+  CHECK(t.optimizer.name == OptimizerKind::AdamW);
   CHECK(t.optimizer.lr == 5e-5);
   CHECK(t.optimizer.weight_decay == 0.01);
   CHECK(t.optimizer.beta1 == 0.9);
   CHECK(t.optimizer.beta2 == 0.999);
   CHECK(t.optimizer.eps == 1e-6);
   CHECK(t.optimizer.momentum == 0.0);
-  CHECK(t.schedule.name == "linear");
+  CHECK(t.schedule.name == ScheduleKind::Linear);
   CHECK(t.schedule.warmup_ratio == 0.1);
   CHECK(t.schedule.warmup_steps == 0);
   CHECK(t.max_grad_norm == 1.0);
@@ -133,10 +133,10 @@ TEST_CASE("an empty config has SPEC §3's defaults", "[unit][config]") {
   CHECK(t.eval_every == 0);
   CHECK(t.save_every == 0);
   CHECK(t.keep_checkpoints == 2);
-  CHECK(t.resume == "auto");
+  CHECK(t.resume == Resume::Auto);
   CHECK(c.parallel.devices == std::vector<std::string>{"auto"});  // SPEC §7
   CHECK(c.parallel.threads_per_replica == 0);
-  CHECK(c.adversarial.method == "none");
+  CHECK(c.adversarial.method == AdversarialMethod::None);
   CHECK(c.adversarial.epsilon == 0.3);
   CHECK(c.adversarial.alpha == 0.1);
   CHECK(c.adversarial.steps == 3);
@@ -240,28 +240,28 @@ TEST_CASE("every key is parsed", "[unit][config]") {
   CHECK(t.epochs == 5);
   CHECK(t.max_steps == 100);
   CHECK(t.grad_accum_steps == 2);
-  CHECK(t.optimizer.name == "sgd");
+  CHECK(t.optimizer.name == OptimizerKind::Sgd);
   CHECK(t.optimizer.lr == 0.1);
   CHECK(t.optimizer.weight_decay == 0.0);
   CHECK(t.optimizer.beta1 == 0.8);
   CHECK(t.optimizer.beta2 == 0.95);
   CHECK(t.optimizer.eps == 1e-8);
   CHECK(t.optimizer.momentum == 0.9);
-  CHECK(t.schedule.name == "cosine");
+  CHECK(t.schedule.name == ScheduleKind::Cosine);
   CHECK(t.schedule.warmup_ratio == 0.2);
   CHECK(t.schedule.warmup_steps == 10);
   CHECK(t.max_grad_norm == 0.0);
   CHECK(t.layerwise_lr_decay == 0.9);
-  CHECK(t.precision == "fp16");
+  CHECK(t.precision == Precision::FP16);
   CHECK_FALSE(t.shuffle);
   CHECK(t.log_every == 5);
   CHECK(t.eval_every == 50);
   CHECK(t.save_every == 25);
   CHECK(t.keep_checkpoints == 3);
-  CHECK(t.resume == "never");
+  CHECK(t.resume == Resume::Never);
   CHECK(c.parallel.devices == std::vector<std::string>{"cuda:0", "cuda:1"});
   CHECK(c.parallel.threads_per_replica == 2);
-  CHECK(c.adversarial.method == "freelb");
+  CHECK(c.adversarial.method == AdversarialMethod::FreeLb);
   CHECK(c.adversarial.epsilon == 0.0);
   CHECK(c.adversarial.alpha == 0.03);
   CHECK(c.adversarial.steps == 2);
@@ -301,9 +301,9 @@ TEST_CASE("task-specific defaults for the data fields", "[unit][config]") {
 }
 
 TEST_CASE("training.precision: fp32 by default - bf16 anywhere - fp16 not with CPU devices", "[unit][config]") {
-  CHECK(parse_config("", "c.yaml").training.precision == "fp32");
-  CHECK(parse_config("training: {precision: bf16}", "c.yaml").training.precision == "bf16");
-  CHECK(parse_config("training: {precision: fp16}\nparallel: {devices: auto}", "c.yaml").training.precision == "fp16");
+  CHECK(parse_config("", "c.yaml").training.precision == Precision::FP32);
+  CHECK(parse_config("training: {precision: bf16}", "c.yaml").training.precision == Precision::BF16);
+  CHECK(parse_config("training: {precision: fp16}\nparallel: {devices: auto}", "c.yaml").training.precision == Precision::FP16);
   CHECK_THAT(error_of("training: {precision: fp8}"),
              Catch::StartsWith("cfg.yaml: training.precision: expected one of fp32 | bf16 | fp16, got 'fp8'"));
   CHECK_THAT(error_of("training: {precision: fp16}\nparallel: {devices: [cpu]}"),
@@ -417,10 +417,10 @@ TEST_CASE("span: defaults, values, bad values", "[unit][config]") {
   CHECK(d.span.max_query_length == 64);
   CHECK(d.span.max_answer_length == 30);
   CHECK(d.span.n_best_size == 20);
-  CHECK(d.span.metric == "auto");
+  CHECK(d.span.metric == SpanMetric::Auto);
   const auto c = parse_config("task: span_extraction\nspan: {doc_stride: 32, metric: cmrc}\n", "cfg.yaml");
   CHECK(c.span.doc_stride == 32);
-  CHECK(c.span.metric == "cmrc");
+  CHECK(c.span.metric == SpanMetric::Cmrc);
   CHECK(parse_config(to_yaml(c), "again.yaml") == c);
   CHECK(error_of("span: {doc_stride: 0}") == "cfg.yaml: span.doc_stride: expected a positive integer, got '0' (line 1)");
   CHECK_THAT(error_of("span: {metric: f1}"), Catch::StartsWith("cfg.yaml: span.metric: expected one of auto | squad | cmrc, got 'f1'"));
@@ -594,7 +594,7 @@ TEST_CASE("overrides win over the file, later over earlier", "[unit][config]") {
                                     "data.labels=[b, a]", "model.bert.hidden_dropout_prob=0",
                                     "output_dir=runs/with spaces"});
   CHECK(c.training.batch_size == 16);
-  CHECK(c.training.optimizer.name == "sgd");  // the rest of the section is kept
+  CHECK(c.training.optimizer.name == OptimizerKind::Sgd);  // the rest of the section is kept
   CHECK(c.training.optimizer.lr == 0.25);
   CHECK(c.parallel.devices == std::vector<std::string>{"cpu", "cpu"});
   CHECK(c.seed == 2);
@@ -604,7 +604,7 @@ TEST_CASE("overrides win over the file, later over earlier", "[unit][config]") {
   CHECK(c.output_dir == "runs/with spaces");
   // A whole section replaced by a mapping value.
   const RunConfig s = parse_config(yaml, "o.yaml", {"training.optimizer={name: adamw}"});
-  CHECK(s.training.optimizer.name == "adamw");
+  CHECK(s.training.optimizer.name == OptimizerKind::AdamW);
   CHECK(s.training.optimizer.lr == 5e-5);
   // An override can fix a bad value in the file.
   CHECK(parse_config("training: {batch_size: -1}", "o.yaml", {"training.batch_size=4"}).training.batch_size == 4);
@@ -701,17 +701,17 @@ distill: {teacher: runs/t/best, temperature: 3, alpha: 0.25}
 )", "c.yaml");
   CHECK(c.training.loss.label_smoothing == 0.1);
   CHECK(c.training.loss.focal_gamma == 2.0);
-  CHECK(c.training.loss.class_weights_mode == "list");
+  CHECK(c.training.loss.class_weights_mode == ClassWeights::List);
   CHECK(c.training.loss.class_weights == std::vector<double>{1.0, 2.5, 0.5});
   CHECK(c.training.early_stopping.patience == 3);
   CHECK(c.training.early_stopping.metric == "loss");
-  CHECK(c.adversarial.method == "rdrop");
+  CHECK(c.adversarial.method == AdversarialMethod::RDrop);
   CHECK(c.adversarial.rdrop_alpha == 4.0);
   CHECK(c.distill.teacher == "runs/t/best");
   CHECK(c.distill.temperature == 3.0);
   CHECK(parse_config(to_yaml(c), "again.yaml") == c);
   const RunConfig b = parse_config("training: {loss: {class_weights: balanced}}\n", "b.yaml");
-  CHECK(b.training.loss.class_weights_mode == "balanced");
+  CHECK(b.training.loss.class_weights_mode == ClassWeights::Balanced);
   CHECK(parse_config(to_yaml(b), "again.yaml") == b);
   const RunConfig m = parse_config("task: masked_lm\nmodel: {mlm_probability: 0.3, whole_word_mask: true}\n", "m.yaml");
   CHECK(m.task == Task::MaskedLm);

@@ -49,7 +49,9 @@ TEST_CASE("every example config loads and is valid for training", "[unit][config
     }
     CHECK(c.source == file);
     CHECK_FALSE(c.data.dev.empty());
-    CHECK(parse_config(to_yaml(c), "again.yaml") == c);
+    const RunConfig again = parse_config(to_yaml(c), "again.yaml");  // read -> write -> read
+    CHECK(again == c);
+    CHECK(to_yaml(again) == to_yaml(c));
   }
 }
 

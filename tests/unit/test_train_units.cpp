@@ -127,23 +127,23 @@ TEST_CASE("collate pads to the longest example and builds task labels", "[unit][
 }
 
 TEST_CASE("schedules follow HF's warmup formulas", "[unit][train]") {
-  Schedule lin("linear", 10, 110);
+  Schedule lin(ScheduleKind::Linear, 10, 110);
   REQUIRE(lin.multiplier(0) == 0.0);
   REQUIRE(lin.multiplier(5) == Approx(0.5));
   REQUIRE(lin.multiplier(10) == Approx(1.0));
   REQUIRE(lin.multiplier(60) == Approx(0.5));
   REQUIRE(lin.multiplier(110) == Approx(0.0));
-  Schedule cos("cosine", 0, 100);
+  Schedule cos(ScheduleKind::Cosine, 0, 100);
   REQUIRE(cos.multiplier(50) == Approx(0.5));
   REQUIRE(cos.multiplier(100) == Approx(0.0).margin(1e-12));
-  REQUIRE(Schedule("constant", 4, 100).multiplier(2) == Approx(0.5));
-  REQUIRE(Schedule("constant", 4, 100).multiplier(50) == 1.0);
-  REQUIRE_THROWS_AS(Schedule("exp", 0, 10), std::invalid_argument);
+  REQUIRE(Schedule(ScheduleKind::Constant, 4, 100).multiplier(2) == Approx(0.5));
+  REQUIRE(Schedule(ScheduleKind::Constant, 4, 100).multiplier(50) == 1.0);
+  REQUIRE_FALSE(unif::enum_from_name<ScheduleKind>("exp"));  // the config rejects it (test_config.cpp)
 }
 
 TEST_CASE("AdamW matches a hand-computed torch.optim.AdamW step", "[unit][train]") {
   auto w = torch::tensor({1.0f, -2.0f}).requires_grad_(true);
-  auto opt = make_optimizer({{"w", w, 1.0, 0.1}}, {"adamw", 0.1, 0.9, 0.999, 1e-8, 0.0});
+  auto opt = make_optimizer({{"w", w, 1.0, 0.1}}, {OptimizerKind::AdamW, 0.1, 0.9, 0.999, 1e-8, 0.0});
   w.mutable_grad() = torch::tensor({0.5f, -0.25f});
   opt->step(0.01);
   // step 1: m = 0.1 g, v = 0.001 g^2; m_hat = g, v_hat = g^2 -> update = lr * g/(|g|+eps) = lr*sign(g)
@@ -155,7 +155,7 @@ TEST_CASE("AdamW matches a hand-computed torch.optim.AdamW step", "[unit][train]
   REQUIRE(state.at("__step__").item<int64_t>() == 1);
   // State round trip: a second optimizer continues identically.
   auto w2 = w.detach().clone().requires_grad_(true);
-  auto opt2 = make_optimizer({{"w", w2, 1.0, 0.1}}, {"adamw", 0.1, 0.9, 0.999, 1e-8, 0.0});
+  auto opt2 = make_optimizer({{"w", w2, 1.0, 0.1}}, {OptimizerKind::AdamW, 0.1, 0.9, 0.999, 1e-8, 0.0});
   opt2->load_state(state, "optimizer.safetensors");
   w.mutable_grad() = torch::tensor({0.1f, 0.2f});
   w2.mutable_grad() = torch::tensor({0.1f, 0.2f});
@@ -179,18 +179,19 @@ TEST_CASE("a sparse gradient steps AdamW exactly like its dense equal", "[unit][
 TEST_CASE("SGD with momentum and LAMB take the documented steps", "[unit][train]") {
   auto w = torch::tensor({1.0f}).requires_grad_(true);
   OptimizerOptions o;
-  o.name = "sgd", o.momentum = 0.9, o.weight_decay = 0.0;
+  o.name = OptimizerKind::Sgd, o.momentum = 0.9, o.weight_decay = 0.0;
   auto opt = make_optimizer({{"w", w, 1.0, 0.0}}, o);
   w.mutable_grad() = torch::tensor({1.0f});
   opt->step(0.1);  // buf = 1 -> w = 0.9
   opt->step(0.1);  // buf = 0.9 + 1 = 1.9 -> w = 0.71
   REQUIRE(w.item<double>() == Approx(0.71));
   auto v = torch::tensor({3.0f, 4.0f}).requires_grad_(true);
-  auto lamb = make_optimizer({{"v", v, 1.0, 0.0}}, {"lamb", 0.0, 0.9, 0.999, 1e-6, 0.0});
+  auto lamb = make_optimizer({{"v", v, 1.0, 0.0}}, {OptimizerKind::Lamb, 0.0, 0.9, 0.999, 1e-6, 0.0});
   v.mutable_grad() = torch::tensor({1.0f, -1.0f});
   lamb->step(0.1);  // r ~ (1, -1), |v| = 5, |r| = sqrt(2): v -= 0.1 * 5/sqrt2 * r
   REQUIRE(v[0].item<double>() == Approx(3.0 - 0.5 / std::sqrt(2.0)).epsilon(1e-4));
-  REQUIRE_THROWS_AS(make_optimizer({}, {"adam"}), std::invalid_argument);
+  REQUIRE_FALSE(unif::enum_from_name<OptimizerKind>("adam"));  // the config rejects it (test_config.cpp)
+  REQUIRE_THROWS_AS(make_optimizer({}, {static_cast<OptimizerKind>(7)}), std::invalid_argument);
 }
 
 TEST_CASE("clip_grad_norm scales dense and sparse gradients to the global norm", "[unit][train]") {
