@@ -30,6 +30,7 @@
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
+using unif::Task;
 
 namespace unif::fuzz {
 
