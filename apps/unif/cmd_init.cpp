@@ -24,7 +24,6 @@ namespace unif::app {
 
 namespace {
 
-using framework::Task;
 
 const char* const kTinyModel = "tests/fixtures/tiny-bert-zh";
 
@@ -129,8 +128,8 @@ std::string first_present(const nlohmann::json& r, std::initializer_list<const c
 Fields find_fields(Task task, const fs::path& file) {
   if (task == Task::MaskedLm && file.extension() == ".txt") return {{"text"}, "label", {}, {}};
   framework::RecordFields rf;
-  rf.task = framework::to_string(task);
-  rf.conll_ok = task == Task::TokenClassification;
+  rf.task = to_string(task);
+  rf.conll_ok = task_spec(task).input == TaskInput::Tokens;
   const auto records = framework::read_records(file, rf);
   const nlohmann::json& first = records.front().fields;
   Fields f;
@@ -210,11 +209,11 @@ Fields find_fields(Task task, const fs::path& file) {
                       "' holds a list of labels: that is task multilabel (unif init multilabel --data " + file.string() + ")");
   }
   // The label values, for the comment (and the checks a user would otherwise meet at train time).
-  if (task == Task::Classification || task == Task::Multilabel || task == Task::TokenClassification) {
+  if (has_label_set(task)) {
     for (const auto& r : records) {
       const auto it = r.fields.find(f.label);
       if (it == r.fields.end() || it->is_null()) continue;
-      const bool list = task != Task::Classification;
+      const bool list = task_spec(task).labels != TaskLabels::OneClass;
       if (list && it->is_string() && cells) {
         std::istringstream in(it->get<std::string>());
         for (std::string w; in >> w;) f.labels.insert(w);

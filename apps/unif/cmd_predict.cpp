@@ -32,7 +32,6 @@ namespace unif::app {
 namespace {
 
 using nlohmann::json;
-using framework::Task;
 
 const char* const kNotFinite = "the model's outputs are not finite (NaN or inf) for this input";
 
@@ -43,7 +42,8 @@ json prediction(Task task, const framework::LabelSet& labels, const framework::E
                 const std::vector<torch::Tensor>& logits) {
   for (const auto& l : logits)
     if (!torch::isfinite(l).all().item<bool>()) return {{"error", kNotFinite}};
-  if (task == Task::SpanExtraction) {
+  const PredictKind output = task_spec(task).output;
+  if (output == PredictKind::Answer) {
     const auto& a = ev.answers.at(x);
     return {{"answer", a.text}, {"start", a.start}, {"end", a.end}, {"score", a.score}};
   }
@@ -52,28 +52,28 @@ json prediction(Task task, const framework::LabelSet& labels, const framework::E
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
   };
   const auto& row = logits.at(0);
-  switch (task) {
-    case Task::Classification: {
+  switch (output) {
+    case PredictKind::Label: {
       auto probs = torch::softmax(row, -1);
       return {{"label", labels.names.at(static_cast<size_t>(row.argmax().item<int64_t>()))},
               {"probs", to_vec(probs)}, {"logits", to_vec(row)}};
     }
-    case Task::Multilabel: {
+    case PredictKind::Labels: {
       auto probs = torch::sigmoid(row);
       std::vector<std::string> on;
       for (int64_t i = 0; i < probs.size(0); ++i)
         if (probs[i].item<double>() > 0.5) on.push_back(labels.names.at(static_cast<size_t>(i)));
       return {{"labels", on}, {"probs", to_vec(probs)}};
     }
-    case Task::Regression: return {{"value", row.flatten()[0].item<double>()}};
-    case Task::TokenClassification: {
+    case PredictKind::Value: return {{"value", row.flatten()[0].item<double>()}};
+    case PredictKind::Tags: {
       json tags = json::array();  // null: a word without any word piece, which the model never sees
       for (const auto& id : framework::word_window_predictions(ex, entries, logits))
         tags.push_back(id ? json(labels.names.at(static_cast<size_t>(*id))) : json(nullptr));
       return {{"tags", tags}};
     }
-    case Task::SpanExtraction: break;
-    case Task::MaskedLm: break;  // predict_fill_mask.h
+    case PredictKind::Answer: break;
+    case PredictKind::Masks: break;  // predict_fill_mask.h
   }
   return {};
 }
@@ -82,8 +82,7 @@ json prediction(Task task, const framework::LabelSet& labels, const framework::E
 // directory takes `text`, or the pair `text_a`/`text_b` (SPEC §4) for the sequence tasks.
 std::vector<std::string> text_fields_for(const framework::LoadedModel& lm, bool plain_hf, const framework::Record& r,
                                          const std::string& input) {
-  const bool sequence_task = lm.meta.task == Task::Classification || lm.meta.task == Task::Multilabel ||
-                             lm.meta.task == Task::Regression;
+  const bool sequence_task = task_spec(lm.meta.task).input == TaskInput::Text;
   if (!plain_hf || !sequence_task) return lm.meta.text_fields;
   const auto has = [&](const char* f) { return r.fields.contains(f) && !r.fields.at(f).is_null(); };
   if (has("text")) return {"text"};
@@ -133,7 +132,7 @@ PredictAnswerer task_answerer(const framework::LoadedModel& lm, bool plain_hf, c
     const int max_len = static_cast<int>(lm.meta.max_seq_length);
     const auto method = framework::parse_truncate_method(lm.meta.truncate_method);
     // Token classification: every word gets a tag from the model, in windows when the input is long.
-    data.encoded = lm.meta.task == Task::TokenClassification
+    data.encoded = task_spec(lm.meta.task).input == TaskInput::Tokens
                        ? framework::encode_word_windows(*lm.tokenizer, data.examples, max_len, method)
                        : framework::encode_examples(lm.meta.task, data.examples, *lm.tokenizer, max_len, method, lm.meta.span);
     const auto ev = framework::evaluate(*lm.model, lm.meta.task, data, labels, batch_size, {}, true, &workers);
@@ -242,7 +241,7 @@ Command add_predict(CLI::App& app) {
     const auto labels = framework::LabelSet::from_names(lm.meta.labels);
     // As training's `auto`: one worker per physical core for small and medium models (evaluate()).
     framework::WorkerPool workers(framework::cpu_eval_workers({"auto"}, lm.model->options().hidden_size()));
-    const auto answer = lm.meta.task == Task::MaskedLm
+    const auto answer = task_spec(lm.meta.task).output == PredictKind::Masks
                             ? fill_mask_answerer(lm, in.name(), *batch_size, workers)
                             : task_answerer(lm, plain_hf, labels, in.name(), *batch_size, workers);
     // What the input's header (TSV, CSV) must hold and what a CoNLL sentence is called: the model's
@@ -251,8 +250,7 @@ Command add_predict(CLI::App& app) {
     fields_cfg.text_fields = lm.meta.text_fields;
     fields_cfg.label_field = lm.meta.label_field;
     auto fields = framework::record_fields(lm.meta.task, fields_cfg, /*require_labels=*/false);
-    const bool sequence_task = lm.meta.task == Task::Classification || lm.meta.task == Task::Multilabel ||
-                               lm.meta.task == Task::Regression;
+    const bool sequence_task = task_spec(lm.meta.task).input == TaskInput::Text;
     if (plain_hf && sequence_task) fields.text_fields.clear();
     predict_lines(in, out, answer, *batch_size, *keep_going, fields);
     out.commit();

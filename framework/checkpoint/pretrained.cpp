@@ -7,12 +7,12 @@
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
 #include "framework/common/json_input.h"
+#include "models/architectures.h"
 #include "models/heads/factory.h"
 
 namespace unif::framework {
 
 namespace fs = std::filesystem;
-using models::TaskKind;
 
 namespace {
 
@@ -30,37 +30,35 @@ std::string join_some(const std::vector<std::string>& names, size_t limit = 8) {
 }
 
 // HF checkpoint keys -> our names: drop the legacy position_ids buffer, TF-era LayerNorm
-// gamma/beta -> weight/bias (as HF's _fix_key), and add `bert.` to plain BertModel saves.
-TensorMap normalise_keys(TensorMap weights) {
+// gamma/beta -> weight/bias (as HF's _fix_key), and add the encoder's prefix (`bert.`) to plain
+// BertModel saves.
+TensorMap normalise_keys(TensorMap weights, const std::string& prefix) {
   TensorMap out;
-  bool has_prefix = std::any_of(weights.begin(), weights.end(), [](const auto& kv) { return starts_with(kv.first, "bert."); });
+  bool has_prefix =
+      std::any_of(weights.begin(), weights.end(), [&](const auto& kv) { return starts_with(kv.first, prefix); });
   for (auto& [key, tensor] : weights) {
     std::string name = key;
     if (ends_with(name, "embeddings.position_ids")) continue;
     if (ends_with(name, "LayerNorm.gamma")) name = name.substr(0, name.size() - 5) + "weight";
     if (ends_with(name, "LayerNorm.beta")) name = name.substr(0, name.size() - 4) + "bias";
     if (!has_prefix && (starts_with(name, "embeddings.") || starts_with(name, "encoder.") || starts_with(name, "pooler.")))
-      name = "bert." + name;
+      name = prefix + name;
     out[name] = std::move(tensor);
   }
   return out;
 }
 
 // Parameters a checkpoint of another head (or a bare encoder) legitimately lacks.
-bool is_head_key(const std::string& name) { return !starts_with(name, "bert.") || starts_with(name, "bert.pooler."); }
+bool is_head_key(const std::string& name, const std::string& prefix) {
+  return !starts_with(name, prefix) || starts_with(name, prefix + "pooler.");
+}
 
 }  // namespace
 
-TaskKind task_from_config(const HfConfig& config) {
-  const std::string arch = config.architectures.empty() ? "" : config.architectures.front();
-  if (arch == "BertForTokenClassification") return TaskKind::TokenClassification;
-  if (arch == "BertForQuestionAnswering") return TaskKind::SpanExtraction;
-  if (arch == "BertForMaskedLM") return TaskKind::MaskedLm;
-  if (config.problem_type == "multi_label_classification") return TaskKind::Multilabel;
-  if (config.problem_type == "regression") return TaskKind::Regression;
-  if (arch == "BertForSequenceClassification" && config.problem_type.empty() && config.num_labels == 1)
-    return TaskKind::Regression;
-  return TaskKind::Classification;
+Task task_from_config(const HfConfig& config) {
+  // A class that is no task head (BertModel, BertForPreTraining): a fresh sequence head.
+  const auto task = models::task_from_hf(config.architectures, config.problem_type, config.num_labels);
+  return task ? *task : *models::task_from_hf({}, config.problem_type, config.num_labels);
 }
 
 PretrainedModel load_pretrained(const fs::path& given, const PretrainedOptions& options) {
@@ -72,7 +70,7 @@ PretrainedModel load_pretrained(const fs::path& given, const PretrainedOptions& 
   return load_pretrained(dir, read_hf_config(config_file), options);
 }
 
-PretrainedModel load_pretrained(const fs::path& dir, std::optional<TaskKind> task, std::optional<int64_t> num_labels) {
+PretrainedModel load_pretrained(const fs::path& dir, std::optional<Task> task, std::optional<int64_t> num_labels) {
   PretrainedOptions options;
   options.task = task;
   options.num_labels = num_labels;
@@ -82,22 +80,30 @@ PretrainedModel load_pretrained(const fs::path& dir, std::optional<TaskKind> tas
 PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const PretrainedOptions& options) {
   const fs::path dir = resolve_hf_dir(given);
   const std::string config_file = (dir / "config.json").string();
-  if (config.raw.is_object() && config.raw.contains("model_type") && config.raw["model_type"] != "bert")
-    throw UserError(config_file + ": model_type is " + json_excerpt(config.raw["model_type"]) + ", expected \"bert\"");
+  // The family's row (architectures.h); a config.json without model_type is read as BERT.
+  const models::Architecture* arch = models::find_architecture("bert");
+  if (config.raw.is_object() && config.raw.contains("model_type")) {
+    const auto& type = config.raw["model_type"];
+    arch = type.is_string() ? models::find_architecture(type.get<std::string>()) : nullptr;
+    if (arch == nullptr)
+      throw UserError(config_file + ": model_type is " + json_excerpt(type) + ", expected " +
+                      models::supported_model_types() + " (the supported model types)");
+  }
+  const std::string prefix = arch->checkpoint_prefix;
 
   PretrainedModel result;
   result.task = options.task ? *options.task : task_from_config(config);
-  const int64_t num_labels = result.task == TaskKind::SpanExtraction ? 2 : options.num_labels.value_or(config.num_labels);
+  const int64_t num_labels = result.task == Task::SpanExtraction ? 2 : options.num_labels.value_or(config.num_labels);
   models::BertOptions bert = config.bert;
   bert.sparse_embeddings(options.sparse_embeddings);
   try {
-    result.model = models::make_bert_task_model(result.task, bert, num_labels);
+    result.model = arch->make_task_model(result.task, bert, num_labels);
   } catch (const std::invalid_argument& e) {
     throw UserError(config_file + ": " + e.what());
   }
 
-  TensorMap weights = normalise_keys(read_weights(dir));
-  if (result.task == TaskKind::MaskedLm) {
+  TensorMap weights = normalise_keys(read_weights(dir), prefix);
+  if (result.task == Task::MaskedLm) {
     // HF's tied copies: the decoder weight is the word embedding table, its bias cls.predictions.bias.
     weights.erase("cls.predictions.decoder.weight");
     weights.erase("cls.predictions.decoder.bias");
@@ -108,7 +114,7 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
     auto params = result.model->named_parameters();
     for (auto it = weights.begin(); it != weights.end();) {
       const auto* p = params.find(it->first);
-      if (is_head_key(it->first) && p != nullptr && !p->sizes().equals(it->second.sizes())) it = weights.erase(it);
+      if (is_head_key(it->first, prefix) && p != nullptr && !p->sizes().equals(it->second.sizes())) it = weights.erase(it);
       else ++it;
     }
   }
@@ -116,7 +122,7 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   if (options.strict) {
     std::vector<std::string> encoder_missing;
     for (const auto& name : result.report.missing)
-      if (!is_head_key(name)) encoder_missing.push_back(name);
+      if (!is_head_key(name, prefix)) encoder_missing.push_back(name);
     if (!encoder_missing.empty())
       throw UserError("checkpoint in '" + dir.string() + "' lacks " + std::to_string(encoder_missing.size()) +
                       " BERT encoder weight(s) named by config.json: " + join_some(encoder_missing) +
@@ -124,8 +130,8 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   }
 
   config.bert = bert;
-  config.architectures = {models::hf_architecture(result.task)};
-  config.problem_type = models::hf_problem_type(result.task);
+  config.architectures = {models::hf_class_name(*arch, result.task)};
+  config.problem_type = task_spec(result.task).problem_type;
   if (static_cast<int64_t>(config.id2label.size()) != num_labels) config.id2label.clear();
   config.num_labels = num_labels;
   result.config = std::move(config);
@@ -143,7 +149,7 @@ void save_pretrained(const fs::path& dir, const models::BertTaskModel& model, Hf
 
   config.bert = model.options();
   config.architectures = {models::hf_architecture(model.kind())};
-  config.problem_type = models::hf_problem_type(model.kind());
+  config.problem_type = task_spec(model.kind()).problem_type;
   config.num_labels = model.num_labels();
   write_hf_config(dir / "config.json", config);
 }

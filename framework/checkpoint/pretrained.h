@@ -14,13 +14,13 @@
 
 #include "framework/checkpoint/hf_config.h"
 #include "framework/checkpoint/state_dict.h"
+#include "framework/common/task.h"
 #include "models/heads/bert_task_model.h"
-#include "models/heads/task_kind.h"
 
 namespace unif::framework {
 
 struct PretrainedOptions {
-  std::optional<models::TaskKind> task;  // default: from architectures / problem_type
+  std::optional<Task> task;  // default: from architectures / problem_type
   std::optional<int64_t> num_labels;     // default: config.json's num_labels (or id2label size)
   /// Strict: a missing encoder/embedding key is a UserError. A missing head (classifier, qa_outputs,
   /// pooler) is always only reported and left freshly initialised.
@@ -35,21 +35,21 @@ struct PretrainedModel {
   std::shared_ptr<models::BertTaskModel> model;
   HfConfig config;     // as read from config.json, task fields updated to the built head
   LoadReport report;   // missing: freshly initialised; unexpected: ignored
-  models::TaskKind task = models::TaskKind::Classification;
+  Task task = Task::Classification;
 };
 
-/// The head a config asks for: BertForTokenClassification -> TokenClassification,
-/// BertForQuestionAnswering -> SpanExtraction, BertForMaskedLM -> MaskedLm, BertForSequenceClassification with problem_type
-/// multi_label_classification / regression (or num_labels 1 without problem_type, as HF) ->
-/// Multilabel / Regression; anything else (BertModel, BertForPreTraining, none) -> Classification.
-models::TaskKind task_from_config(const HfConfig& config);
+/// The head a config asks for: models::task_from_hf (architectures.h), the rule every loader uses
+/// (BertForTokenClassification -> TokenClassification, ..., no architectures = a sequence head,
+/// regression for num_labels 1 without problem_type, as HF). A class that is no task head
+/// (BertModel, BertForPreTraining) gets a fresh sequence head by the same rule.
+Task task_from_config(const HfConfig& config);
 
 /// Loads `dir` (reads dir/config.json; a sentence-transformers save is read from its Transformer
 /// module's folder, see framework/common/hf_dir.h). Throws unif::UserError on a missing directory or config.json,
-/// a non-BERT model_type, a bad config, a shape mismatch, or (strict) missing encoder weights.
+/// a model_type not in models/architectures.h, a bad config, a shape mismatch, or (strict) missing encoder weights.
 PretrainedModel load_pretrained(const std::filesystem::path& dir, const PretrainedOptions& options = {});
 /// Same with the brief's positional overrides.
-PretrainedModel load_pretrained(const std::filesystem::path& dir, std::optional<models::TaskKind> task,
+PretrainedModel load_pretrained(const std::filesystem::path& dir, std::optional<Task> task,
                                 std::optional<int64_t> num_labels = std::nullopt);
 /// Same with a config the caller has already read (and possibly edited, e.g. dropout overrides).
 PretrainedModel load_pretrained(const std::filesystem::path& dir, HfConfig config, const PretrainedOptions& options);

@@ -33,8 +33,7 @@ using detail::Section;
 
 namespace {
 
-const std::vector<std::string> kTaskNames{"classification", "multilabel", "regression",
-                                          "token_classification", "span_extraction", "masked_lm"};
+const std::vector<std::string> kTaskNames = task_names();  // framework/common/task.h's rows, in order
 
 std::string str(double v) {
   std::ostringstream s;
@@ -511,21 +510,8 @@ std::string join_lines(const std::vector<std::string>& lines) {
 ConfigError::ConfigError(std::vector<std::string> lines)
     : UserError(join_lines(lines)), problems(std::move(lines)) {}
 
-std::string to_string(Task task) {
-  switch (task) {
-    case Task::Classification: return "classification";
-    case Task::Multilabel: return "multilabel";
-    case Task::Regression: return "regression";
-    case Task::TokenClassification: return "token_classification";
-    case Task::SpanExtraction: return "span_extraction";
-    case Task::MaskedLm: return "masked_lm";
-  }
-  return "classification";
-}
-
 Task parse_task(const std::string& name) {
-  for (std::size_t i = 0; i < kTaskNames.size(); ++i)
-    if (name == kTaskNames[i]) return static_cast<Task>(i);
+  if (const auto task = find_task(name)) return *task;
   std::string all;
   for (const auto& n : kTaskNames) all += (all.empty() ? "" : " | ") + n;
   throw UserError("unknown task '" + name + "': expected one of " + all + did_you_mean(name, kTaskNames));

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "framework/common/error.h"
+#include "framework/common/task.h"
 #include "framework/config/choices.h"
 
 namespace unif::framework {
@@ -32,11 +33,7 @@ struct ConfigError : UserError {
   std::vector<std::string> problems;  // one line each, in the order the keys appear in SPEC §3
 };
 
-enum class Task { Classification, Multilabel, Regression, TokenClassification, SpanExtraction, MaskedLm };
-
-/// "classification" | "multilabel" | "regression" | "token_classification" | "span_extraction" | "masked_lm"
-std::string to_string(Task task);
-/// Inverse of to_string; throws UserError naming the allowed values.
+/// Inverse of to_string(Task) (framework/common/task.h); throws UserError naming the allowed values.
 Task parse_task(const std::string& name);
 
 /// `model.bert`: HF BertConfig fields that override the pretrained dir's config.json (or the

@@ -92,28 +92,28 @@ models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
       batch.sample_weights[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].weight;
   }
   if (!labeled) return batch;
-  switch (task) {
-    case Task::Classification: {
+  switch (task_spec(task).labels) {  // the label tensor of each kind of label
+    case TaskLabels::OneClass: {
       batch.labels = torch::empty({B}, i64);
       auto a = batch.labels.accessor<int64_t, 1>();
       for (int64_t b = 0; b < B; ++b)
         a[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].labels.at(0);
       break;
     }
-    case Task::Multilabel: {
+    case TaskLabels::ClassSet: {
       batch.labels = torch::zeros({B, num_labels}, torch::kFloat32);
       auto a = batch.labels.accessor<float, 2>();
       for (int64_t b = 0; b < B; ++b)
         for (auto l : examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].labels) a[b][l] = 1.0f;
       break;
     }
-    case Task::Regression: {
+    case TaskLabels::Value: {
       batch.labels = torch::empty({B}, torch::kFloat32);
       for (int64_t b = 0; b < B; ++b)
         batch.labels[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].value;
       break;
     }
-    case Task::TokenClassification: {
+    case TaskLabels::TagList: {
       batch.labels = torch::full({B, L}, -100, i64);
       auto a = batch.labels.accessor<int64_t, 2>();
       for (int64_t b = 0; b < B; ++b) {
@@ -122,9 +122,9 @@ models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
       }
       break;
     }
-    case Task::MaskedLm:  // collate_mlm (mlm.h) masks the batch
+    case TaskLabels::None:  // masked_lm: collate_mlm (mlm.h) masks the batch
       break;
-    case Task::SpanExtraction: {
+    case TaskLabels::Answers: {  // start and end positions
       batch.labels = torch::empty({B, 2}, i64);
       auto a = batch.labels.accessor<int64_t, 2>();
       for (int64_t b = 0; b < B; ++b) {

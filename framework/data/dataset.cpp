@@ -62,9 +62,9 @@ RecordFields record_fields(Task task, const DataConfig& cfg, bool require_labels
   RecordFields f;
   f.text_fields = cfg.text_fields;
   f.label_field = cfg.label_field;
-  f.label_required = require_labels && task != Task::MaskedLm;
+  f.label_required = require_labels && task_spec(task).labels != TaskLabels::None;
   f.task = to_string(task);
-  f.conll_ok = task == Task::TokenClassification;
+  f.conll_ok = task_spec(task).input == TaskInput::Tokens;
   return f;
 }
 
@@ -79,7 +79,8 @@ LabelSet LabelSet::from_names(std::vector<std::string> names) {
 
 LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem::path& file,
                         const std::vector<Record>& records) {
-  if (task == Task::Regression || task == Task::SpanExtraction) return {};
+  const TaskLabels kind = task_spec(task).labels;
+  if (kind == TaskLabels::Value || kind == TaskLabels::Answers) return {};
   if (cfg.labels_given) {
     if (cfg.labels.empty()) throw UserError("data.labels: the label list is empty");
     return LabelSet::from_names(cfg.labels);
@@ -88,13 +89,13 @@ LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem:
   for (const auto& r : records) {
     const auto& v = field(file, r, cfg.label_field);
     try {
-      if (task == Task::Classification) seen.insert(scalar_label(v));
+      if (kind == TaskLabels::OneClass) seen.insert(scalar_label(v));
       else for (auto& l : list_field(v)) seen.insert(l);
     } catch (const std::invalid_argument& e) {
       throw UserError(where(file, r) + "field '" + cfg.label_field + "': " + e.what());
     }
   }
-  if (seen.size() < 2 && task == Task::Classification)
+  if (seen.size() < 2 && kind == TaskLabels::OneClass)
     throw UserError(file.string() + ": field '" + cfg.label_field +
                     "' has fewer than 2 distinct labels; a classifier needs at least 2");
   return LabelSet::from_names({seen.begin(), seen.end()});
@@ -104,7 +105,7 @@ std::vector<std::string> label_report(Task task, const DataConfig& cfg, const La
                                       const std::filesystem::path& file, const std::vector<Record>& records,
                                       const std::vector<Example>& examples) {
   std::vector<std::string> out;
-  if (task != Task::Classification && task != Task::Multilabel && task != Task::TokenClassification) return out;
+  if (!has_label_set(task)) return out;
   // The label set with how often each label occurs in the training file.
   std::vector<int64_t> counts(labels.names.size(), 0);
   for (const auto& ex : examples)
@@ -151,7 +152,8 @@ std::vector<std::string> label_report(Task task, const DataConfig& cfg, const La
 std::vector<Example> make_examples(Task task, const DataConfig& cfg, const LabelSet& labels,
                                    const std::filesystem::path& file, const std::vector<Record>& records,
                                    bool require_labels) {
-  if (task == Task::SpanExtraction) return make_span_examples(cfg, file, records, require_labels);
+  const TaskSpec& spec = task_spec(task);
+  if (spec.input == TaskInput::QuestionContext) return make_span_examples(cfg, file, records, require_labels);
   std::vector<Example> out;
   out.reserve(records.size());
   auto label_id = [&](const Record& r, const std::string& name) {
@@ -171,7 +173,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
     try {
       for (const auto& f : cfg.text_fields) {
         const auto& v = field(file, r, f);
-        if (task == Task::TokenClassification) {
+        if (spec.input == TaskInput::Tokens) {
           // TSV cells are strings (space-separated words); in JSON a string is a mistake (it
           // would be split on spaces, or taken as one token in a language without spaces).
           if (v.is_string() && !tsv)
@@ -191,14 +193,14 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
         continue;
       }
       ex.has_label = true;
-      switch (task) {
-        case Task::Classification:
+      switch (spec.labels) {
+        case TaskLabels::OneClass:
           ex.labels = {label_id(r, scalar_label(*lv))};
           break;
-        case Task::Multilabel:
+        case TaskLabels::ClassSet:
           for (const auto& l : list_field(*lv)) ex.labels.push_back(label_id(r, l));
           break;
-        case Task::Regression: {
+        case TaskLabels::Value: {
           double v = 0;
           if (lv->is_number()) v = lv->get<double>();
           else if (lv->is_string()) {
@@ -213,7 +215,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
           ex.value = v;
           break;
         }
-        case Task::TokenClassification: {
+        case TaskLabels::TagList: {
           if (lv->is_string() && !tsv) throw std::invalid_argument("expected a list of tags (a JSON array), got a string");
           auto tags = list_field(*lv);
           if (tags.size() != ex.texts.size())
@@ -222,8 +224,8 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
           for (const auto& t : tags) ex.labels.push_back(label_id(r, t));
           break;
         }
-        case Task::SpanExtraction: break;
-        case Task::MaskedLm: break;  // mlm.h reads its own data
+        case TaskLabels::Answers: break;  // span_dataset.h
+        case TaskLabels::None: break;     // masked_lm: mlm.h reads its own data
       }
     } catch (const std::invalid_argument& e) {
       throw UserError(where(file, r) + "field '" + cfg.label_field + "': " + e.what());
@@ -236,13 +238,14 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
 std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples,
                                             const BertTokenizer& tokenizer, int max_seq_length,
                                             TruncateMethod method, const SpanConfig& span) {
-  if (task == Task::SpanExtraction) return encode_span_examples(examples, tokenizer, max_seq_length, span);
+  const TaskInput input = task_spec(task).input;
+  if (input == TaskInput::QuestionContext) return encode_span_examples(examples, tokenizer, max_seq_length, span);
   std::vector<EncodedExample> out(examples.size());
   for (size_t i = 0; i < examples.size(); ++i) {
     const auto& ex = examples[i];
     auto& e = out[i];
     e.example = static_cast<int64_t>(i);
-    if (task == Task::TokenClassification) {
+    if (input == TaskInput::Tokens) {
       auto enc = encode_words(tokenizer, ex.texts, max_seq_length, method, false);
       e.input_ids = std::move(enc.input_ids);
       e.token_type_ids = std::move(enc.token_type_ids);

@@ -1,4 +1,4 @@
-// main_metric / metric_kind_for_task: the per-task "main" metric table.
+// main_metric / metric_kind: the per-task metric family and its "main" metric.
 #include "framework/metrics/metric_set.h"
 
 #include "framework/common/error.h"
@@ -23,13 +23,16 @@ bool lower_is_better(const std::string& name) {
          (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0);
 }
 
+MetricKind metric_kind(Task task) {
+  // One entry per row of framework/common/task.h, in Task order.
+  static constexpr MetricKind kinds[] = {MetricKind::classification, MetricKind::multilabel, MetricKind::regression,
+                                         MetricKind::token, MetricKind::span, MetricKind::masked_lm};
+  static_assert(sizeof(kinds) / sizeof(kinds[0]) == kTaskSpecs.size(), "one metric family per task");
+  return kinds[static_cast<size_t>(task)];
+}
+
 MetricKind metric_kind_for_task(const std::string& task) {
-  if (task == "classification") return MetricKind::classification;
-  if (task == "multilabel") return MetricKind::multilabel;
-  if (task == "regression") return MetricKind::regression;
-  if (task == "token_classification") return MetricKind::token;
-  if (task == "span_extraction") return MetricKind::span;
-  if (task == "masked_lm") return MetricKind::masked_lm;
+  if (const auto t = find_task(task)) return metric_kind(*t);
   throw UserError("metrics: unknown task '" + task +
                   "' (expected classification, multilabel, regression, token_classification or "
                   "span_extraction or masked_lm)");

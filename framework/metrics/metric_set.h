@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "framework/common/task.h"
+
 namespace unif::framework {
 
 /// Metric name -> value. Always finite (no NaN), so `nlohmann::json j = metrics;` is valid JSON.
@@ -21,6 +23,10 @@ std::string main_metric(MetricKind kind);
 /// Whether smaller values of metric `name` are better: "loss", "perplexity", "mse" and names
 /// ending in "_loss".
 bool lower_is_better(const std::string& name);
+
+/// The metric family `task` reports (the per-task metric choice; main_metric(metric_kind(task)) is
+/// its main metric).
+MetricKind metric_kind(Task task);
 
 /// Maps the config's `task` (SPEC §3: classification | multilabel | regression |
 /// token_classification | span_extraction | masked_lm) to its MetricKind. UserError for any other name.

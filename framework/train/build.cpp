@@ -204,7 +204,7 @@ std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std:
   }
   if (teacher.meta.task != cfg.task)
     throw UserError(where + " was trained for task " + to_string(teacher.meta.task) + ", the run is " + to_string(cfg.task));
-  if (cfg.task != Task::SpanExtraction && teacher.meta.labels != labels.names)
+  if (has_label_set(cfg.task) && teacher.meta.labels != labels.names)
     throw UserError(where + " has another label set (" + std::to_string(teacher.meta.labels.size()) +
                     " labels, or another order) than the run (" + std::to_string(labels.size()) +
                     "): set data.labels to the teacher's labels");
@@ -253,7 +253,7 @@ torch::Tensor class_weights_for(const RunConfig& cfg, const LabelSet& labels, co
   }
   if (lc.class_weights_mode != ClassWeights::Balanced) return {};
   std::vector<int64_t> counts(static_cast<size_t>(labels.size()), 0);
-  if (cfg.task == Task::TokenClassification) {
+  if (task_spec(cfg.task).labels == TaskLabels::TagList) {  // counts per labelled token
     for (const auto& e : train.encoded)
       for (auto y : e.token_labels)
         if (y >= 0) ++counts[static_cast<size_t>(y)];
@@ -376,12 +376,12 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
                  cfg.model.bert.type_vocab_size ? std::string("the model (model.bert.type_vocab_size)")
                  : pretrained.empty()           ? std::string("the model")
                                                 : "the model (" + (pretrained / "config.json").string() + ")");
-  const int64_t num_labels = cfg.task == Task::Regression ? 1 : std::max<int64_t>(1, parts.labels.size());
+  const int64_t num_labels = head_num_labels(cfg.task, static_cast<size_t>(parts.labels.size()));
   torch::manual_seed(static_cast<uint64_t>(cfg.seed));  // fresh weights (a new head) depend on the seed only
   std::shared_ptr<models::BertTaskModel> model;
   if (!pretrained.empty()) {
     PretrainedOptions po;
-    po.task = to_task_kind(cfg.task);
+    po.task = cfg.task;
     po.num_labels = num_labels;
     po.sparse_embeddings = cfg.model.sparse_embeddings;
     po.fresh_mismatched_head = true;
@@ -391,7 +391,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     model = loaded.model;
   } else {
     try {
-      model = models::make_bert_task_model(to_task_kind(cfg.task), hf.bert, num_labels);
+      model = models::make_bert_task_model(cfg.task, hf.bert, num_labels);
     } catch (const std::invalid_argument& e) {
       throw UserError(std::string("model.bert: ") + e.what());
     }

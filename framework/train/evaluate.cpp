@@ -7,6 +7,7 @@
 #include "framework/common/runtime.h"
 #include "framework/data/batching.h"
 #include "framework/metrics/classification.h"
+#include "framework/metrics/metric_set.h"
 #include "framework/metrics/multilabel.h"
 #include "framework/metrics/regression.h"
 #include "framework/metrics/sequence_labeling.h"
@@ -18,9 +19,9 @@
 namespace unif::framework {
 
 double loss_normalizer(Task task, const models::Batch& b, const torch::Tensor& class_weights) {
-  const bool tokens = task == Task::TokenClassification || task == Task::MaskedLm;
-  if (class_weights.defined() && (tokens || task == Task::Classification))
-    return models::loss_normalizer(b.labels, class_weights);
+  const TaskSpec& spec = task_spec(task);
+  const bool tokens = spec.normalizer == LossNormalizer::LabeledTokens;
+  if (class_weights.defined() && (tokens || spec.loss_options)) return models::loss_normalizer(b.labels, class_weights);
   if (tokens) return static_cast<double>((b.labels != -100).sum().item<int64_t>());
   return static_cast<double>(b.size());
 }
@@ -93,7 +94,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
     }
     for (size_t b = 0; b < idx.size(); ++b) {
       auto row = out.logits[static_cast<int64_t>(b)];
-      if (task == Task::TokenClassification || task == Task::SpanExtraction)
+      if (task_spec(task).logits_per_token)
         row = row.narrow(0, 0, static_cast<int64_t>(data.encoded[static_cast<size_t>(idx[b])].input_ids.size()));
       ev.logits[static_cast<size_t>(idx[b])] = row.contiguous();  // distinct entries per batch
     }
@@ -126,8 +127,8 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
     }
   }
   if (!labeled || n == 0) return ev;
-  switch (task) {
-    case Task::Classification: {
+  switch (metric_kind(task)) {
+    case MetricKind::classification: {
       std::vector<int64_t> t, p;
       for (int64_t i = 0; i < n; ++i) {
         t.push_back(data.examples[static_cast<size_t>(i)].labels.at(0));
@@ -136,7 +137,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.metrics = classification_metrics(t, p, labels.size());
       break;
     }
-    case Task::Multilabel: {
+    case MetricKind::multilabel: {
       std::vector<std::vector<int64_t>> t, p;
       for (int64_t i = 0; i < n; ++i) {
         t.push_back(data.examples[static_cast<size_t>(i)].labels);
@@ -146,7 +147,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.metrics = multilabel_metrics_from_sets(t, p, labels.size());
       break;
     }
-    case Task::Regression: {
+    case MetricKind::regression: {
       std::vector<double> t, p;
       for (int64_t i = 0; i < n; ++i) {
         t.push_back(data.examples[static_cast<size_t>(i)].value);
@@ -155,7 +156,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.metrics = regression_metrics(t, p);
       break;
     }
-    case Task::TokenClassification: {
+    case MetricKind::token: {
       std::vector<std::vector<std::string>> t, p;
       int64_t outside = labels.index.count("O") ? labels.index.at("O") : 0;
       for (int64_t i = 0; i < n; ++i) {
@@ -170,7 +171,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.metrics = token_metrics(t, p);
       break;
     }
-    case Task::SpanExtraction: {
+    case MetricKind::span: {
       std::vector<std::string> predictions;
       std::vector<std::vector<std::string>> golds;
       bool chinese = false;
@@ -193,7 +194,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.metrics["cmrc_f1"] = cmrc.at("f1");
       break;
     }
-    case Task::MaskedLm: break;  // handled above
+    case MetricKind::masked_lm: break;  // handled above
   }
   ev.metrics["loss"] = z > 0 ? loss_sum / z : 0.0;
   return ev;

@@ -14,42 +14,30 @@
 #include "framework/checkpoint/pretrained.h"
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
+#include "models/architectures.h"
 #include "models/heads/factory.h"
 
 namespace unif::framework {
 
 namespace fs = std::filesystem;
 
-models::TaskKind to_task_kind(Task task) {
-  switch (task) {
-    case Task::Classification: return models::TaskKind::Classification;
-    case Task::Multilabel: return models::TaskKind::Multilabel;
-    case Task::Regression: return models::TaskKind::Regression;
-    case Task::TokenClassification: return models::TaskKind::TokenClassification;
-    case Task::SpanExtraction: return models::TaskKind::SpanExtraction;
-    case Task::MaskedLm: return models::TaskKind::MaskedLm;
-  }
-  return models::TaskKind::Classification;
-}
-
 int64_t segment_count(Task task, const std::vector<std::string>& text_fields) {
-  if (task == Task::SpanExtraction) return 2;
-  if (task == Task::TokenClassification || task == Task::MaskedLm) return 1;
-  return static_cast<int64_t>(std::max<size_t>(1, text_fields.size()));
+  return segment_count(task_spec(task).input, text_fields.size());
 }
 
 void check_segments(Task task, const std::vector<std::string>& text_fields, const std::string& fields_key,
                     int64_t type_vocab_size, const std::string& model_name) {
   const int64_t segments = segment_count(task, text_fields);
   if (segments <= type_vocab_size) return;
+  const bool question_context = task_spec(task).input == TaskInput::QuestionContext;
   std::string list;
   for (const auto& f : text_fields) list += (list.empty() ? "" : ", ") + f;
   throw UserError(fields_key + ": [" + list + "] makes " +
-                  (task == Task::SpanExtraction ? "question / context pairs" : "sentence pairs") +
+                  (question_context ? "question / context pairs" : "sentence pairs") +
                   " (token types 0 and 1), but " + model_name + " has type_vocab_size " +
                   std::to_string(type_vocab_size) + " (one token type, as RoBERTa-style configs): " +
-                  (task == Task::SpanExtraction ? "span_extraction needs a model with type_vocab_size >= 2"
-                                                : "use one text field or a model with type_vocab_size >= 2"));
+                  (question_context ? to_string(task) + " needs a model with type_vocab_size >= 2"
+                                    : "use one text field or a model with type_vocab_size >= 2"));
 }
 
 bool is_complete(const fs::path& dir) {
@@ -62,12 +50,10 @@ HfConfig describe_model(const models::BertTaskModel& model, const std::vector<st
   HfConfig hf = base;
   hf.bert = model.options();
   hf.architectures = {models::hf_architecture(model.kind())};
-  hf.problem_type = models::hf_problem_type(model.kind());
+  hf.problem_type = task_spec(model.kind()).problem_type;
   hf.num_labels = model.num_labels();
   hf.id2label = labels;
-  if (model.kind() == models::TaskKind::Regression || model.kind() == models::TaskKind::SpanExtraction ||
-      model.kind() == models::TaskKind::MaskedLm)
-    hf.id2label.clear();
+  if (!has_label_set(model.kind())) hf.id2label.clear();
   return hf;
 }
 
@@ -176,24 +162,16 @@ std::vector<std::string> recover_interrupted_saves(const fs::path& parent) {
   return notes;
 }
 
-namespace {
-
-Task task_from_hf(const HfConfig& hf, const fs::path& file) {
-  const std::string arch = hf.architectures.empty() ? "BertForSequenceClassification" : hf.architectures.front();
-  if (arch == "BertForTokenClassification") return Task::TokenClassification;
-  if (arch == "BertForQuestionAnswering") return Task::SpanExtraction;
-  if (arch == "BertForMaskedLM") return Task::MaskedLm;
-  if (arch == "BertForSequenceClassification") {
-    if (hf.problem_type == "multi_label_classification") return Task::Multilabel;
-    if (hf.problem_type == "regression" || (hf.problem_type.empty() && hf.num_labels == 1)) return Task::Regression;
-    return Task::Classification;
+Task plain_hf_task(const HfConfig& hf, const fs::path& file) {
+  if (const auto task = models::task_from_hf(hf.architectures, hf.problem_type, hf.num_labels)) return *task;
+  std::string heads;
+  for (const auto& t : kTaskSpecs) {
+    const std::string name = models::hf_architecture(t.task);
+    if (heads.find(name) == std::string::npos) heads += (heads.empty() ? "" : ", ") + name;
   }
-  throw UserError(file.string() + ": architectures: '" + arch +
-                  "' is not a task model unif can evaluate (BertForSequenceClassification, "
-                  "BertForTokenClassification, BertForQuestionAnswering, BertForMaskedLM)");
+  throw UserError(file.string() + ": architectures: '" + hf.architectures.front() +
+                  "' is not a task model unif can evaluate (" + heads + ")");
 }
-
-}  // namespace
 
 LoadedModel load_model_dir(const fs::path& dir) {
   std::error_code ec;
@@ -211,16 +189,17 @@ LoadedModel load_model_dir(const fs::path& dir) {
       throw UserError(dir.string() + ": incomplete model directory (no COMPLETE marker): it was not fully written");
     lm.meta = read_model_meta(dir / "unif.yaml");
   } else {
-    lm.meta.task = task_from_hf(lm.hf, dir / "config.json");
+    lm.meta.task = plain_hf_task(lm.hf, dir / "config.json");
     lm.meta.labels = lm.hf.id2label;
     lm.meta.max_seq_length = std::min<int64_t>(128, lm.hf.bert.max_position_embeddings());
-    lm.meta.text_fields = {"text"};
-    if (lm.meta.task == Task::TokenClassification) lm.meta.text_fields = {"tokens"}, lm.meta.label_field = "tags";
-    if (lm.meta.task == Task::SpanExtraction)
-      lm.meta.text_fields = {"question", "context"}, lm.meta.label_field = "answers", lm.meta.truncate_method = "longer-FO";
+    auto fields = default_fields(lm.meta.task);
+    lm.meta.text_fields = std::move(fields.text_fields);
+    lm.meta.label_field = std::move(fields.label_field);
+    // A question / context pair: the longer one (the context) gives way first.
+    if (task_spec(lm.meta.task).input == TaskInput::QuestionContext) lm.meta.truncate_method = "longer-FO";
     lm.meta.do_lower_case = read_do_lower_case(dir).value_or(true);
   }
-  if (lm.meta.task != Task::Regression && lm.meta.task != Task::SpanExtraction && lm.meta.task != Task::MaskedLm) {
+  if (has_label_set(lm.meta.task)) {
     if (lm.meta.labels.empty())
       for (int64_t i = 0; i < lm.hf.num_labels; ++i) lm.meta.labels.push_back("LABEL_" + std::to_string(i));
     if (static_cast<int64_t>(lm.meta.labels.size()) != lm.hf.num_labels && !lm.hf.id2label.empty())
@@ -238,14 +217,14 @@ LoadedModel load_model_dir(const fs::path& dir) {
     throw UserError(lm.vocab_file.string() + ": " + std::to_string(vocab->size()) +
                     " tokens but config.json vocab_size is " + std::to_string(lm.hf.bert.vocab_size()));
   lm.tokenizer = std::make_shared<BertTokenizer>(vocab, lm.meta.do_lower_case);
-  const int64_t num_labels = lm.meta.task == Task::Regression ? 1 : static_cast<int64_t>(std::max<size_t>(1, lm.meta.labels.size()));
+  const int64_t num_labels = head_num_labels(lm.meta.task, lm.meta.labels.size());
   try {
     lm.hf.bert.validate();
   } catch (const std::invalid_argument& e) {
     throw UserError((dir / "config.json").string() + ": " + e.what());
   }
   PretrainedOptions po;
-  po.task = to_task_kind(lm.meta.task);
+  po.task = lm.meta.task;
   po.num_labels = num_labels;
   auto loaded = load_pretrained(dir, lm.hf, po);
   if (!loaded.report.missing.empty())

@@ -25,7 +25,10 @@ struct LoadedModel {
   std::filesystem::path vocab_file;
 };
 
-models::TaskKind to_task_kind(Task task);
+/// The task of a plain HF model directory (no unif.yaml) whose config.json `file` holds `hf`:
+/// models::task_from_hf, the rule load_pretrained also uses. UserError for a class that is no task
+/// head (BertModel, ...): there is nothing to evaluate.
+Task plain_hf_task(const HfConfig& hf, const std::filesystem::path& file);
 
 /// The token types (segments) `task` with `text_fields` feeds a model: 2 for a sentence pair (two
 /// text fields) and for span_extraction (question, context), else 1.

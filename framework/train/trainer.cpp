@@ -50,9 +50,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
 
-MetricKind metric_kind(Task task) { return metric_kind_for_task(to_string(task)); }
-
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------

@@ -5,18 +5,6 @@
 
 namespace unif::models {
 
-std::string task_name(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::Classification: return "classification";
-    case TaskKind::Multilabel: return "multilabel";
-    case TaskKind::Regression: return "regression";
-    case TaskKind::TokenClassification: return "token_classification";
-    case TaskKind::SpanExtraction: return "span_extraction";
-    case TaskKind::MaskedLm: return "masked_lm";
-  }
-  return "unknown";
-}
-
 BertTaskModel::BertTaskModel(const BertOptions& options, bool add_pooling_layer) {
   bert = register_module("bert", BertModel(options, add_pooling_layer));
 }

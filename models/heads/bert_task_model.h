@@ -7,9 +7,9 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+#include "framework/common/task.h"
 #include "models/bert/bert_model.h"
 #include "models/heads/loss.h"
-#include "models/heads/task_kind.h"
 #include "models/task_model.h"
 
 namespace unif::models {
@@ -19,7 +19,7 @@ class BertTaskModel : public TaskModel {
   BertTaskModel(const BertOptions& options, bool add_pooling_layer);
 
   torch::nn::Embedding word_embeddings() override { return bert->embeddings->word_embeddings; }
-  virtual TaskKind kind() const = 0;
+  virtual Task kind() const = 0;
   virtual int64_t num_labels() const = 0;
   const BertOptions& options() const { return bert->options; }
   /// training.loss of the classification and token-classification heads (loss.h); other heads

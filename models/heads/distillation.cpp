@@ -5,7 +5,7 @@
 
 namespace unif::models {
 
-torch::Tensor distillation_kl(TaskKind kind, const torch::Tensor& student_logits, const torch::Tensor& teacher_logits,
+torch::Tensor distillation_kl(Task kind, const torch::Tensor& student_logits, const torch::Tensor& teacher_logits,
                               const torch::Tensor& labels, double temperature) {
   const auto kl = [temperature](const torch::Tensor& s, const torch::Tensor& t, int64_t dim) {
     const auto log_ps = torch::log_softmax(s / temperature, dim);
@@ -13,13 +13,13 @@ torch::Tensor distillation_kl(TaskKind kind, const torch::Tensor& student_logits
     return (log_pt.exp() * (log_pt - log_ps)).sum(dim);
   };
   switch (kind) {
-    case TaskKind::Classification:
+    case Task::Classification:
       return kl(student_logits, teacher_logits, -1);  // (B)
-    case TaskKind::TokenClassification: {
+    case Task::TokenClassification: {
       const auto labeled = labels.ne(-100).to(student_logits.scalar_type());  // (B, L)
       return (kl(student_logits, teacher_logits, -1) * labeled).sum(1);
     }
-    case TaskKind::SpanExtraction:  // (B, L, 2): over positions, start and end
+    case Task::SpanExtraction:  // (B, L, 2): over positions, start and end
       return kl(student_logits, teacher_logits, 1).mean(1);
     default:
       throw std::invalid_argument("distillation supports classification, token_classification and span_extraction");
@@ -30,9 +30,9 @@ DistillationModel::DistillationModel(std::shared_ptr<BertTaskModel> student, std
                                      double temperature, double alpha)
     : student_(std::move(student)), teacher_(std::move(teacher)), temperature_(temperature), alpha_(alpha) {
   const auto kind = student_->kind();
-  if (kind != TaskKind::Classification && kind != TaskKind::TokenClassification && kind != TaskKind::SpanExtraction)
+  if (!task_spec(kind).distillation)
     throw std::invalid_argument("distillation supports classification, token_classification and span_extraction, not " +
-                                task_name(kind));
+                                to_string(kind));
   // The student's modules under their own names: parameters and keys are exactly the student's.
   for (const auto& child : student_->named_children()) register_module(child.key(), child.value());
   teacher_->eval();

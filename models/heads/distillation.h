@@ -22,7 +22,7 @@ namespace unif::models {
 /// Σ-over-items KL(softmax(teacher/T) ‖ softmax(student/T)) per example (B), for `kind`'s logits
 /// (classification (B, C); token classification (B, L, C) with labels (B, L), -100 ignored; span
 /// extraction (B, L, 2): the mean of start and end).
-torch::Tensor distillation_kl(TaskKind kind, const torch::Tensor& student_logits, const torch::Tensor& teacher_logits,
+torch::Tensor distillation_kl(Task kind, const torch::Tensor& student_logits, const torch::Tensor& teacher_logits,
                               const torch::Tensor& labels, double temperature);
 
 class DistillationModel final : public TaskModel {

@@ -1,6 +1,7 @@
-// make_bert_task_model and HF naming of the heads: see factory.h.
+// make_bert_task_model and the BERT heads' HF names: see factory.h.
 #include "models/heads/factory.h"
 
+#include "models/architectures.h"
 #include "models/heads/masked_lm.h"
 #include "models/heads/sequence_classification.h"
 #include "models/heads/span_extraction.h"
@@ -8,38 +9,22 @@
 
 namespace unif::models {
 
-std::shared_ptr<BertTaskModel> make_bert_task_model(TaskKind kind, const BertOptions& options, int64_t num_labels) {
+std::shared_ptr<BertTaskModel> make_bert_task_model(Task kind, const BertOptions& options, int64_t num_labels) {
   switch (kind) {
-    case TaskKind::Classification:
-    case TaskKind::Multilabel:
-    case TaskKind::Regression:
+    case Task::Classification:
+    case Task::Multilabel:
+    case Task::Regression:
       return std::make_shared<BertForSequenceClassificationImpl>(options, num_labels, kind);
-    case TaskKind::TokenClassification:
+    case Task::TokenClassification:
       return std::make_shared<BertForTokenClassificationImpl>(options, num_labels);
-    case TaskKind::SpanExtraction:
+    case Task::SpanExtraction:
       return std::make_shared<BertForQuestionAnsweringImpl>(options);
-    case TaskKind::MaskedLm:
+    case Task::MaskedLm:
       return std::make_shared<BertForMaskedLMImpl>(options);
   }
-  throw std::invalid_argument("unknown TaskKind");
+  throw std::invalid_argument("unknown Task");
 }
 
-std::string hf_architecture(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::TokenClassification: return "BertForTokenClassification";
-    case TaskKind::SpanExtraction: return "BertForQuestionAnswering";
-    case TaskKind::MaskedLm: return "BertForMaskedLM";
-    default: return "BertForSequenceClassification";
-  }
-}
-
-std::string hf_problem_type(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::Classification: return "single_label_classification";
-    case TaskKind::Multilabel: return "multi_label_classification";
-    case TaskKind::Regression: return "regression";
-    default: return "";
-  }
-}
+std::string hf_architecture(Task kind) { return hf_class_name(architecture("bert"), kind); }
 
 }  // namespace unif::models

@@ -58,7 +58,7 @@ class BertForMaskedLMImpl : public BertTaskModel {
 
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
   std::shared_ptr<TaskModel> clone_model() const override;
-  TaskKind kind() const override { return TaskKind::MaskedLm; }
+  Task kind() const override { return Task::MaskedLm; }
   /// No labels: config.json keeps HF's BertConfig default num_labels (2).
   int64_t num_labels() const override { return 2; }
 

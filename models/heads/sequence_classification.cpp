@@ -14,13 +14,13 @@ namespace unif::models {
 namespace F = torch::nn::functional;
 
 BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertOptions& options, int64_t num_labels,
-                                                                     TaskKind kind)
+                                                                     Task kind)
     : BertTaskModel(options, /*add_pooling_layer=*/true), num_labels_(num_labels), kind_(kind) {
-  if (kind != TaskKind::Classification && kind != TaskKind::Multilabel && kind != TaskKind::Regression)
+  if (kind != Task::Classification && kind != Task::Multilabel && kind != Task::Regression)
     throw std::invalid_argument("BertForSequenceClassification: task must be classification, multilabel or regression");
-  const int64_t min_labels = kind == TaskKind::Classification ? 2 : 1;
+  const int64_t min_labels = kind == Task::Classification ? 2 : 1;
   if (num_labels < min_labels)
-    throw std::invalid_argument(task_name(kind) + " needs num_labels >= " + std::to_string(min_labels) + ", got " +
+    throw std::invalid_argument(to_string(kind) + " needs num_labels >= " + std::to_string(min_labels) + ", got " +
                                 std::to_string(num_labels));
   dropout = register_module("dropout", Dropout(head_dropout(options)));
   classifier = register_module("classifier", torch::nn::Linear(options.hidden_size(), num_labels));
@@ -36,10 +36,10 @@ ModelOutput BertForSequenceClassificationImpl::forward(const Batch& batch, const
 
   torch::Tensor losses;  // (B)
   switch (kind_) {
-    case TaskKind::Classification:
+    case Task::Classification:
       losses = classification_loss(out.logits, batch.labels, loss_);
       break;
-    case TaskKind::Multilabel:
+    case Task::Multilabel:
       losses = F::binary_cross_entropy_with_logits(
                    out.logits, batch.labels.to(out.logits.scalar_type()),
                    F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kNone))

@@ -17,12 +17,12 @@ class BertForSequenceClassificationImpl : public BertTaskModel {
   /// kind: Classification (num_labels >= 2), Multilabel (>= 1) or Regression (>= 1).
   /// Throws std::invalid_argument otherwise.
   BertForSequenceClassificationImpl(const BertOptions& options, int64_t num_labels,
-                                    TaskKind kind = TaskKind::Classification);
+                                    Task kind = Task::Classification);
 
   /// logits (B, C). Labels: Classification (B) int64; Multilabel (B, C) float; Regression (B) or (B, C) float.
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
   std::shared_ptr<TaskModel> clone_model() const override;
-  TaskKind kind() const override { return kind_; }
+  Task kind() const override { return kind_; }
   int64_t num_labels() const override { return num_labels_; }
 
   Dropout dropout{nullptr};
@@ -30,7 +30,7 @@ class BertForSequenceClassificationImpl : public BertTaskModel {
 
  private:
   int64_t num_labels_;
-  TaskKind kind_;
+  Task kind_;
 };
 TORCH_MODULE(BertForSequenceClassification);
 

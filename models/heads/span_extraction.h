@@ -16,7 +16,7 @@ class BertForQuestionAnsweringImpl : public BertTaskModel {
   /// logits (B, L, 2): [..., 0] start, [..., 1] end; labels (B, 2) int64 (start, end).
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
   std::shared_ptr<TaskModel> clone_model() const override;
-  TaskKind kind() const override { return TaskKind::SpanExtraction; }
+  Task kind() const override { return Task::SpanExtraction; }
   int64_t num_labels() const override { return 2; }
 
   torch::nn::Linear qa_outputs{nullptr};  // (2, H)

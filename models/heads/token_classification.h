@@ -18,7 +18,7 @@ class BertForTokenClassificationImpl : public BertTaskModel {
   /// logits (B, L, C); labels (B, L) int64 with -100 = ignored.
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
   std::shared_ptr<TaskModel> clone_model() const override;
-  TaskKind kind() const override { return TaskKind::TokenClassification; }
+  Task kind() const override { return Task::TokenClassification; }
   int64_t num_labels() const override { return num_labels_; }
 
   static constexpr int64_t kIgnoreIndex = -100;

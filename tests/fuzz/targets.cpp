@@ -32,6 +32,7 @@
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
+using unif::Task;
 
 namespace unif::fuzz {
 

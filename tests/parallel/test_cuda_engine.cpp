@@ -34,7 +34,7 @@ bool have_gpus(int64_t n) {
   return false;
 }
 
-std::shared_ptr<models::TaskModel> tiny_bert(models::TaskKind kind, int64_t labels) {
+std::shared_ptr<models::TaskModel> tiny_bert(unif::Task kind, int64_t labels) {
   torch::manual_seed(9);
   auto o = models::BertOptions()
                .vocab_size(150)
@@ -122,7 +122,7 @@ TEST_CASE("GPU: one step on cuda:0 and on two replicas sharing it equals one CPU
   const torch::Device gpu("cuda:0");
   for (bool tokens : {false, true}) {
     INFO((tokens ? "token classification" : "classification"));
-    auto proto = tiny_bert(tokens ? models::TaskKind::TokenClassification : models::TaskKind::Classification, 4);
+    auto proto = tiny_bert(tokens ? unif::Task::TokenClassification : unif::Task::Classification, 4);
     const auto batch = batch_of(7, 12, tokens);  // uneven shards on 2 replicas
     const double z = tokens ? static_cast<double>((batch.labels != -100).sum().item<int64_t>()) : 7.0;
     const auto cpu = local(*proto, torch::kCPU, batch, z);
@@ -133,7 +133,7 @@ TEST_CASE("GPU: one step on cuda:0 and on two replicas sharing it equals one CPU
 
 TEST_CASE("GPU: one step on [cuda:0, cuda:1] (NCCL reduce and broadcast) equals one CPU device", "[cuda]") {
   if (!have_gpus(2)) return;
-  auto proto = tiny_bert(models::TaskKind::Classification, 4);
+  auto proto = tiny_bert(unif::Task::Classification, 4);
   const auto batch = batch_of(9, 10, false);
   const auto cpu = local(*proto, torch::kCPU, batch, 9.0);
   require_close(replicas(*proto, {torch::Device("cuda:0"), torch::Device("cuda:1")}, batch, 9.0), cpu);
@@ -147,7 +147,7 @@ TEST_CASE("GPU: one step on [cuda:0, cuda:1] (NCCL reduce and broadcast) equals 
 TEST_CASE("GPU: bf16 and fp16 forward passes track fp32 and keep float32 master weights", "[cuda]") {
   if (!have_gpus(1)) return;
   const torch::Device gpu("cuda:0");
-  auto proto = tiny_bert(models::TaskKind::Classification, 4);
+  auto proto = tiny_bert(unif::Task::Classification, 4);
   const auto batch = framework::to_device(batch_of(8, 16, false), gpu);
   auto run = [&](Precision p, double loss_scale) {
     auto model = proto->clone_model();
@@ -186,7 +186,7 @@ TEST_CASE("GPU: SMART's and R-Drop's symmetric KL takes targets and labels from 
 
 TEST_CASE("GPU: masked_lm evaluation runs on the model's device", "[cuda]") {
   if (!have_gpus(1)) return;
-  auto model = tiny_bert(models::TaskKind::MaskedLm, 2);
+  auto model = tiny_bert(unif::Task::MaskedLm, 2);
   model->to(torch::Device("cuda:0"));
   framework::TaskData data;
   for (int i = 0; i < 6; ++i) {
@@ -198,7 +198,7 @@ TEST_CASE("GPU: masked_lm evaluation runs on the model's device", "[cuda]") {
   data.mlm.mask_id = 3;
   data.mlm.vocab_size = 150;
   data.mlm.probability = 0.5;
-  const auto ev = framework::evaluate(*model, framework::Task::MaskedLm, data, {}, 4);
+  const auto ev = framework::evaluate(*model, unif::Task::MaskedLm, data, {}, 4);
   CHECK(ev.metrics.count("loss") == 1);
   CHECK(std::isfinite(ev.metrics.at("loss")));
 }
@@ -209,7 +209,7 @@ TEST_CASE("GPU: dropout masks on GPUs follow the global CPU generator (exact res
   torch::manual_seed(9);
   auto o = models::BertOptions().vocab_size(150).hidden_size(32).num_hidden_layers(2).num_attention_heads(4)
                .intermediate_size(64).max_position_embeddings(32).hidden_dropout_prob(0.3).attention_probs_dropout_prob(0.3);
-  auto proto = models::make_bert_task_model(models::TaskKind::Classification, o, 4);
+  auto proto = models::make_bert_task_model(unif::Task::Classification, o, 4);
   const auto batch = batch_of(8, 16, false);
   // One pass from a saved CPU generator state, the device generators left wherever they are: the
   // same masks, hence the same loss, each time (the checkpoint holds only the CPU state).

@@ -99,7 +99,7 @@ std::shared_ptr<models::TaskModel> fixture_model(bool sparse) {
 }
 
 // A small random BERT (dropout 0) with any head.
-std::shared_ptr<models::TaskModel> random_model(models::TaskKind kind, bool sparse, int64_t num_labels,
+std::shared_ptr<models::TaskModel> random_model(unif::Task kind, bool sparse, int64_t num_labels,
                                                 double dropout = 0.0) {
   torch::manual_seed(7);
   auto o = models::BertOptions()
@@ -328,7 +328,7 @@ TEST_CASE("sparse gradients of replicas on disjoint vocabulary rows: all rows ke
           "[parallel]") {
   // Example 0 touches rows 5..9, example 1 rows 40..44 (and both [CLS]=2, [SEP]=3 are avoided), so
   // replica 0 and replica 1 see disjoint rows of the word-embedding table.
-  auto proto = random_model(models::TaskKind::Classification, /*sparse=*/true, 2);
+  auto proto = random_model(unif::Task::Classification, /*sparse=*/true, 2);
   models::Batch batch;
   batch.input_ids = torch::tensor({5, 6, 7, 8, 9, 40, 41, 42, 43, 44}, torch::kLong).view({2, 5});
   batch.token_type_ids = torch::zeros({2, 5}, torch::kLong);
@@ -407,7 +407,7 @@ TEST_CASE("token classification: 1, 2, 3 replicas equal one device (Z = labeled 
           "[parallel]") {
   auto [batch, z] = token_batch(7, 12, 5);  // 7 on 3 replicas: 3, 2, 2
   for (bool sparse : {true, false}) {
-    auto proto = random_model(models::TaskKind::TokenClassification, sparse, 5);
+    auto proto = random_model(unif::Task::TokenClassification, sparse, 5);
     const auto local = local_step(*proto, batch, z);
     for (int64_t n : {1, 2, 3}) {
       INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
@@ -436,7 +436,7 @@ TEST_CASE("training.loss (class weights - label smoothing - focal): 1 2 3 replic
     }
   }
   auto [batch, count] = token_batch(7, 12, 5);
-  auto proto = std::dynamic_pointer_cast<models::BertTaskModel>(random_model(models::TaskKind::TokenClassification, true, 5));
+  auto proto = std::dynamic_pointer_cast<models::BertTaskModel>(random_model(unif::Task::TokenClassification, true, 5));
   loss.class_weights = torch::tensor({0.5f, 2.0f, 1.0f, 0.25f, 3.0f});
   proto->set_loss_options(loss);
   const double z = models::loss_normalizer(batch.labels, loss.class_weights);
@@ -460,7 +460,7 @@ TEST_CASE("masked_lm with the tied decoder: 1 2 3 replicas equal one device (spa
   const double z = static_cast<double>(picked.sum().item<int64_t>());
   REQUIRE(z > 5);
   for (bool sparse : {true, false}) {
-    auto proto = random_model(models::TaskKind::MaskedLm, sparse, 0);
+    auto proto = random_model(unif::Task::MaskedLm, sparse, 0);
     const auto local = local_step(*proto, batch, z);
     CHECK(local.pass.output.loss_count == static_cast<int64_t>(z));
     for (int64_t n : {1, 2, 3}) {
@@ -726,7 +726,7 @@ TEST_CASE("several CPU replicas set single-threaded BLAS while the engine lives,
 }
 
 TEST_CASE("a Torch error inside BERT on one replica names that replica", "[parallel]") {
-  auto model = random_model(models::TaskKind::Classification, true, 2);
+  auto model = random_model(unif::Task::Classification, true, 2);
   DataParallelOptions o;
   o.devices = {torch::kCPU, torch::kCPU};
   o.threads_per_replica = 1;
@@ -787,12 +787,12 @@ TEST_CASE("span extraction: real cmrc2018 windows, 1, 2, 3 replicas and adversar
   const auto file = fs::path(UNIF_SOURCE_DIR) / "data/cmrc2018_zh/dev.jsonl";
   auto records = framework::read_records(file);
   records.resize(2);
-  auto examples = framework::make_examples(framework::Task::SpanExtraction, d, {}, file, records, true);
+  auto examples = framework::make_examples(unif::Task::SpanExtraction, d, {}, file, records, true);
   auto vocab = std::make_shared<const framework::Vocab>(framework::Vocab::load((kFixture / "vocab.txt").string()));
   framework::BertTokenizer tok(vocab, true);
   framework::SpanConfig sc;
   sc.doc_stride = 24;
-  auto enc = framework::encode_examples(framework::Task::SpanExtraction, examples, tok, 32,
+  auto enc = framework::encode_examples(unif::Task::SpanExtraction, examples, tok, 32,
                                         framework::TruncateMethod::LongerFO, sc);
   REQUIRE(enc.size() >= 5);
   std::vector<int64_t> idx, no_answer;
@@ -801,13 +801,13 @@ TEST_CASE("span extraction: real cmrc2018 windows, 1, 2, 3 replicas and adversar
     else no_answer.push_back(static_cast<int64_t>(i));
   REQUIRE(no_answer.size() >= 3);
   idx.insert(idx.begin() + 1, no_answer.begin(), no_answer.begin() + static_cast<std::ptrdiff_t>(5 - idx.size()));
-  auto batch = framework::collate(framework::Task::SpanExtraction, enc, examples, idx, 0);
+  auto batch = framework::collate(unif::Task::SpanExtraction, enc, examples, idx, 0);
   batch.input_ids = batch.input_ids.remainder(120);  // random_model's vocabulary ([CLS] 101, [SEP] 102 kept)
   REQUIRE(batch.labels.select(1, 0).gt(0).any().item<bool>());   // an answer window
   REQUIRE(batch.labels.select(1, 0).eq(0).any().item<bool>());   // a no-answer window
   const double z = 5;
   for (bool sparse : {true, false}) {
-    auto proto = random_model(models::TaskKind::SpanExtraction, sparse, 2);
+    auto proto = random_model(unif::Task::SpanExtraction, sparse, 2);
     const auto local = local_step(*proto, batch, z);
     for (int64_t n : {1, 2, 3}) {
       INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
@@ -836,7 +836,7 @@ TEST_CASE("span extraction: real cmrc2018 windows, 1, 2, 3 replicas and adversar
 }
 
 TEST_CASE("dropout on 3 replicas repeats exactly from the same global seed (per-replica generators)", "[parallel]") {
-  auto proto = random_model(models::TaskKind::Classification, /*sparse=*/false, 3, /*dropout=*/0.3);
+  auto proto = random_model(unif::Task::Classification, /*sparse=*/false, 3, /*dropout=*/0.3);
   auto batch = toy_batch(9);
   auto grads_of = [&](uint64_t seed, uint64_t family) {
     auto model = proto->clone_model();

@@ -50,7 +50,7 @@ models::Batch batch_from(const TensorMap& t) {
 void check_forward(const fs::path& dir) {
   auto ref = framework::read_safetensors(kFixture / "reference" / "forward.safetensors").tensors;
   auto loaded = framework::load_pretrained(dir);
-  REQUIRE(loaded.task == models::TaskKind::Classification);
+  REQUIRE(loaded.task == unif::Task::Classification);
   CHECK(loaded.report.missing.empty());
   CHECK(loaded.report.unexpected.empty());  // position_ids dropped silently
   auto& model = *loaded.model;
@@ -176,8 +176,8 @@ TEST_CASE("a plain BertModel checkpoint (no bert. prefix, no head) loads with a 
   write_text(tmp.path / "config.json",
              R"({"architectures": ["BertModel"], "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
                  "intermediate_size": 64, "max_position_embeddings": 64, "vocab_size": 21128, "model_type": "bert"})");
-  auto loaded = framework::load_pretrained(tmp.path, models::TaskKind::TokenClassification, 5);
-  CHECK(loaded.task == models::TaskKind::TokenClassification);
+  auto loaded = framework::load_pretrained(tmp.path, unif::Task::TokenClassification, 5);
+  CHECK(loaded.task == unif::Task::TokenClassification);
   CHECK(loaded.report.missing == std::vector<std::string>{"classifier.bias", "classifier.weight"});
   CHECK(loaded.report.unexpected == std::vector<std::string>{"bert.pooler.dense.bias", "bert.pooler.dense.weight"});
   CHECK(torch::equal(loaded.model->word_embeddings()->weight, original.at("bert.embeddings.word_embeddings.weight")));
@@ -213,7 +213,7 @@ TEST_CASE("load_pretrained rejects bad directories with a clear UserError", "[pa
     TempDir tmp;
     fs::copy_file(kFixture / "config.json", tmp.path / "config.json");
     fs::copy_file(kFixture / "model.safetensors", tmp.path / "model.safetensors");
-    CHECK_THROWS_AS(framework::load_pretrained(tmp.path, models::TaskKind::Classification, 3), UserError);
+    CHECK_THROWS_AS(framework::load_pretrained(tmp.path, unif::Task::Classification, 3), UserError);
   }
   SECTION("inconsistent architecture in config.json") {
     TempDir tmp;

@@ -57,7 +57,7 @@ std::shared_ptr<models::BertTaskModel> reference_model(bool sparse) {
   auto config = framework::read_hf_config(kFixture / "config.json");
   config.bert.hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
   framework::PretrainedOptions o;
-  o.task = models::TaskKind::MaskedLm;
+  o.task = unif::Task::MaskedLm;
   o.sparse_embeddings = sparse;
   auto loaded = framework::load_pretrained(kFixture, config, o);
   // The checkpoint has no cls.* (reported missing, fresh): HF's seeded head goes in.
@@ -121,7 +121,7 @@ TEST_CASE("masked_lm: the saved directory is BertForMaskedLM and loads back with
   CHECK(saved.count("cls.predictions.transform.LayerNorm.weight") == 1);
   CHECK(saved.count("bert.pooler.dense.weight") == 0);
   auto loaded = framework::load_pretrained(tmp.path);
-  CHECK(loaded.task == models::TaskKind::MaskedLm);
+  CHECK(loaded.task == unif::Task::MaskedLm);
   CHECK(loaded.report.missing.empty());
   CHECK(loaded.report.unexpected.empty());
   loaded.model->eval();

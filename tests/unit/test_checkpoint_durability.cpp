@@ -25,6 +25,7 @@
 #include "support/user_error.h"
 
 using namespace unif::framework;
+using unif::Task;
 using unif::test::TempDir;
 using unif::test::user_error_of;
 namespace fs = std::filesystem;
@@ -36,7 +37,7 @@ std::shared_ptr<unif::models::BertTaskModel> tiny_model(int64_t layers = 2) {
   unif::models::BertOptions opt;
   opt.vocab_size(50).hidden_size(8).num_hidden_layers(layers).num_attention_heads(2).intermediate_size(16);
   opt.max_position_embeddings(16).hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
-  return unif::models::make_bert_task_model(unif::models::TaskKind::Classification, opt, 3);
+  return unif::models::make_bert_task_model(unif::Task::Classification, opt, 3);
 }
 
 // Saves tiny_model() as a model directory `dir` (vocab written next to it), `extra` as in save_model_dir.

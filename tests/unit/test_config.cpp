@@ -16,6 +16,7 @@
 #include "support/user_error.h"
 
 using namespace unif::framework;
+using unif::Task;
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include "framework/config/run_config.h"
 
 using namespace unif::framework;
+using unif::Task;
 namespace fs = std::filesystem;
 
 TEST_CASE("every example config loads and is valid for training", "[unit][config]") {

@@ -16,6 +16,7 @@
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
+using unif::Task;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using unif::test::corpus_file;

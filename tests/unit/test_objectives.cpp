@@ -161,11 +161,11 @@ TEST_CASE("heads use training.loss: classification and token classification", "[
   o.label_smoothing = 0.1;
   o.focal_gamma = 1.5;
   o.class_weights = torch::tensor({1.0f, 2.0f, 0.5f});
-  for (auto kind : {models::TaskKind::Classification, models::TaskKind::TokenClassification}) {
+  for (auto kind : {unif::Task::Classification, unif::Task::TokenClassification}) {
     torch::manual_seed(3);
     auto model = models::make_bert_task_model(kind, tiny_options(), 3);
     model->set_loss_options(o);
-    const bool token = kind == models::TaskKind::TokenClassification;
+    const bool token = kind == unif::Task::TokenClassification;
     auto labels = token ? torch::tensor({{-100, 0, 2, 1, -100}, {-100, 1, 1, -100, -100}}, torch::kLong)
                         : torch::tensor({2, 1}, torch::kLong);
     auto batch = small_batch(2, 5, labels);
@@ -184,12 +184,12 @@ TEST_CASE("distillation: a T^2 KL(teacher/T || student/T) + (1-a) CE - hand valu
           "[objectives]") {
   // student [0, 0], teacher [ln 3, 0], T = 2, target 0
   const auto s = torch::zeros({1, 2}), t = torch::tensor({{std::log(3.0), 0.0}}).to(torch::kFloat);
-  const auto kl = models::distillation_kl(models::TaskKind::Classification, s, t, torch::tensor({0}), 2.0);
+  const auto kl = models::distillation_kl(unif::Task::Classification, s, t, torch::tensor({0}), 2.0);
   CHECK(kl.item<double>() == Approx(0.03634078287047353).epsilon(1e-5));
 
   torch::manual_seed(4);
-  auto student = models::make_bert_task_model(models::TaskKind::Classification, tiny_options(), 2);
-  auto teacher = models::make_bert_task_model(models::TaskKind::Classification, tiny_options().num_hidden_layers(2), 2);
+  auto student = models::make_bert_task_model(unif::Task::Classification, tiny_options(), 2);
+  auto teacher = models::make_bert_task_model(unif::Task::Classification, tiny_options().num_hidden_layers(2), 2);
   models::DistillationModel model(student, teacher, 2.0, 0.3);
   // Exactly the student's parameters, by the student's names.
   std::set<std::string> names, student_names;
@@ -219,7 +219,7 @@ TEST_CASE("rdrop: one twin pass - gradient of mean task loss + alpha/2 symmetric
           "[objectives]") {
   const double alpha = 0.7;
   torch::manual_seed(6);
-  auto proto = models::make_bert_task_model(models::TaskKind::Classification, tiny_options(0.3), 3);
+  auto proto = models::make_bert_task_model(unif::Task::Classification, tiny_options(0.3), 3);
   proto->train();
   auto batch = small_batch(4, 5, torch::tensor({0, 2, 1, 2}, torch::kLong));
   // Strategy on a LocalEngine.
@@ -397,10 +397,10 @@ TEST_CASE("the trainer's normaliser Z: examples - labelled tokens - sum of the t
   models::Batch b;
   b.input_ids = torch::zeros({3, 4}, torch::kLong);
   b.labels = torch::tensor({1, 0, 1}, torch::kLong);
-  CHECK(framework::loss_normalizer(framework::Task::Classification, b) == 3.0);
-  CHECK(framework::loss_normalizer(framework::Task::Classification, b, torch::tensor({0.5f, 2.0f})) == 4.5);
+  CHECK(framework::loss_normalizer(unif::Task::Classification, b) == 3.0);
+  CHECK(framework::loss_normalizer(unif::Task::Classification, b, torch::tensor({0.5f, 2.0f})) == 4.5);
   b.labels = torch::tensor({{-100, 1, 0, -100}, {-100, 1, -100, -100}, {-100, -100, -100, -100}}, torch::kLong);
-  CHECK(framework::loss_normalizer(framework::Task::TokenClassification, b) == 3.0);
-  CHECK(framework::loss_normalizer(framework::Task::TokenClassification, b, torch::tensor({0.5f, 2.0f})) == 4.5);
-  CHECK(framework::loss_normalizer(framework::Task::MaskedLm, b) == 3.0);
+  CHECK(framework::loss_normalizer(unif::Task::TokenClassification, b) == 3.0);
+  CHECK(framework::loss_normalizer(unif::Task::TokenClassification, b, torch::tensor({0.5f, 2.0f})) == 4.5);
+  CHECK(framework::loss_normalizer(unif::Task::MaskedLm, b) == 3.0);
 }

@@ -56,7 +56,7 @@ std::shared_ptr<models::TaskModel> tiny_bert(bool sparse) {
                .attention_probs_dropout_prob(0.0)
                .initializer_range(0.05)
                .sparse_embeddings(sparse);
-  auto model = models::make_bert_task_model(models::TaskKind::Classification, o, 3);
+  auto model = models::make_bert_task_model(unif::Task::Classification, o, 3);
   model->train();
   return model;
 }
@@ -293,21 +293,20 @@ TEST_CASE("bf16 slowdown probe: a finite positive time ratio, leaving no autocas
 namespace {
 
 // One labelled batch for `kind` (B = 4, L = 12, vocab 100, C = 3 where the head has classes).
-models::Batch task_batch(models::TaskKind kind, uint64_t seed) {
-  using models::TaskKind;
+models::Batch task_batch(unif::Task kind, uint64_t seed) {
   const int64_t b = 4, l = 12, c = 3;
   auto batch = batch_of(b, l, seed);
   batch.token_type_ids.slice(1, l / 2) = 1;  // a pair: the second half is segment 1
   batch.token_type_ids = batch.token_type_ids * batch.attention_mask;
   switch (kind) {
-    case TaskKind::Classification: batch.labels = torch::randint(0, c, {b}, torch::kLong); break;
-    case TaskKind::Multilabel: batch.labels = torch::randint(0, 2, {b, c}, torch::kLong).to(torch::kFloat); break;
-    case TaskKind::Regression: batch.labels = torch::randn({b}); break;
-    case TaskKind::TokenClassification:
+    case Task::Classification: batch.labels = torch::randint(0, c, {b}, torch::kLong); break;
+    case Task::Multilabel: batch.labels = torch::randint(0, 2, {b, c}, torch::kLong).to(torch::kFloat); break;
+    case Task::Regression: batch.labels = torch::randn({b}); break;
+    case Task::TokenClassification:
       batch.labels = torch::randint(0, c, {b, l}, torch::kLong).masked_fill(batch.attention_mask.eq(0), -100);
       break;
-    case TaskKind::SpanExtraction: batch.labels = torch::tensor({{1, 2}, {3, 3}, {0, 0}, {2, 3}}, torch::kLong); break;
-    case TaskKind::MaskedLm: {
+    case Task::SpanExtraction: batch.labels = torch::tensor({{1, 2}, {3, 3}, {0, 0}, {2, 3}}, torch::kLong); break;
+    case Task::MaskedLm: {
       auto picked = torch::rand({b, l}).lt(0.3) & batch.attention_mask.ne(0);
       picked.select(1, 1) = true;  // at least one target per example
       batch.labels = torch::randint(1, 100, {b, l}, torch::kLong).masked_fill(~picked, -100);
@@ -317,7 +316,7 @@ models::Batch task_batch(models::TaskKind kind, uint64_t seed) {
   return batch;
 }
 
-std::shared_ptr<models::BertTaskModel> task_model(models::TaskKind kind, uint64_t seed) {
+std::shared_ptr<models::BertTaskModel> task_model(unif::Task kind, uint64_t seed) {
   torch::manual_seed(seed);
   auto o = models::BertOptions()
                .vocab_size(100)
@@ -329,7 +328,7 @@ std::shared_ptr<models::BertTaskModel> task_model(models::TaskKind kind, uint64_
                .hidden_dropout_prob(0.0)
                .attention_probs_dropout_prob(0.0)
                .initializer_range(0.05);
-  auto model = models::make_bert_task_model(kind, o, kind == models::TaskKind::Regression ? 1 : 3);
+  auto model = models::make_bert_task_model(kind, o, kind == unif::Task::Regression ? 1 : 3);
   model->train();
   return model;
 }
@@ -375,7 +374,7 @@ Step forward_backward(models::TaskModel& model, const models::Batch& batch, Prec
 
 struct HeadCase {
   std::string name;
-  models::TaskKind kind;
+  unif::Task kind;
   bool loss_options = false;  // training.loss: label smoothing, focal γ, class weights
   bool distill = false;       // wrapped in a DistillationModel around a teacher of the same kind
 };
@@ -402,19 +401,18 @@ std::shared_ptr<models::TaskModel> head_case_model(const HeadCase& c) {
 // "expected scalar type BFloat16 but found Float" here.
 TEST_CASE("every head and loss trains one step under bf16 (CPU) and fp16 (CUDA): finite and close to fp32",
           "[unit][precision]") {
-  using models::TaskKind;
   const std::vector<HeadCase> cases{
-      {"classification", TaskKind::Classification},
-      {"classification + training.loss", TaskKind::Classification, true},
-      {"multilabel", TaskKind::Multilabel},
-      {"regression", TaskKind::Regression},
-      {"token_classification", TaskKind::TokenClassification},
-      {"token_classification + training.loss", TaskKind::TokenClassification, true},
-      {"span_extraction", TaskKind::SpanExtraction},
-      {"masked_lm", TaskKind::MaskedLm},
-      {"distillation classification", TaskKind::Classification, false, true},
-      {"distillation token_classification", TaskKind::TokenClassification, false, true},
-      {"distillation span_extraction", TaskKind::SpanExtraction, false, true},
+      {"classification", Task::Classification},
+      {"classification + training.loss", Task::Classification, true},
+      {"multilabel", Task::Multilabel},
+      {"regression", Task::Regression},
+      {"token_classification", Task::TokenClassification},
+      {"token_classification + training.loss", Task::TokenClassification, true},
+      {"span_extraction", Task::SpanExtraction},
+      {"masked_lm", Task::MaskedLm},
+      {"distillation classification", Task::Classification, false, true},
+      {"distillation token_classification", Task::TokenClassification, false, true},
+      {"distillation span_extraction", Task::SpanExtraction, false, true},
   };
   std::vector<std::pair<Precision, torch::Device>> runs{{Precision::BF16, torch::kCPU}};
   if (torch::cuda::is_available()) runs.emplace_back(Precision::FP16, torch::Device(torch::kCUDA, 0));

@@ -111,19 +111,18 @@ TEST_CASE("a sentence-transformers BertModel save loads into every task head", "
   TempDir tmp;
   write_sentence_transformers(tmp.path, "0_Transformer", true);
   const TensorMap plain = plain_bert_weights();
-  using models::TaskKind;
-  const TaskKind task = GENERATE(TaskKind::Classification, TaskKind::Multilabel, TaskKind::Regression,
-                                 TaskKind::TokenClassification, TaskKind::SpanExtraction);
+  const Task task = GENERATE(Task::Classification, Task::Multilabel, Task::Regression,
+                             Task::TokenClassification, Task::SpanExtraction);
   INFO("task " << models::hf_architecture(task));
-  const int64_t labels = task == TaskKind::Regression ? 1 : task == TaskKind::SpanExtraction ? 2 : 40;
+  const int64_t labels = task == Task::Regression ? 1 : task == Task::SpanExtraction ? 2 : 40;
   torch::manual_seed(7);
   auto loaded = framework::load_pretrained(tmp.path, task, labels);  // the root, not 0_Transformer/
   CHECK(loaded.task == task);
   CHECK(loaded.config.architectures == std::vector<std::string>{models::hf_architecture(task)});
 
-  const std::string head = task == TaskKind::SpanExtraction ? "qa_outputs" : "classifier";
+  const std::string head = task == Task::SpanExtraction ? "qa_outputs" : "classifier";
   CHECK(loaded.report.missing == std::vector<std::string>{head + ".bias", head + ".weight"});
-  const bool pooled = task != TaskKind::TokenClassification && task != TaskKind::SpanExtraction;
+  const bool pooled = task != Task::TokenClassification && task != Task::SpanExtraction;
   if (pooled) CHECK(loaded.report.unexpected.empty());
   else CHECK(loaded.report.unexpected == std::vector<std::string>{"bert.pooler.dense.bias", "bert.pooler.dense.weight"});
 
@@ -169,7 +168,7 @@ TEST_CASE("training from a sentence-transformers root: HF's log lines, its token
       framework::parse_config(yaml, "cfg.yaml", {"model.do_lower_case=true"}, framework::Purpose::Train))
       .train.encoded.front().input_ids);
 
-  cfg.task = framework::Task::TokenClassification;
+  cfg.task = unif::Task::TokenClassification;
   write_text(tmp.path / "tok.jsonl", "{\"tokens\": [\"a\", \"b\"], \"tags\": [\"O\", \"B-X\"]}\n");
   cfg.data.train = (tmp.path / "tok.jsonl").string();
   cfg.data.text_fields = {"tokens"};

@@ -12,6 +12,7 @@
 #include "support/user_error.h"
 
 using namespace unif::framework;
+using unif::Task;
 using unif::test::user_error_of;
 using nlohmann::json;
 

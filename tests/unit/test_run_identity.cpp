@@ -12,6 +12,7 @@
 #include "framework/train/run_identity.h"
 
 using namespace unif::framework;
+using unif::Task;
 namespace fs = std::filesystem;
 
 namespace {

@@ -15,6 +15,7 @@
 #include "framework/text/unicode.h"
 
 using namespace unif::framework;
+using unif::Task;
 namespace fs = std::filesystem;
 
 using unif::test::user_error_of;

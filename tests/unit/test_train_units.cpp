@@ -22,6 +22,7 @@
 #include "framework/train/schedule.h"
 
 using namespace unif::framework;
+using unif::Task;
 namespace fs = std::filesystem;
 
 using unif::test::user_error_of;

@@ -1,0 +1,106 @@
+// The task table (framework/common/task.h) and the architecture table (models/architectures.h):
+// names round trip, every row is consistent with the metric families, and the loaders that read a
+// task from config.json (load_pretrained for model.pretrained, load_model_dir for --model and
+// distill.teacher) agree, including the HF rule for no `architectures` and num_labels 1.
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "framework/checkpoint/pretrained.h"
+#include "framework/common/task.h"
+#include "framework/config/run_config.h"
+#include "framework/metrics/metric_set.h"
+#include "framework/train/model_dir.h"
+#include "models/architectures.h"
+#include "support/user_error.h"
+
+using namespace unif;
+using unif::test::user_error_of;
+
+TEST_CASE("task table: one row per task, in enum order, names round trip", "[unit][tables]") {
+  for (size_t i = 0; i < kTaskSpecs.size(); ++i) {
+    const TaskSpec& t = kTaskSpecs[i];
+    CHECK(static_cast<size_t>(t.task) == i);
+    CHECK(find_task(t.name) == t.task);
+    CHECK(framework::parse_task(t.name) == t.task);
+    CHECK(to_string(t.task) == t.name);
+  }
+  CHECK(task_names() == std::vector<std::string>{"classification", "multilabel", "regression", "token_classification",
+                                                 "span_extraction", "masked_lm"});
+  CHECK_FALSE(find_task("ner").has_value());
+  CHECK(user_error_of([] { framework::parse_task("clasification"); }).find("unknown task 'clasification'") !=
+        std::string::npos);
+  // The per-task metric family (framework/metrics) and its main metric.
+  CHECK(framework::main_metric(framework::metric_kind(Task::Classification)) == "accuracy");
+  CHECK(framework::main_metric(framework::metric_kind(Task::Multilabel)) == "micro_f1");
+  CHECK(framework::main_metric(framework::metric_kind(Task::Regression)) == "pearson");
+  CHECK(framework::main_metric(framework::metric_kind(Task::TokenClassification)) == "f1");
+  CHECK(framework::main_metric(framework::metric_kind(Task::SpanExtraction)) == "f1");
+  CHECK(framework::main_metric(framework::metric_kind(Task::MaskedLm)) == "perplexity");
+  for (const auto& t : kTaskSpecs) CHECK(framework::metric_kind_for_task(t.name) == framework::metric_kind(t.task));
+  // Defaults of the data section and the head size.
+  CHECK(default_fields(Task::TokenClassification).text_fields == std::vector<std::string>{"tokens"});
+  CHECK(default_fields(Task::SpanExtraction).label_field == "answers");
+  CHECK(default_fields(Task::MaskedLm).text_fields == std::vector<std::string>{"text"});
+  CHECK(head_num_labels(Task::Regression, 0) == 1);
+  CHECK(head_num_labels(Task::Classification, 3) == 3);
+  CHECK(has_label_set(Task::Multilabel));
+  CHECK_FALSE(has_label_set(Task::SpanExtraction));
+}
+
+TEST_CASE("architecture table: bert is the one row; other model types name the supported ones", "[unit][tables]") {
+  REQUIRE(models::find_architecture("bert") != nullptr);
+  const models::Architecture& bert = models::architecture("bert");
+  CHECK(std::string(bert.checkpoint_prefix) == "bert.");
+  CHECK(bert.tokenizer == models::TokenizerKind::WordPiece);
+  CHECK(bert.positions == models::PositionScheme::Absolute);
+  CHECK(bert.token_type_ids);
+  CHECK(models::find_architecture("roberta") == nullptr);
+  CHECK_THROWS_WITH(models::architecture("roberta"), Catch::Contains("supported model types: \"bert\""));
+  CHECK(models::hf_class_name(bert, Task::Classification) == "BertForSequenceClassification");
+  CHECK(models::hf_class_name(bert, Task::Regression) == "BertForSequenceClassification");
+  CHECK(models::hf_class_name(bert, Task::TokenClassification) == "BertForTokenClassification");
+  CHECK(models::hf_class_name(bert, Task::SpanExtraction) == "BertForQuestionAnswering");
+  CHECK(models::hf_class_name(bert, Task::MaskedLm) == "BertForMaskedLM");
+  // Every head's name and problem_type read back as its task.
+  for (const auto& t : kTaskSpecs)
+    CHECK(models::task_from_hf({models::hf_class_name(bert, t.task)}, t.problem_type, 1) == t.task);
+}
+
+TEST_CASE("the loaders read the same task from config.json (HF's rule for num_labels 1)", "[unit][tables]") {
+  const std::vector<std::vector<std::string>> architectures{
+      {}, {"BertForSequenceClassification"}, {"BertForTokenClassification"}, {"BertForQuestionAnswering"},
+      {"BertForMaskedLM"}, {"BertModel"}, {"BertForPreTraining"}};
+  const std::vector<std::string> problem_types{"", "single_label_classification", "multi_label_classification",
+                                               "regression"};
+  for (const auto& arch : architectures)
+    for (const auto& problem_type : problem_types)
+      for (int64_t num_labels : {1, 2, 5}) {
+        framework::HfConfig hf;
+        hf.architectures = arch;
+        hf.problem_type = problem_type;
+        hf.num_labels = num_labels;
+        INFO((arch.empty() ? std::string("(none)") : arch.front()) << " problem_type '" << problem_type
+                                                                   << "' num_labels " << num_labels);
+        const Task pretrained = framework::task_from_config(hf);
+        const auto table = models::task_from_hf(hf.architectures, hf.problem_type, hf.num_labels);
+        if (table) {
+          CHECK(*table == pretrained);
+          CHECK(framework::plain_hf_task(hf, "config.json") == pretrained);
+        } else {  // no task head: a fresh sequence head for fine-tuning, nothing to evaluate
+          CHECK(pretrained == *models::task_from_hf({}, hf.problem_type, hf.num_labels));
+          CHECK(user_error_of([&] { framework::plain_hf_task(hf, "config.json"); }).find("is not a task model") !=
+                std::string::npos);
+        }
+      }
+  framework::HfConfig none;  // no architectures, no problem_type, one label: regression, as HF
+  none.num_labels = 1;
+  CHECK(framework::task_from_config(none) == Task::Regression);
+  CHECK(framework::plain_hf_task(none, "config.json") == Task::Regression);
+  none.num_labels = 2;
+  CHECK(framework::task_from_config(none) == Task::Classification);
+  CHECK(framework::plain_hf_task(none, "config.json") == Task::Classification);
+}
