@@ -11,7 +11,7 @@
 #include "framework/common/error.h"
 #include "framework/config/run_config.h"
 #include "framework/parallel/auto_devices.h"
-#include "framework/parallel/data_parallel.h"
+#include "framework/engines/data_parallel.h"
 #include "framework/train/build.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/model_dir.h"

@@ -16,9 +16,9 @@
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
 #include "framework/data/records.h"
-#include "framework/parallel/data_parallel.h"
-#include "framework/parallel/distributed_engine.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/data_parallel.h"
+#include "framework/engines/distributed_engine.h"
+#include "framework/engines/local_engine.h"
 #include "framework/train/model_dir.h"
 #include "models/heads/distillation.h"
 #include "models/heads/factory.h"
@@ -82,7 +82,7 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
   throw UserError("adversarial.method: expected none, fgm, pgd, freelb, freeat, smart or rdrop, got '" + cfg.method + "'");
 }
 
-std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
+std::unique_ptr<GradientEngine> make_engine(const ParallelConfig& cfg,
                                                          std::shared_ptr<models::TaskModel> model,
                                                          std::function<void()> optimizer_step,
                                                          Precision precision) {
@@ -108,7 +108,7 @@ std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& c
   }
   // A rank whose devices are GPUs exchanges gradients over NCCL (Gloo stays for CPU tensors).
   if (group && devices[0].is_cuda()) group->use_nccl(devices[0]);
-  std::unique_ptr<adversarial::GradientEngine> local;
+  std::unique_ptr<GradientEngine> local;
   if (!group && devices.size() == 1 && devices[0] == model_device) {
     local = std::make_unique<LocalEngine>(model, std::move(optimizer_step), precision);
   } else {

@@ -29,7 +29,7 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
 /// `cfg` holds this rank's devices already (resolve_parallel).
 /// Forward passes run under autocast to `precision` (training.precision); fp16 on a CPU device is a
 /// UserError.
-std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
+std::unique_ptr<GradientEngine> make_engine(const ParallelConfig& cfg,
                                                          std::shared_ptr<models::TaskModel> model,
                                                          std::function<void()> optimizer_step,
                                                          Precision precision = Precision::FP32);

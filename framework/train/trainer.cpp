@@ -26,7 +26,7 @@
 #include "framework/metrics/span.h"
 #include "framework/text/unicode.h"
 #include "framework/parallel/auto_devices.h"
-#include "framework/parallel/data_parallel.h"
+#include "framework/engines/data_parallel.h"
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
 #include "framework/train/checkpoints.h"
@@ -51,6 +51,17 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
 
 MetricKind metric_kind(Task task) { return metric_kind_for_task(to_string(task)); }
+
+// A strategy's StrategyError (input it cannot work with, framework/engines/gradient_engine.h) is a
+// UserError to the person running unif: `error: <what>`, exit 2.
+template <class F>
+auto as_user_error(F&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const StrategyError& e) {
+    throw UserError(e.what());
+  }
+}
 
 
 }  // namespace
@@ -88,7 +99,7 @@ struct Trainer::State {
   std::unique_ptr<LossScaler> scaler;   // training.precision fp16 only
   std::unique_ptr<OptimizerStep> stepper;
   std::unique_ptr<adversarial::Strategy> strategy;
-  std::unique_ptr<adversarial::GradientEngine> engine;
+  std::unique_ptr<GradientEngine> engine;
   std::unique_ptr<EarlyStopping> early_stopping;
   torch::Device home = torch::kCPU;     // the master model's device (make_engine puts it on a GPU)
   std::unique_ptr<WorkerPool> eval_workers;  // evaluation threads: the CPU replicas of the set-up
@@ -287,7 +298,7 @@ void Trainer::State::restore(const fs::path& checkpoint, const CheckpointContent
                     saved.state.loss_scale->skipped_steps);
   // Strategy state (SMART's momentum teacher), when the strategy has any.
   if (!saved.strategy.empty())
-    strategy->load_state(saved.strategy, (checkpoint / "strategy.safetensors").string());
+    as_user_error([&] { strategy->load_state(saved.strategy, (checkpoint / "strategy.safetensors").string()); });
   else if (cfg.adversarial.method == "smart" && cfg.adversarial.smart_bregman > 0.0)
     log->info("{} has no strategy.safetensors: smart's teacher restarts from the resumed parameters "
               "(the resume is not exact)", checkpoint.string());
@@ -567,7 +578,7 @@ int Trainer::fit() {
     double loss_sum = 0.0;
     bool stepped = false;
     for (auto& b : micro) {
-      const auto r = s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.st.step);
+      const auto r = as_user_error([&] { return s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.st.step); });
       loss_sum += r.loss_sum;
       stepped = stepped || r.stepped;
       window.samples += b.size();

@@ -36,8 +36,8 @@
 #include "framework/common/runtime.h"
 #include "framework/data/batching.h"
 #include "framework/data/records.h"
-#include "framework/parallel/data_parallel.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/data_parallel.h"
+#include "framework/engines/local_engine.h"
 #include "models/heads/bert_task_model.h"
 #include "models/heads/factory.h"
 #include "models/heads/loss.h"
@@ -139,7 +139,7 @@ std::pair<models::Batch, double> token_batch(int64_t b, int64_t l, int64_t num_l
 // value after the step, by name.
 struct StepResult {
   std::map<std::string, torch::Tensor> grads, params;
-  adversarial::PassResult pass;
+  framework::PassResult pass;
 };
 
 template <class MakeEngine>
@@ -486,7 +486,7 @@ std::pair<std::map<std::string, torch::Tensor>, double> strategy_step(models::Ta
       p.mutable_grad().reset();
     }
   };
-  std::unique_ptr<adversarial::GradientEngine> engine;
+  std::unique_ptr<framework::GradientEngine> engine;
   if (replicas == 0) {
     engine = std::make_unique<LocalEngine>(model, sgd);
   } else {
@@ -642,6 +642,16 @@ TEST_CASE("a replica that throws surfaces as an exception naming the replica, ne
                       Catch::Contains("replica 2 of 3") && Catch::Contains("poisoned example"));
     state->throw_user_error = true;
     CHECK_THROWS_AS(engine.run(batch, {}, 1.0, false), UserError);  // the class is kept
+    // A strategy's StrategyError (its loss function on a replica) keeps its class too: the trainer
+    // reports it as a UserError.
+    framework::PassRequest refusing;
+    refusing.loss_fn = [](const models::ModelOutput& out, int64_t first) -> torch::Tensor {
+      if (first > 0) throw framework::StrategyError("no distribution to compare");
+      return out.example_losses.sum();
+    };
+    CHECK_THROWS_AS(engine.run_custom(toy_batch(6), refusing), framework::StrategyError);
+    CHECK_THROWS_WITH(engine.run_custom(toy_batch(6), refusing),
+                      Catch::Contains("replica 1 of 3") && Catch::Contains("no distribution to compare"));
     // Two failing replicas: the lowest index is reported.
     batch.input_ids[0][0] = Toy::kPoison;
     CHECK_THROWS_WITH(engine.run(batch, {}, 1.0, false), Catch::Contains("replica 0 of 3"));

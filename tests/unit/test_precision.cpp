@@ -18,9 +18,9 @@
 #include "framework/common/error.h"
 #include "framework/common/precision.h"
 #include "framework/config/run_config.h"
-#include "framework/parallel/data_parallel.h"
+#include "framework/engines/data_parallel.h"
 #include "framework/train/build.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/local_engine.h"
 #include "framework/train/loss_scaler.h"
 #include "framework/train/optimizer.h"
 #include "models/heads/distillation.h"
@@ -102,7 +102,7 @@ Run train(Precision precision, int steps, const models::Batch& batch, int64_t re
     optimizer->step(1e-3);
     optimizer->zero_grad();
   };
-  std::unique_ptr<adversarial::GradientEngine> engine;
+  std::unique_ptr<framework::GradientEngine> engine;
   if (replicas == 0) {
     engine = std::make_unique<framework::LocalEngine>(model, step, precision);
   } else {
