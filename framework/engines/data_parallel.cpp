@@ -109,36 +109,6 @@ torch::Tensor combine_sparse(const std::vector<torch::Tensor>& grads) {
       .coalesce();
 }
 
-std::vector<torch::Device> parse_devices(const std::vector<std::string>& devices) {
-  if (devices.empty()) throw UserError("parallel.devices: expected at least one device, e.g. [cpu]");
-  std::vector<torch::Device> out;
-  if (devices.size() == 1 && devices[0] == "auto") {
-    const auto gpus = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
-    for (int64_t i = 0; i < gpus; ++i) out.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(i));
-    if (out.empty()) out.emplace_back(torch::kCPU);
-    return out;
-  }
-  for (size_t k = 0; k < devices.size(); ++k) {
-    const std::string& d = devices[k];
-    const std::string where = "parallel.devices[" + std::to_string(k) + "]: '" + d + "' ";
-    if (d == "cpu") {
-      out.emplace_back(torch::kCPU);
-    } else if (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
-               std::all_of(d.begin() + 5, d.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      if (!torch::cuda::is_available())
-        throw UserError(where + "needs a CUDA build of LibTorch with a visible GPU; this one has none (use cpu)");
-      const int64_t index = std::stoll(d.substr(5));
-      const auto count = static_cast<int64_t>(torch::cuda::device_count());
-      if (index >= count)
-        throw UserError(where + "does not exist: " + std::to_string(count) + " GPU(s) visible");
-      out.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
-    } else {
-      throw UserError(where + "is not a device (expected cpu, cuda:N, or the single entry auto)");
-    }
-  }
-  return out;
-}
-
 DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master,
                                        std::function<void()> optimizer_step, DataParallelOptions options)
     : master_(std::move(master)), optimizer_step_(std::move(optimizer_step)), devices_(std::move(options.devices)) {

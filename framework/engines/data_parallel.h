@@ -15,7 +15,7 @@
 //
 // Example:
 //   DataParallelOptions o;
-//   o.devices = parse_devices({"cpu", "cpu", "cpu"});
+//   o.devices = {torch::kCPU, torch::kCPU, torch::kCPU};
 //   DataParallelEngine engine(model, [&] { optimizer.step(); optimizer.zero_grad(); }, o);
 //   auto r = engine.run(batch, /*delta=*/{}, 1.0 / z, /*want_delta_grad=*/false);
 //   engine.optimizer_step();   // master stepped, replicas refreshed
@@ -59,10 +59,6 @@ models::Batch slice_batch(const models::Batch& batch, const Shard& shard);
 /// Sum of sparse COO gradients of one (V, H) table: every input's indices and values concatenated,
 /// then coalesced (duplicate rows summed). Undefined inputs are skipped; undefined when all are.
 torch::Tensor combine_sparse(const std::vector<torch::Tensor>& grads);
-
-/// parallel.devices entries ("cpu", "cuda:N", or the single entry "auto") as devices. Throws
-/// UserError naming the entry: unknown spelling, CUDA on a CPU-only LibTorch, a missing GPU.
-std::vector<torch::Device> parse_devices(const std::vector<std::string>& devices);
 
 struct DataParallelOptions {
   std::vector<torch::Device> devices{torch::kCPU, torch::kCPU};  // one per replica

@@ -25,8 +25,9 @@
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/metrics/span.h"
 #include "framework/text/unicode.h"
-#include "framework/parallel/auto_devices.h"
+#include "framework/engines/auto_devices.h"
 #include "framework/engines/data_parallel.h"
+#include "framework/engines/make_engine.h"
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
 #include "framework/train/checkpoints.h"
@@ -176,19 +177,25 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   s.early_stopping = std::make_unique<EarlyStopping>(t.early_stopping, main_metric(metric_kind(s.cfg.task)), s.cfg.task);
   // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),
   // said first in the log; s.cfg keeps "auto" (config.yaml, resume checks).
-  const auto parallel = resolve_parallel(s.cfg.parallel, s.parts.model->word_embeddings()->weight.size(1), t.batch_size);
+  const auto parallel =
+      resolve_devices(parse_devices(s.cfg.parallel.devices), s.parts.model->word_embeddings()->weight.size(1), t.batch_size);
+  const auto& devices = parallel.devices;
   const Precision precision = parse_precision(t.precision);
   if (precision == Precision::FP16) s.scaler = std::make_unique<LossScaler>();
   s.stepper = std::make_unique<OptimizerStep>(*s.optimizer, *s.schedule, t.optimizer.lr, t.max_grad_norm, s.scaler.get(),
                                               s.group);
   OptimizerStep* stepper = s.stepper.get();
-  s.engine = make_engine(parallel.config, s.parts.model, [stepper] { stepper->run(); }, precision);  // cuda:N on a CPU build
+  EngineOptions engine;
+  engine.devices = devices;
+  engine.threads_per_replica = s.cfg.parallel.threads_per_replica;
+  engine.precision = precision;
+  s.engine = make_engine(s.parts.model, [stepper] { stepper->run(); }, engine);
   for (const auto& p : s.parts.model->parameters()) {
     s.home = p.device();
     break;
   }
-  if (const auto cpus = std::count(parallel.config.devices.begin(), parallel.config.devices.end(), "cpu"); cpus > 1)
-    s.eval_workers = std::make_unique<WorkerPool>(cpus);
+  const auto cpus = std::count_if(devices.begin(), devices.end(), [](const torch::Device& d) { return d.is_cpu(); });
+  if (cpus > 1) s.eval_workers = std::make_unique<WorkerPool>(cpus);
   if (s.writer) {
     std::error_code ec;
     fs::create_directories(s.out_dir, ec);
@@ -207,8 +214,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   }
   s.log = std::make_unique<RunLog>(s.out_dir, s.writer, s.group ? static_cast<int>(s.group->rank()) : -1);
   if (!parallel.note.empty()) s.log->info("{}", parallel.note);
-  const auto& devices = parallel.config.devices;
-  if (precision == Precision::BF16 && std::find(devices.begin(), devices.end(), "cpu") != devices.end()) {
+  if (precision == Precision::BF16 && cpus > 0) {
     const double slowdown = cpu_bf16_matmul_slowdown();
     if (slowdown > kBf16SlowdownWarning)
       s.log->warn("training.precision bf16 on a CPU: this LibTorch multiplies bfloat16 matrices {:.0f}x slower than "

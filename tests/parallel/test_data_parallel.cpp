@@ -36,7 +36,9 @@
 #include "framework/common/runtime.h"
 #include "framework/data/batching.h"
 #include "framework/data/records.h"
+#include "framework/engines/auto_devices.h"
 #include "framework/engines/data_parallel.h"
+#include "framework/engines/devices.h"
 #include "framework/engines/local_engine.h"
 #include "models/heads/bert_task_model.h"
 #include "models/heads/factory.h"
@@ -776,14 +778,15 @@ TEST_CASE("each worker runs with threads_per_replica intra-op threads - the call
 }
 
 TEST_CASE("parallel.devices: bad entries are UserErrors naming the entry", "[parallel]") {
-  CHECK(framework::parse_devices({"cpu", "cpu", "cpu"}).size() == 3);
-  CHECK(framework::parse_devices({"auto"}).size() >= 1);
+  CHECK(framework::parse_devices({"cpu", "cpu", "cpu"}).devices == std::vector<torch::Device>(3, torch::kCPU));
+  CHECK(framework::parse_devices({"auto"}).automatic);
+  CHECK(framework::resolve_devices(framework::parse_devices({"auto"}), 128, 16).devices.size() >= 1);
   CHECK_THROWS_WITH(framework::parse_devices({"cpu", "gpu"}),
                     Catch::Contains("parallel.devices[1]: 'gpu'") && Catch::Contains("expected cpu, cuda:N"));
   CHECK_THROWS_WITH(framework::parse_devices({"cuda:x"}), Catch::Contains("parallel.devices[0]"));
   CHECK_THROWS_AS(framework::parse_devices({}), UserError);
   if (!torch::cuda::is_available())
-    CHECK_THROWS_WITH(framework::parse_devices({"cuda:0"}),
+    CHECK_THROWS_WITH(framework::check_present(framework::parse_devices({"cuda:0"})),
                       Catch::Contains("parallel.devices[0]: 'cuda:0'") && Catch::Contains("CUDA"));
 }
 
