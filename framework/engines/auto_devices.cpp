@@ -134,10 +134,10 @@ std::vector<torch::Device> rank_devices(std::vector<torch::Device> devices, int6
   return devices;
 }
 
-ResolvedDevices resolve_devices(const DeviceSet& set, int64_t hidden_size, int64_t batch_size) {
+ResolvedDevices resolve_devices(const DeviceSet& set, const ProcessGroup* group, int64_t hidden_size, int64_t batch_size) {
   if (!set.automatic) {
     DeviceSet mine = set;
-    if (const auto group = default_process_group())
+    if (group)
       mine.devices = rank_devices(set.devices, env_int("LOCAL_RANK", 0), local_world_size(group->size()), visible_gpus());
     check_present(mine);
     return {mine.devices, ""};
@@ -147,7 +147,7 @@ ResolvedDevices resolve_devices(const DeviceSet& set, int64_t hidden_size, int64
   in.physical_cores = physical_cores();
   in.hidden_size = hidden_size;
   in.batch_size = batch_size;
-  if (const auto group = default_process_group()) {
+  if (group) {
     // The share of the batch this rank computes; torchrun says how many ranks share this machine.
     // Launched by hand without LOCAL_WORLD_SIZE: all ranks here when the master is on loopback.
     in.batch_size = std::max<int64_t>(1, batch_size / group->size());

@@ -18,6 +18,7 @@
 #include <torch/types.h>
 
 #include "framework/engines/devices.h"
+#include "framework/parallel/process_group.h"
 
 namespace unif::framework {
 
@@ -72,8 +73,8 @@ std::vector<torch::Device> rank_devices(std::vector<torch::Device> devices, int6
                                         int64_t visible_gpus);
 
 /// The devices this process trains on, one replica each, the master on the first: `auto` replaced
-/// by the rule's choice for this machine and model (GPUs from torch::cuda, physical_cores(),
-/// LOCAL_WORLD_SIZE / LOCAL_RANK when a process group runs), with the log line saying what was
+/// by the rule's choice for this machine and model (GPUs from torch::cuda, physical_cores(), and
+/// with a process `group` (null: one process) its size, LOCAL_WORLD_SIZE and LOCAL_RANK), with the log line saying what was
 /// chosen and why ("" when the devices were given explicitly). In a multi-process job an explicit
 /// list becomes this rank's (rank_devices): the one place where devices are mapped to ranks.
 /// Explicit devices must be on this machine (check_present).
@@ -81,6 +82,6 @@ struct ResolvedDevices {
   std::vector<torch::Device> devices;
   std::string note;
 };
-ResolvedDevices resolve_devices(const DeviceSet& set, int64_t hidden_size, int64_t batch_size);
+ResolvedDevices resolve_devices(const DeviceSet& set, const ProcessGroup* group, int64_t hidden_size, int64_t batch_size);
 
 }  // namespace unif::framework

@@ -21,7 +21,7 @@
 //
 // Example:
 //   auto local = std::make_unique<LocalEngine>(model, step_fn);
-//   DistributedEngine engine(default_process_group(), model, std::move(local));
+//   DistributedEngine engine(group, model, std::move(local));   // group: ProcessGroup::join(...)
 //   strategy.accumulate(engine, global_batch, 1.0 / z_global, seed, step);
 //   engine.optimizer_step();
 #pragma once

@@ -6,7 +6,6 @@
 #include "framework/engines/data_parallel.h"
 #include "framework/engines/distributed_engine.h"
 #include "framework/engines/local_engine.h"
-#include "framework/parallel/process_group.h"
 
 namespace unif::framework {
 
@@ -21,7 +20,7 @@ std::unique_ptr<GradientEngine> make_engine(std::shared_ptr<models::TaskModel> m
       if (d.is_cpu())
         throw UserError("training.precision: fp16 needs CUDA devices (LibTorch's CPU autocast has no float16), but "
                         "parallel.devices gives cpu here (no GPU visible?); use bf16 or fp32 on CPUs");
-  auto group = default_process_group();
+  auto group = options.group;
   // A rank's own devices were chosen by resolve_devices (auto_devices.h: auto and rank_devices).
   torch::Device model_device = torch::kCPU;
   for (const auto& p : model->parameters()) {

@@ -16,6 +16,7 @@
 
 #include "framework/common/precision.h"
 #include "framework/engines/gradient_engine.h"
+#include "framework/parallel/process_group.h"
 #include "models/task_model.h"
 
 namespace unif::framework {
@@ -28,12 +29,15 @@ struct EngineOptions {
   int64_t threads_per_replica = 0;
   /// Forward passes run under autocast to this (training.precision); fp16 on a CPU is a UserError.
   Precision precision = Precision::FP32;
+  /// The ranks of a multi-process job (WORLD_SIZE > 1), joined where the run started; null in one
+  /// process.
+  std::shared_ptr<ProcessGroup> group;
 };
 
 /// The engine for `options.devices`. Its optimizer_step() runs `optimizer_step` on the master model,
-/// then brings replicas up to date. The master moves to the first device when that is a GPU. When
-/// this process belongs to a process group (default_process_group(), WORLD_SIZE > 1), that engine
-/// runs this rank's slices inside a DistributedEngine (collective: every rank calls it).
+/// then brings replicas up to date. The master moves to the first device when that is a GPU. With a
+/// process group (options.group), that engine runs this rank's slices inside a DistributedEngine
+/// (collective: every rank calls it).
 std::unique_ptr<GradientEngine> make_engine(std::shared_ptr<models::TaskModel> model,
                                             std::function<void()> optimizer_step, const EngineOptions& options);
 

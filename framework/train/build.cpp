@@ -1,8 +1,5 @@
 #include "framework/train/build.h"
 
-#include <ATen/Parallel.h>
-#include <torch/cuda.h>
-
 #include "adversarial/fgm.h"
 #include "adversarial/freeat.h"
 #include "adversarial/freelb.h"

@@ -4,7 +4,6 @@
 #include <memory>
 
 #include "adversarial/strategy.h"
-#include "framework/common/precision.h"
 #include "framework/config/run_config.h"
 #include "framework/train/model_dir.h"
 #include "framework/train/parts.h"

@@ -134,9 +134,10 @@ struct Trainer::State {
   }
 };
 
-Trainer::Trainer(RunConfig cfg) : Trainer(cfg, build_trainer_parts(cfg)) {}
+Trainer::Trainer(RunConfig cfg, std::shared_ptr<ProcessGroup> group)
+    : Trainer(cfg, build_trainer_parts(cfg), std::move(group)) {}
 
-Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>()) {
+Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup> group) : s_(std::make_unique<State>()) {
   auto& s = *s_;
   s.cfg = std::move(cfg);
   s.parts = std::move(parts);
@@ -146,7 +147,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   // optimizer) is set up before output_dir is touched: a bad config leaves no train.log behind.
   s.out_dir = s.cfg.output_dir;
   s.ckpt_root = s.out_dir / "checkpoints";
-  s.group = default_process_group();
+  s.group = std::move(group);
   s.writer = !s.group || s.group->rank() == 0;
   s.st.seed = s.cfg.seed;
   const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
@@ -178,7 +179,8 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),
   // said first in the log; s.cfg keeps "auto" (config.yaml, resume checks).
   const auto parallel =
-      resolve_devices(parse_devices(s.cfg.parallel.devices), s.parts.model->word_embeddings()->weight.size(1), t.batch_size);
+      resolve_devices(parse_devices(s.cfg.parallel.devices), s.group.get(), s.parts.model->word_embeddings()->weight.size(1),
+                      t.batch_size);
   const auto& devices = parallel.devices;
   const Precision precision = parse_precision(t.precision);
   if (precision == Precision::FP16) s.scaler = std::make_unique<LossScaler>();
@@ -189,6 +191,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   engine.devices = devices;
   engine.threads_per_replica = s.cfg.parallel.threads_per_replica;
   engine.precision = precision;
+  engine.group = s.group;
   s.engine = make_engine(s.parts.model, [stepper] { stepper->run(); }, engine);
   for (const auto& p : s.parts.model->parameters()) {
     s.home = p.device();

@@ -780,7 +780,7 @@ TEST_CASE("each worker runs with threads_per_replica intra-op threads - the call
 TEST_CASE("parallel.devices: bad entries are UserErrors naming the entry", "[parallel]") {
   CHECK(framework::parse_devices({"cpu", "cpu", "cpu"}).devices == std::vector<torch::Device>(3, torch::kCPU));
   CHECK(framework::parse_devices({"auto"}).automatic);
-  CHECK(framework::resolve_devices(framework::parse_devices({"auto"}), 128, 16).devices.size() >= 1);
+  CHECK(framework::resolve_devices(framework::parse_devices({"auto"}), nullptr, 128, 16).devices.size() >= 1);
   CHECK_THROWS_WITH(framework::parse_devices({"cpu", "gpu"}),
                     Catch::Contains("parallel.devices[1]: 'gpu'") && Catch::Contains("expected cpu, cuda:N"));
   CHECK_THROWS_WITH(framework::parse_devices({"cuda:x"}), Catch::Contains("parallel.devices[0]"));

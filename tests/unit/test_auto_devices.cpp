@@ -78,7 +78,7 @@ TEST_CASE("auto devices: never more CPU replicas than examples or cores per proc
 
 TEST_CASE("resolve_devices: explicit lists are kept and not logged", "[unit][auto_devices]") {
   const auto set = parse_devices({"cpu", "cpu", "cpu"});
-  const auto r = resolve_devices(set, 128, 16);
+  const auto r = resolve_devices(set, /*group=*/nullptr, 128, 16);
   CHECK(names(r.devices) == Devices{"cpu", "cpu", "cpu"});
   CHECK(r.note.empty());
 }
@@ -87,7 +87,7 @@ TEST_CASE("resolve_devices: auto becomes this machine's devices with a log line"
   const DeviceSet set;  // the default is auto
   REQUIRE(set.automatic);
   REQUIRE(parse_devices(ParallelConfig{}.devices).automatic);
-  const auto r = resolve_devices(set, 128, 16);
+  const auto r = resolve_devices(set, /*group=*/nullptr, 128, 16);
   REQUIRE_FALSE(r.devices.empty());
   CHECK_THAT(r.note, Catch::StartsWith("parallel.devices auto -> ["));
   CHECK(physical_cores() >= 1);

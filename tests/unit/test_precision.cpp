@@ -275,7 +275,7 @@ TEST_CASE("fp16 on a CPU device is an error before training", "[unit][precision]
   CHECK_THROWS_WITH(framework::make_engine(model, [] {}, cpu), Catch::Contains("training.precision: fp16 needs CUDA devices"));
   if (!torch::cuda::is_available()) {
     framework::EngineOptions autodev;  // parallel.devices: auto on this machine (no GPU): CPU replicas
-    autodev.devices = framework::resolve_devices(framework::parse_devices({"auto"}), 128, 16).devices;
+    autodev.devices = framework::resolve_devices(framework::parse_devices({"auto"}), nullptr, 128, 16).devices;
     autodev.precision = Precision::FP16;
     CHECK_THROWS_AS(framework::make_engine(model, [] {}, autodev), UserError);
   }
