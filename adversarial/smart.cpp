@@ -3,8 +3,6 @@
 
 #include <cstdio>
 
-#include "framework/common/error.h"
-
 namespace unif::adversarial {
 
 namespace {
@@ -13,10 +11,10 @@ enum class OutputKind { Softmax, Sigmoid, TokenSoftmax, SpanSoftmax };
 
 OutputKind output_kind(const torch::Tensor& logits, const models::Batch& batch) {
   const auto& y = batch.labels;
-  if (!y.defined()) throw UserError("adversarial.method: smart needs labelled training batches");
+  if (!y.defined()) throw StrategyError("adversarial.method: smart needs labelled training batches");
   const bool integer = !y.is_floating_point();
   if (!integer && y.dim() == 1)
-    throw UserError("adversarial.method: smart needs a probability output (classification, multilabel, "
+    throw StrategyError("adversarial.method: smart needs a probability output (classification, multilabel, "
                     "token_classification); task regression has none — use fgm, pgd, freelb or freeat");
   if (!integer) return OutputKind::Sigmoid;                                   // multilabel (B, C)
   if (logits.dim() == 2) return OutputKind::Softmax;                          // (B, C)
@@ -63,11 +61,11 @@ void Smart::update_teacher(GradientEngine& engine, int64_t step) {
     return;
   }
   if (teacher_.size() != params.size())
-    throw UserError("smart teacher: " + std::to_string(teacher_.size()) + " tensors for a model with " +
+    throw StrategyError("smart teacher: " + std::to_string(teacher_.size()) + " tensors for a model with " +
                     std::to_string(params.size()) + " parameters (checkpoint of another model?)");
   for (size_t i = 0; i < params.size(); ++i) {
     if (!teacher_[i].sizes().equals(params[i].sizes()))
-      throw UserError("smart teacher: tensor " + std::to_string(i) + " does not match the model's parameter shape");
+      throw StrategyError("smart teacher: tensor " + std::to_string(i) + " does not match the model's parameter shape");
     if (teacher_[i].device() != params[i].device() || teacher_[i].dtype() != params[i].dtype())
       teacher_[i] = teacher_[i].to(params[i].device(), params[i].scalar_type());
   }
@@ -94,7 +92,7 @@ void Smart::load_state(const std::map<std::string, torch::Tensor>& state, const 
   if (state.empty()) return;
   const auto it = state.find("smart.teacher_step");
   if (it == state.end() || it->second.numel() != 1)
-    throw UserError(where + ": smart.teacher_step missing or not one number");
+    throw StrategyError(where + ": smart.teacher_step missing or not one number");
   for (size_t i = 0;; ++i) {
     char name[40];
     std::snprintf(name, sizeof name, "smart.teacher.%05zu", i);
@@ -102,7 +100,7 @@ void Smart::load_state(const std::map<std::string, torch::Tensor>& state, const 
     if (t == state.end()) break;
     teacher_.push_back(t->second.clone());
   }
-  if (teacher_.size() + 1 != state.size()) throw UserError(where + ": unexpected tensors besides smart.teacher.*");
+  if (teacher_.size() + 1 != state.size()) throw StrategyError(where + ": unexpected tensors besides smart.teacher.*");
   teacher_step_ = it->second.to(torch::kLong).item<int64_t>();
 }
 

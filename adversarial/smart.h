@@ -28,7 +28,7 @@ namespace unif::adversarial {
 /// Sum over the examples (and labeled tokens) of sKL between the distributions given by `logits`
 /// and `target_logits` (same shape, detached by the caller where wanted). `batch` supplies the
 /// kind of output (from its labels) and, for token tasks, which tokens count. Throws
-/// unif::UserError for regression labels (no distribution).
+/// StrategyError for regression labels (no distribution).
 torch::Tensor symmetric_kl(const torch::Tensor& logits, const torch::Tensor& target_logits, const models::Batch& batch,
                            int64_t first = 0);
 

@@ -31,10 +31,10 @@
 #include <torch/types.h>
 
 #include "framework/common/runtime.h"
-#include "framework/parallel/data_parallel.h"
-#include "framework/parallel/distributed_engine.h"
+#include "framework/engines/data_parallel.h"
+#include "framework/engines/distributed_engine.h"
 #include "framework/parallel/process_group.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/local_engine.h"
 #include "framework/train/optimizer.h"
 #include "models/heads/factory.h"
 
@@ -110,7 +110,7 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
     optimizer->zero_grad();
     optimizer_s += since(t0);
   };
-  std::unique_ptr<adversarial::GradientEngine> engine;
+  std::unique_ptr<framework::GradientEngine> engine;
   framework::DataParallelEngine* dp = nullptr;
   if (replicas == 0) {
     at::set_num_threads(static_cast<int>(threads));

@@ -10,8 +10,8 @@
 #include "apps/unif/commands.h"
 #include "framework/common/error.h"
 #include "framework/config/run_config.h"
-#include "framework/parallel/auto_devices.h"
-#include "framework/parallel/data_parallel.h"
+#include "framework/engines/auto_devices.h"
+#include "framework/parallel/worker_pool.h"
 #include "framework/train/build.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/model_dir.h"
@@ -43,10 +43,11 @@ Command add_eval(CLI::App& app) {
     // The run's loss (training.loss, distill): the same ℓ and Z as the dev evaluations of training.
     const auto setup = framework::evaluation_setup(cfg, lm, labels);
     // On the configured device: parallel.devices' first entry (auto: the first GPU when one is visible).
-    const auto device = framework::parse_devices(cfg.parallel.devices).front();
+    const auto devices = framework::parse_devices(cfg.parallel.devices);
+    const auto device = framework::eval_device(devices);
     if (device.is_cuda()) setup.model->to(device);
     c10::InferenceMode inference;
-    framework::WorkerPool workers(framework::cpu_eval_workers(cfg.parallel.devices, lm.model->options().hidden_size()));
+    framework::WorkerPool workers(framework::cpu_eval_workers(devices, lm.model->options().hidden_size()));
     auto ev = framework::evaluate(*setup.model, cfg.task, data, labels, cfg.training.batch_size, setup.class_weights,
                                   true, &workers);
     nlohmann::json j(ev.metrics);

@@ -22,7 +22,8 @@
 #include "framework/common/error.h"
 #include "framework/data/records.h"
 #include "framework/data/word_windows.h"
-#include "framework/parallel/auto_devices.h"
+#include "framework/engines/auto_devices.h"
+#include "framework/parallel/worker_pool.h"
 #include "framework/train/build.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/model_dir.h"
@@ -240,7 +241,7 @@ Command add_predict(CLI::App& app) {
     const bool plain_hf = !fs::exists(fs::path(*model) / "unif.yaml");
     const auto labels = framework::LabelSet::from_names(lm.meta.labels);
     // As training's `auto`: one worker per physical core for small and medium models (evaluate()).
-    framework::WorkerPool workers(framework::cpu_eval_workers({"auto"}, lm.model->options().hidden_size()));
+    framework::WorkerPool workers(framework::cpu_eval_workers(framework::DeviceSet{}, lm.model->options().hidden_size()));
     const auto answer = task_spec(lm.meta.task).output == PredictKind::Masks
                             ? fill_mask_answerer(lm, in.name(), *batch_size, workers)
                             : task_answerer(lm, plain_hf, labels, in.name(), *batch_size, workers);

@@ -28,14 +28,14 @@ Command add_train(CLI::App& app) {
   return [config, sets]() -> int {
     // WORLD_SIZE > 1 (torchrun or by hand): join the process group first, so that a rank failing
     // later (bad config, missing file) makes its peers fail at their next collective, not hang.
+    // The group is joined here, once, and handed to the trainer (null: one process).
     const auto dist = framework::read_dist_env();  // UserError (exit 2) for malformed variables
+    std::shared_ptr<framework::ProcessGroup> group;
     try {
-      if (dist) framework::set_default_process_group(framework::ProcessGroup::join(*dist));
+      if (dist) group = framework::ProcessGroup::join(*dist);
       auto cfg = framework::load_config(*config, *sets, framework::Purpose::Train);
-      framework::Trainer trainer(cfg);  // fit() writes output_dir/config.yaml (rank 0)
-      const int rc = trainer.fit();
-      framework::set_default_process_group(nullptr);
-      return rc;
+      framework::Trainer trainer(cfg, group);  // fit() writes output_dir/config.yaml (rank 0)
+      return trainer.fit();
     } catch (const framework::DistributedError& e) {
       // A peer died or timed out: one clear line, not "internal".
       std::cerr << "error: " << e.what() << "\n";

@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
 #include <c10/util/Exception.h>
@@ -89,9 +88,6 @@ bool wait_for_listener(const std::string& host, uint16_t port, std::chrono::mill
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
-
-std::mutex g_default_mutex;
-std::shared_ptr<ProcessGroup> g_default;
 
 }  // namespace
 
@@ -328,16 +324,6 @@ void ProcessGroup::check_same(const std::vector<int64_t>& values, const std::str
     msg += "]";
   }
   throw UserError(msg + " (every rank must run the same config on the same data and checkpoint)");
-}
-
-std::shared_ptr<ProcessGroup> default_process_group() {
-  std::lock_guard<std::mutex> lock(g_default_mutex);
-  return g_default;
-}
-
-void set_default_process_group(std::shared_ptr<ProcessGroup> group) {
-  std::lock_guard<std::mutex> lock(g_default_mutex);
-  g_default = std::move(group);
 }
 
 }  // namespace unif::framework

@@ -7,12 +7,14 @@
 //
 // c10d and Gloo headers stay inside process_group.cpp; this header needs only torch::Tensor.
 //
-// The process-wide default group (like torch.distributed's) is what `unif train` joins at start
-// and what the trainer and make_engine look at: none (nullptr) in a single-process run.
+// There is no process-wide default group: `unif train` joins once where the run starts and hands
+// the group to the trainer, which hands it on (resolve_devices, make_engine, OptimizerStep). A null
+// group means one process.
 //
 // Example:
-//   if (auto env = read_dist_env()) set_default_process_group(ProcessGroup::join(*env));
-//   auto pg = default_process_group();   // nullptr when WORLD_SIZE is unset or 1
+//   std::shared_ptr<ProcessGroup> pg;
+//   if (auto env = read_dist_env()) pg = ProcessGroup::join(*env);   // null when WORLD_SIZE is unset or 1
+//   Trainer trainer(cfg, pg);
 //   pg->all_reduce_sum(t);
 #pragma once
 #include <chrono>
@@ -110,9 +112,5 @@ class ProcessGroup {
   int64_t writes_ = 0;  // writer_done() calls so far: the key of each
   bool nccl_ = false;
 };
-
-/// The group `unif train` joined, or nullptr (single process).
-std::shared_ptr<ProcessGroup> default_process_group();
-void set_default_process_group(std::shared_ptr<ProcessGroup> group);
 
 }  // namespace unif::framework

@@ -1,5 +1,5 @@
 // WorkerPool: N persistent CPU worker threads that run a job while the caller waits: the
-// data-parallel engine's replicas (framework/parallel/data_parallel.h, job i on worker i) and
+// data-parallel engine's replicas (framework/engines/data_parallel.h, job i on worker i) and
 // evaluation and prediction on several cores over one model (framework/train/trainer.h evaluate(),
 // tasks dealt k mod N). The threads live as long as the pool: creating threads per call grew
 // predict's memory with the input (every new thread that multiplies gets its own BLAS buffers:

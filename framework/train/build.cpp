@@ -1,8 +1,5 @@
 #include "framework/train/build.h"
 
-#include <ATen/Parallel.h>
-#include <torch/cuda.h>
-
 #include "adversarial/fgm.h"
 #include "adversarial/freeat.h"
 #include "adversarial/freelb.h"
@@ -16,9 +13,6 @@
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
 #include "framework/data/records.h"
-#include "framework/parallel/data_parallel.h"
-#include "framework/parallel/distributed_engine.h"
-#include "framework/train/local_engine.h"
 #include "framework/train/model_dir.h"
 #include "models/heads/distillation.h"
 #include "models/heads/factory.h"
@@ -83,50 +77,6 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
   }
   throw UserError("adversarial.method: expected " + join_names<AdversarialMethod>(", ", " or ") + ", got " +
                   std::to_string(static_cast<int>(cfg.method)));
-}
-
-std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
-                                                         std::shared_ptr<models::TaskModel> model,
-                                                         std::function<void()> optimizer_step,
-                                                         Precision precision) {
-  // One replica on the model's own device: the plain engine. Anything else: replicas on threads.
-  auto devices = parse_devices(cfg.devices);
-  if (precision == Precision::FP16)
-    for (const auto& d : devices)
-      if (d.is_cpu())
-        throw UserError("training.precision: fp16 needs CUDA devices (LibTorch's CPU autocast has no float16), but "
-                        "parallel.devices gives cpu here (no GPU visible?); use bf16 or fp32 on CPUs");
-  auto group = default_process_group();
-  // A rank's own devices were chosen by resolve_parallel (auto_devices.h: auto and rank_devices).
-  torch::Device model_device = torch::kCPU;
-  for (const auto& p : model->parameters()) {
-    model_device = p.device();
-    break;
-  }
-  // The master lives on the first device when that is a GPU (in place: the optimizer's references to
-  // the parameters stay valid); replicas on other devices are copies of it.
-  if (devices[0].is_cuda() && model_device != devices[0]) {
-    model->to(devices[0]);
-    model_device = devices[0];
-  }
-  // A rank whose devices are GPUs exchanges gradients over NCCL (Gloo stays for CPU tensors).
-  if (group && devices[0].is_cuda()) group->use_nccl(devices[0]);
-  std::unique_ptr<adversarial::GradientEngine> local;
-  if (!group && devices.size() == 1 && devices[0] == model_device) {
-    local = std::make_unique<LocalEngine>(model, std::move(optimizer_step), precision);
-  } else {
-    // Replicas on threads. In a multi-process job even one replica goes through DataParallelEngine:
-    // its dropout streams are keyed by the rank, so ranks (same seed) draw different masks.
-    DataParallelOptions options;
-    const bool single = devices.size() == 1 && devices[0] == model_device;
-    options.devices = std::move(devices);
-    options.threads_per_replica = single && cfg.threads_per_replica == 0 ? at::get_num_threads() : cfg.threads_per_replica;
-    if (group) options.dropout_family = static_cast<uint64_t>(group->rank());
-    options.precision = precision;
-    local = std::make_unique<DataParallelEngine>(model, std::move(optimizer_step), std::move(options));
-  }
-  if (group) return std::make_unique<DistributedEngine>(std::move(group), std::move(model), std::move(local));
-  return local;
 }
 
 MlmMasking mlm_masking(const RunConfig& cfg, const BertTokenizer& tokenizer) {

@@ -4,7 +4,6 @@
 #include <memory>
 
 #include "adversarial/strategy.h"
-#include "framework/common/precision.h"
 #include "framework/config/run_config.h"
 #include "framework/train/model_dir.h"
 #include "framework/train/parts.h"
@@ -21,18 +20,6 @@ void load_checkpoint_weights(torch::nn::Module& model, const std::filesystem::pa
 
 /// The gradient strategy named by adversarial.method.
 std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cfg);
-
-/// The gradient engine for parallel.devices: one device (LocalEngine) or replicas. Its
-/// optimizer_step() runs `optimizer_step` on the master model, then brings replicas up to date.
-/// When this process belongs to a process group (default_process_group(), WORLD_SIZE > 1), that
-/// engine runs this rank's slices inside a DistributedEngine (collective: every rank calls it);
-/// `cfg` holds this rank's devices already (resolve_parallel).
-/// Forward passes run under autocast to `precision` (training.precision); fp16 on a CPU device is a
-/// UserError.
-std::unique_ptr<adversarial::GradientEngine> make_engine(const ParallelConfig& cfg,
-                                                         std::shared_ptr<models::TaskModel> model,
-                                                         std::function<void()> optimizer_step,
-                                                         Precision precision = Precision::FP32);
 
 /// Encodes a data file for a model (eval / predict): records → examples → encodings (span
 /// extraction: windows and decoding per `span`; masked_lm: texts, masks drawn as `mlm`).

@@ -5,7 +5,7 @@
 // schedule's learning rate, and zeroed gradients. What happened is read back from report().
 //
 //   OptimizerStep step(optimizer, schedule, cfg.training, scaler, group);
-//   auto engine = make_engine(devices, model, [&step] { step.run(); });
+//   auto engine = make_engine(model, [&step] { step.run(); }, engine_options);  // make_engine.h
 //   step.begin(s, /*empty=*/z == 0);
 //   strategy.accumulate(*engine, batch, 1 / z, ...);
 //   step.set_loss(loss_sum, loss_sum / z);

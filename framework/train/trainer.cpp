@@ -25,8 +25,9 @@
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/metrics/span.h"
 #include "framework/text/unicode.h"
-#include "framework/parallel/auto_devices.h"
-#include "framework/parallel/data_parallel.h"
+#include "framework/engines/auto_devices.h"
+#include "framework/engines/data_parallel.h"
+#include "framework/engines/make_engine.h"
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
 #include "framework/train/checkpoints.h"
@@ -49,6 +50,18 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
+
+// A strategy's StrategyError (input it cannot work with, framework/engines/gradient_engine.h) is a
+// UserError to the person running unif: `error: <what>`, exit 2.
+template <class F>
+auto as_user_error(F&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const StrategyError& e) {
+    throw UserError(e.what());
+  }
+}
+
 
 }  // namespace
 
@@ -85,7 +98,7 @@ struct Trainer::State {
   std::unique_ptr<LossScaler> scaler;   // training.precision fp16 only
   std::unique_ptr<OptimizerStep> stepper;
   std::unique_ptr<adversarial::Strategy> strategy;
-  std::unique_ptr<adversarial::GradientEngine> engine;
+  std::unique_ptr<GradientEngine> engine;
   std::unique_ptr<EarlyStopping> early_stopping;
   torch::Device home = torch::kCPU;     // the master model's device (make_engine puts it on a GPU)
   std::unique_ptr<WorkerPool> eval_workers;  // evaluation threads: the CPU replicas of the set-up
@@ -119,9 +132,10 @@ struct Trainer::State {
   }
 };
 
-Trainer::Trainer(RunConfig cfg) : Trainer(cfg, build_trainer_parts(cfg)) {}
+Trainer::Trainer(RunConfig cfg, std::shared_ptr<ProcessGroup> group)
+    : Trainer(cfg, build_trainer_parts(cfg), std::move(group)) {}
 
-Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>()) {
+Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup> group) : s_(std::make_unique<State>()) {
   auto& s = *s_;
   s.cfg = std::move(cfg);
   s.parts = std::move(parts);
@@ -131,7 +145,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   // optimizer) is set up before output_dir is touched: a bad config leaves no train.log behind.
   s.out_dir = s.cfg.output_dir;
   s.ckpt_root = s.out_dir / "checkpoints";
-  s.group = default_process_group();
+  s.group = std::move(group);
   s.writer = !s.group || s.group->rank() == 0;
   s.st.seed = s.cfg.seed;
   const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
@@ -162,19 +176,27 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   s.early_stopping = std::make_unique<EarlyStopping>(t.early_stopping, main_metric(metric_kind(s.cfg.task)), s.cfg.task);
   // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),
   // said first in the log; s.cfg keeps "auto" (config.yaml, resume checks).
-  const auto parallel = resolve_parallel(s.cfg.parallel, s.parts.model->word_embeddings()->weight.size(1), t.batch_size);
+  const auto parallel =
+      resolve_devices(parse_devices(s.cfg.parallel.devices), s.group.get(), s.parts.model->word_embeddings()->weight.size(1),
+                      t.batch_size);
+  const auto& devices = parallel.devices;
   const Precision precision = t.precision;
   if (precision == Precision::FP16) s.scaler = std::make_unique<LossScaler>();
   s.stepper = std::make_unique<OptimizerStep>(*s.optimizer, *s.schedule, t.optimizer.lr, t.max_grad_norm, s.scaler.get(),
                                               s.group);
   OptimizerStep* stepper = s.stepper.get();
-  s.engine = make_engine(parallel.config, s.parts.model, [stepper] { stepper->run(); }, precision);  // cuda:N on a CPU build
+  EngineOptions engine;
+  engine.devices = devices;
+  engine.threads_per_replica = s.cfg.parallel.threads_per_replica;
+  engine.precision = precision;
+  engine.group = s.group;
+  s.engine = make_engine(s.parts.model, [stepper] { stepper->run(); }, engine);
   for (const auto& p : s.parts.model->parameters()) {
     s.home = p.device();
     break;
   }
-  if (const auto cpus = std::count(parallel.config.devices.begin(), parallel.config.devices.end(), "cpu"); cpus > 1)
-    s.eval_workers = std::make_unique<WorkerPool>(cpus);
+  const auto cpus = std::count_if(devices.begin(), devices.end(), [](const torch::Device& d) { return d.is_cpu(); });
+  if (cpus > 1) s.eval_workers = std::make_unique<WorkerPool>(cpus);
   if (s.writer) {
     std::error_code ec;
     fs::create_directories(s.out_dir, ec);
@@ -193,8 +215,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts) : s_(std::make_unique<State>
   }
   s.log = std::make_unique<RunLog>(s.out_dir, s.writer, s.group ? static_cast<int>(s.group->rank()) : -1);
   if (!parallel.note.empty()) s.log->info("{}", parallel.note);
-  const auto& devices = parallel.config.devices;
-  if (precision == Precision::BF16 && std::find(devices.begin(), devices.end(), "cpu") != devices.end()) {
+  if (precision == Precision::BF16 && cpus > 0) {
     const double slowdown = cpu_bf16_matmul_slowdown();
     if (slowdown > kBf16SlowdownWarning)
       s.log->warn("training.precision bf16 on a CPU: this LibTorch multiplies bfloat16 matrices {:.0f}x slower than "
@@ -284,7 +305,7 @@ void Trainer::State::restore(const fs::path& checkpoint, const CheckpointContent
                     saved.state.loss_scale->skipped_steps);
   // Strategy state (SMART's momentum teacher), when the strategy has any.
   if (!saved.strategy.empty())
-    strategy->load_state(saved.strategy, (checkpoint / "strategy.safetensors").string());
+    as_user_error([&] { strategy->load_state(saved.strategy, (checkpoint / "strategy.safetensors").string()); });
   else if (cfg.adversarial.method == AdversarialMethod::Smart && cfg.adversarial.smart_bregman > 0.0)
     log->info("{} has no strategy.safetensors: smart's teacher restarts from the resumed parameters "
               "(the resume is not exact)", checkpoint.string());
@@ -565,7 +586,7 @@ int Trainer::fit() {
     double loss_sum = 0.0;
     bool stepped = false;
     for (auto& b : micro) {
-      const auto r = s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.st.step);
+      const auto r = as_user_error([&] { return s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.st.step); });
       loss_sum += r.loss_sum;
       stepped = stepped || r.stepped;
       window.samples += b.size();

@@ -20,12 +20,16 @@
 
 namespace unif::framework {
 
+class ProcessGroup;
+
 class Trainer {
  public:
   /// Builds the BERT model, tokenizer and data from the config (see framework/train/build.h).
-  explicit Trainer(RunConfig cfg);
+  /// `group`: the ranks of a multi-process run (ProcessGroup::join, SPEC §6), joined by the caller
+  /// where the run starts; null (the default) trains in one process.
+  explicit Trainer(RunConfig cfg, std::shared_ptr<ProcessGroup> group = nullptr);
   /// Trains any TaskModel (the C++ API).
-  Trainer(RunConfig cfg, TrainerParts parts);
+  Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup> group = nullptr);
   ~Trainer();
 
   /// Trains to the end (or until SIGINT/SIGTERM); returns the process exit code (see above). With

@@ -18,8 +18,8 @@
 
 #include "adversarial/smart.h"
 #include "framework/common/precision.h"
-#include "framework/parallel/data_parallel.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/data_parallel.h"
+#include "framework/engines/local_engine.h"
 #include "framework/train/loss_scaler.h"
 #include "framework/train/trainer.h"
 #include "models/heads/factory.h"

@@ -36,8 +36,10 @@
 #include "framework/common/runtime.h"
 #include "framework/data/batching.h"
 #include "framework/data/records.h"
-#include "framework/parallel/data_parallel.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/auto_devices.h"
+#include "framework/engines/data_parallel.h"
+#include "framework/engines/devices.h"
+#include "framework/engines/local_engine.h"
 #include "models/heads/bert_task_model.h"
 #include "models/heads/factory.h"
 #include "models/heads/loss.h"
@@ -139,7 +141,7 @@ std::pair<models::Batch, double> token_batch(int64_t b, int64_t l, int64_t num_l
 // value after the step, by name.
 struct StepResult {
   std::map<std::string, torch::Tensor> grads, params;
-  adversarial::PassResult pass;
+  framework::PassResult pass;
 };
 
 template <class MakeEngine>
@@ -486,7 +488,7 @@ std::pair<std::map<std::string, torch::Tensor>, double> strategy_step(models::Ta
       p.mutable_grad().reset();
     }
   };
-  std::unique_ptr<adversarial::GradientEngine> engine;
+  std::unique_ptr<framework::GradientEngine> engine;
   if (replicas == 0) {
     engine = std::make_unique<LocalEngine>(model, sgd);
   } else {
@@ -642,6 +644,16 @@ TEST_CASE("a replica that throws surfaces as an exception naming the replica, ne
                       Catch::Contains("replica 2 of 3") && Catch::Contains("poisoned example"));
     state->throw_user_error = true;
     CHECK_THROWS_AS(engine.run(batch, {}, 1.0, false), UserError);  // the class is kept
+    // A strategy's StrategyError (its loss function on a replica) keeps its class too: the trainer
+    // reports it as a UserError.
+    framework::PassRequest refusing;
+    refusing.loss_fn = [](const models::ModelOutput& out, int64_t first) -> torch::Tensor {
+      if (first > 0) throw framework::StrategyError("no distribution to compare");
+      return out.example_losses.sum();
+    };
+    CHECK_THROWS_AS(engine.run_custom(toy_batch(6), refusing), framework::StrategyError);
+    CHECK_THROWS_WITH(engine.run_custom(toy_batch(6), refusing),
+                      Catch::Contains("replica 1 of 3") && Catch::Contains("no distribution to compare"));
     // Two failing replicas: the lowest index is reported.
     batch.input_ids[0][0] = Toy::kPoison;
     CHECK_THROWS_WITH(engine.run(batch, {}, 1.0, false), Catch::Contains("replica 0 of 3"));
@@ -766,14 +778,15 @@ TEST_CASE("each worker runs with threads_per_replica intra-op threads - the call
 }
 
 TEST_CASE("parallel.devices: bad entries are UserErrors naming the entry", "[parallel]") {
-  CHECK(framework::parse_devices({"cpu", "cpu", "cpu"}).size() == 3);
-  CHECK(framework::parse_devices({"auto"}).size() >= 1);
+  CHECK(framework::parse_devices({"cpu", "cpu", "cpu"}).devices == std::vector<torch::Device>(3, torch::kCPU));
+  CHECK(framework::parse_devices({"auto"}).automatic);
+  CHECK(framework::resolve_devices(framework::parse_devices({"auto"}), nullptr, 128, 16).devices.size() >= 1);
   CHECK_THROWS_WITH(framework::parse_devices({"cpu", "gpu"}),
                     Catch::Contains("parallel.devices[1]: 'gpu'") && Catch::Contains("expected cpu, cuda:N"));
   CHECK_THROWS_WITH(framework::parse_devices({"cuda:x"}), Catch::Contains("parallel.devices[0]"));
   CHECK_THROWS_AS(framework::parse_devices({}), UserError);
   if (!torch::cuda::is_available())
-    CHECK_THROWS_WITH(framework::parse_devices({"cuda:0"}),
+    CHECK_THROWS_WITH(framework::check_present(framework::parse_devices({"cuda:0"})),
                       Catch::Contains("parallel.devices[0]: 'cuda:0'") && Catch::Contains("CUDA"));
 }
 

@@ -16,7 +16,7 @@
 #include "framework/checkpoint/safetensors.h"
 #include "framework/config/run_config.h"
 #include "framework/train/build.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/local_engine.h"
 
 namespace fs = std::filesystem;
 using namespace unif;

@@ -2,7 +2,8 @@
 // perturbation algebra (norms, normalize, project, padding), each strategy's degenerate cases
 // (fgm ε=0 and freelb K=1 equal plain training, smart λ=0 too), the ε ball and padding invariants
 // of every δ handed to the engine, FreeAT's optimizer steps, seeded noise, SMART's gradient against
-// direct autograd, and make_strategy / config errors.
+// direct autograd. (make_strategy, which maps the config to these classes, is tested with the
+// training library: tests/unit/test_make_strategy.cpp.)
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -20,10 +21,7 @@
 #include "adversarial/perturbation.h"
 #include "adversarial/pgd.h"
 #include "adversarial/smart.h"
-#include "framework/common/error.h"
-#include "framework/config/run_config.h"
-#include "framework/train/build.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/local_engine.h"
 
 using namespace unif;
 using namespace unif::adversarial;
@@ -328,29 +326,6 @@ TEST_CASE("smart refuses regression with a clear message", "[unit][adversarial]"
   for (const auto& p : model->parameters()) CHECK_FALSE(p.grad().defined());
 }
 
-TEST_CASE("make_strategy maps adversarial.method - freeat refuses gradient accumulation", "[unit][adversarial]") {
-  framework::AdversarialConfig cfg;
-  using M = framework::AdversarialMethod;
-  const std::vector<std::pair<M, int64_t>> expected = {
-      {M::None, 1}, {M::Fgm, 2}, {M::Pgd, 4}, {M::FreeLb, 3}, {M::FreeAt, 3}, {M::Smart, 7}};
-  for (const auto& [method, passes] : expected) {
-    cfg.method = method;
-    auto s = framework::make_strategy(cfg);
-    CHECK(s->name() == name_of(method));
-    CHECK(s->passes_per_step() == passes);
-  }
-  cfg.smart_bregman = 0.0;  // no teacher: one pass less
-  cfg.method = M::Smart;
-  CHECK(framework::make_strategy(cfg)->passes_per_step() == 6);
-  CHECK_THROWS_AS(framework::parse_config("adversarial: {method: vat}\n", "t.yaml"), UserError);
-
-  const std::string yaml = "adversarial: {method: freeat}\ntraining: {grad_accum_steps: 2}\n";
-  CHECK_THROWS_WITH(framework::parse_config(yaml, "t.yaml"),
-                    Catch::Contains("t.yaml: training.grad_accum_steps: expected 1 with adversarial.method freeat"));
-  CHECK_NOTHROW(framework::parse_config("adversarial: {method: freeat}\n", "t.yaml"));
-  CHECK_NOTHROW(framework::parse_config("adversarial: {method: fgm}\ntraining: {grad_accum_steps: 2}\n", "t.yaml"));
-}
-
 namespace {
 
 struct TwoSteps {
@@ -437,5 +412,5 @@ TEST_CASE("smart's Bregman term: zero at the first step and with momentum 0, exa
   CHECK(restored.state().at("smart.teacher_step").item<int64_t>() == 1);
   auto bad = half.state();
   bad.erase("smart.teacher_step");
-  CHECK_THROWS_AS(restored.load_state(bad, "x.safetensors"), UserError);
+  CHECK_THROWS_AS(restored.load_state(bad, "x.safetensors"), StrategyError);  // the trainer reports it as a UserError
 }

@@ -1,15 +1,30 @@
-// parallel.devices: auto (SPEC §7): the rule of framework/parallel/auto_devices.h as a pure
-// function, hand-computed cases on each side of every branch; resolve_parallel leaves explicit
-// device lists alone.
+// parallel.devices: auto (SPEC §7): the rule of framework/engines/auto_devices.h as a pure
+// function, hand-computed cases on each side of every branch; resolve_devices leaves explicit
+// device lists alone. Devices are compared as parallel.devices spells them ("cpu", "cuda:1").
 #include <catch2/catch.hpp>
 
-#include "framework/parallel/auto_devices.h"
+#include "framework/config/run_config.h"
+#include "framework/engines/auto_devices.h"
 
 using namespace unif::framework;
 
 namespace {
 
-AutoDevices pick(int64_t gpus, int64_t cores, int64_t hidden, int64_t batch = 32, int64_t procs = 1, int64_t rank = 0) {
+using Devices = std::vector<std::string>;
+
+Devices names(const std::vector<torch::Device>& devices) {
+  Devices out;
+  for (const auto& d : devices) out.push_back(d.str());
+  return out;
+}
+
+// The rule's choice, spelled.
+struct Picked {
+  Devices devices;
+  std::string reason;
+};
+
+Picked pick(int64_t gpus, int64_t cores, int64_t hidden, int64_t batch = 32, int64_t procs = 1, int64_t rank = 0) {
   AutoDevicesInput in;
   in.gpus = gpus;
   in.physical_cores = cores;
@@ -17,10 +32,14 @@ AutoDevices pick(int64_t gpus, int64_t cores, int64_t hidden, int64_t batch = 32
   in.batch_size = batch;
   in.local_processes = procs;
   in.local_rank = rank;
-  return choose_devices(in);
+  const auto choice = choose_devices(in);
+  return {names(choice.devices), choice.reason};
 }
 
-using Devices = std::vector<std::string>;
+// rank_devices on spelled devices.
+Devices ranked(const Devices& devices, int64_t local_rank, int64_t local_world, int64_t visible) {
+  return names(rank_devices(parse_devices(devices).devices, local_rank, local_world, visible));
+}
 
 }  // namespace
 
@@ -57,22 +76,19 @@ TEST_CASE("auto devices: never more CPU replicas than examples or cores per proc
   CHECK(pick(0, 0, 256, 0, 0).devices == Devices{"cpu"});
 }
 
-TEST_CASE("resolve_parallel: explicit lists are kept and not logged", "[unit][auto_devices]") {
-  ParallelConfig cfg;
-  cfg.devices = {"cpu", "cpu", "cpu"};
-  cfg.threads_per_replica = 1;
-  const auto r = resolve_parallel(cfg, 128, 16);
-  CHECK(r.config.devices == cfg.devices);
-  CHECK(r.config.threads_per_replica == 1);
+TEST_CASE("resolve_devices: explicit lists are kept and not logged", "[unit][auto_devices]") {
+  const auto set = parse_devices({"cpu", "cpu", "cpu"});
+  const auto r = resolve_devices(set, /*group=*/nullptr, 128, 16);
+  CHECK(names(r.devices) == Devices{"cpu", "cpu", "cpu"});
   CHECK(r.note.empty());
 }
 
-TEST_CASE("resolve_parallel: auto becomes this machine's devices with a log line", "[unit][auto_devices]") {
-  ParallelConfig cfg;  // the default is auto
-  REQUIRE(cfg.devices == std::vector<std::string>{"auto"});
-  const auto r = resolve_parallel(cfg, 128, 16);
-  REQUIRE_FALSE(r.config.devices.empty());
-  for (const auto& d : r.config.devices) CHECK(d != "auto");
+TEST_CASE("resolve_devices: auto becomes this machine's devices with a log line", "[unit][auto_devices]") {
+  const DeviceSet set;  // the default is auto
+  REQUIRE(set.automatic);
+  REQUIRE(parse_devices(ParallelConfig{}.devices).automatic);
+  const auto r = resolve_devices(set, /*group=*/nullptr, 128, 16);
+  REQUIRE_FALSE(r.devices.empty());
   CHECK_THAT(r.note, Catch::StartsWith("parallel.devices auto -> ["));
   CHECK(physical_cores() >= 1);
 }
@@ -81,18 +97,18 @@ TEST_CASE("rank_devices: an explicit list under torchrun, with every GPU or one 
           "[unit][auto_devices]") {
   using V = std::vector<std::string>;
   // Every rank sees both GPUs: [cuda:0] is GPU r for rank r.
-  CHECK(rank_devices({"cuda:0"}, 0, 2, 2) == V{"cuda:0"});
-  CHECK(rank_devices({"cuda:0"}, 1, 2, 2) == V{"cuda:1"});
-  CHECK(rank_devices({"cuda:0", "cuda:1"}, 1, 2, 4) == V{"cuda:2", "cuda:3"});
+  CHECK(ranked({"cuda:0"}, 0, 2, 2) == V{"cuda:0"});
+  CHECK(ranked({"cuda:0"}, 1, 2, 2) == V{"cuda:1"});
+  CHECK(ranked({"cuda:0", "cuda:1"}, 1, 2, 4) == V{"cuda:2", "cuda:3"});
   // One GPU visible per rank (CUDA_VISIBLE_DEVICES): the entry stays cuda:0 (it was shifted to cuda:1
   // and refused before).
-  CHECK(rank_devices({"cuda:0"}, 1, 2, 1) == V{"cuda:0"});
-  CHECK(rank_devices({"cuda:0", "cuda:1"}, 3, 4, 2) == V{"cuda:0", "cuda:1"});
+  CHECK(ranked({"cuda:0"}, 1, 2, 1) == V{"cuda:0"});
+  CHECK(ranked({"cuda:0", "cuda:1"}, 3, 4, 2) == V{"cuda:0", "cuda:1"});
   // CPU entries stay; CPU-only lists are untouched.
-  CHECK(rank_devices({"cpu", "cpu"}, 1, 2, 0) == V{"cpu", "cpu"});
+  CHECK(ranked({"cpu", "cpu"}, 1, 2, 0) == V{"cpu", "cpu"});
   // Past the visible GPUs: an error naming the rank.
-  CHECK_THROWS_WITH(rank_devices({"cuda:1"}, 0, 2, 1), Catch::Contains("LOCAL_RANK=0 would take cuda:1"));
-  CHECK_THROWS_WITH(rank_devices({"cuda:0"}, 2, 2, 2), Catch::Contains("LOCAL_RANK=2 would take cuda:2"));
+  CHECK_THROWS_WITH(ranked({"cuda:1"}, 0, 2, 1), Catch::Contains("LOCAL_RANK=0 would take cuda:1"));
+  CHECK_THROWS_WITH(ranked({"cuda:0"}, 2, 2, 2), Catch::Contains("LOCAL_RANK=2 would take cuda:2"));
 }
 
 TEST_CASE("auto under torchrun picks the local rank's GPU once (no second shift)", "[unit][auto_devices]") {
@@ -101,8 +117,8 @@ TEST_CASE("auto under torchrun picks the local rank's GPU once (no second shift)
   in.local_processes = 2;
   in.local_rank = 1;
   const auto choice = choose_devices(in);
-  REQUIRE(choice.devices == std::vector<std::string>{"cuda:1"});
-  // resolve_parallel hands auto's choice to the engine as is; rank_devices is for explicit lists only.
+  REQUIRE(names(choice.devices) == Devices{"cuda:1"});
+  // resolve_devices hands auto's choice to the engine as is; rank_devices is for explicit lists only.
   // Applied to auto's choice it would shift again (the old double shift: rank 1 asked for cuda:2).
   CHECK_THROWS(rank_devices(choice.devices, 1, 2, 2));
 }

@@ -8,8 +8,8 @@
 
 #include "adversarial/strategy.h"
 #include "framework/common/precision.h"
-#include "framework/parallel/data_parallel.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/data_parallel.h"
+#include "framework/engines/local_engine.h"
 #include "models/heads/factory.h"
 
 using namespace unif;
@@ -44,8 +44,8 @@ models::Batch tiny_batch() {
 
 // The largest difference between the two forwards of a twin pass (dropout 0: the same function of
 // the same inputs, so 0 exactly when both run in the same precision).
-double twin_difference(adversarial::GradientEngine& engine) {
-  adversarial::PassRequest twin;
+double twin_difference(framework::GradientEngine& engine) {
+  framework::PassRequest twin;
   twin.scale = 0.25;
   double diff = -1.0;
   twin.pair_loss_fn = [&diff](const models::ModelOutput& a, const models::ModelOutput& b, int64_t) {

@@ -17,7 +17,7 @@
 #include "adversarial/smart.h"
 #include "framework/data/mlm.h"
 #include "framework/text/vocab.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/local_engine.h"
 #include "framework/train/trainer.h"
 #include "models/heads/distillation.h"
 #include "models/heads/factory.h"

@@ -18,9 +18,11 @@
 #include "framework/common/error.h"
 #include "framework/common/precision.h"
 #include "framework/config/run_config.h"
-#include "framework/parallel/data_parallel.h"
+#include "framework/engines/auto_devices.h"
+#include "framework/engines/data_parallel.h"
+#include "framework/engines/make_engine.h"
 #include "framework/train/build.h"
-#include "framework/train/local_engine.h"
+#include "framework/engines/local_engine.h"
 #include "framework/train/loss_scaler.h"
 #include "framework/train/optimizer.h"
 #include "models/heads/distillation.h"
@@ -102,7 +104,7 @@ Run train(Precision precision, int steps, const models::Batch& batch, int64_t re
     optimizer->step(1e-3);
     optimizer->zero_grad();
   };
-  std::unique_ptr<adversarial::GradientEngine> engine;
+  std::unique_ptr<framework::GradientEngine> engine;
   if (replicas == 0) {
     engine = std::make_unique<framework::LocalEngine>(model, step, precision);
   } else {
@@ -266,17 +268,19 @@ TEST_CASE("bf16 replicas: one step on 2 and 3 CPU replicas equals one bf16 devic
 }
 
 TEST_CASE("fp16 on a CPU device is an error before training", "[unit][precision]") {
-  framework::ParallelConfig cpu;
-  cpu.devices = {"cpu"};
+  framework::EngineOptions cpu;
+  cpu.devices = {torch::kCPU};
+  cpu.precision = Precision::FP16;
   auto model = tiny_bert(false);
-  CHECK_THROWS_WITH(framework::make_engine(cpu, model, [] {}, Precision::FP16),
-                    Catch::Contains("training.precision: fp16 needs CUDA devices"));
+  CHECK_THROWS_WITH(framework::make_engine(model, [] {}, cpu), Catch::Contains("training.precision: fp16 needs CUDA devices"));
   if (!torch::cuda::is_available()) {
-    framework::ParallelConfig autodev;
-    autodev.devices = {"auto"};
-    CHECK_THROWS_AS(framework::make_engine(autodev, model, [] {}, Precision::FP16), UserError);
+    framework::EngineOptions autodev;  // parallel.devices: auto on this machine (no GPU): CPU replicas
+    autodev.devices = framework::resolve_devices(framework::parse_devices({"auto"}), nullptr, 128, 16).devices;
+    autodev.precision = Precision::FP16;
+    CHECK_THROWS_AS(framework::make_engine(model, [] {}, autodev), UserError);
   }
-  CHECK_NOTHROW(framework::make_engine(cpu, model, [] {}, Precision::BF16));
+  cpu.precision = Precision::BF16;
+  CHECK_NOTHROW(framework::make_engine(model, [] {}, cpu));
 }
 
 TEST_CASE("bf16 slowdown probe: a finite positive time ratio, leaving no autocast behind", "[unit][precision]") {

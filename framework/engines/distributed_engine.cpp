@@ -1,6 +1,6 @@
 // DistributedEngine: this rank's slice through the local engine, then the collectives that make a
 // pass and a step global. See distributed_engine.h for the contract.
-#include "framework/parallel/distributed_engine.h"
+#include "framework/engines/distributed_engine.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <stdexcept>
 
-#include "framework/parallel/data_parallel.h"
+#include "framework/engines/data_parallel.h"
 
 namespace unif::framework {
 
@@ -122,7 +122,7 @@ void broadcast_flat(ProcessGroup& group, const std::vector<torch::Tensor>& tenso
 }  // namespace
 
 DistributedEngine::DistributedEngine(std::shared_ptr<ProcessGroup> group, std::shared_ptr<models::TaskModel> model,
-                                     std::unique_ptr<adversarial::GradientEngine> local, DistributedOptions options)
+                                     std::unique_ptr<GradientEngine> local, DistributedOptions options)
     : group_(std::move(group)), model_(std::move(model)), local_(std::move(local)), options_(options) {
   if (!group_ || !model_ || !local_) throw std::invalid_argument("DistributedEngine: group, model and local engine are required");
   params_ = model_->parameters();
@@ -136,19 +136,19 @@ void DistributedEngine::parameters_loaded() {
   local_->parameters_loaded();
 }
 
-adversarial::PassResult DistributedEngine::run(const models::Batch& batch, const torch::Tensor& delta, double scale,
+PassResult DistributedEngine::run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                                                bool want_delta_grad) {
-  return run_custom(batch, adversarial::task_pass(delta, scale, want_delta_grad));
+  return run_custom(batch, task_pass(delta, scale, want_delta_grad));
 }
 
-adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch,
-                                                      const adversarial::PassRequest& request) {
+PassResult DistributedEngine::run_custom(const models::Batch& batch,
+                                                      const PassRequest& request) {
   const auto shards = shard_batch(batch.size(), group_->size());
   const Shard mine = shards[static_cast<size_t>(group_->rank())];
   // The local engine runs even on an empty slice (a last batch smaller than the ranks): it then
   // computes nothing but still takes the per-pass draws from the global generator (dropout seeds),
   // so every rank's generator stays where rank 0's is, which is the state a checkpoint keeps.
-  adversarial::PassRequest req = request;
+  PassRequest req = request;
   if (req.delta.defined()) req.delta = req.delta.narrow(0, mine.begin, mine.size);
   if (request.loss_fn) {
     auto fn = request.loss_fn;
@@ -162,7 +162,7 @@ adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch
       return fn(a, b, offset + first);
     };
   }
-  const adversarial::PassResult local = local_->run_custom(slice_batch(batch, mine), req);
+  const PassResult local = local_->run_custom(slice_batch(batch, mine), req);
 
   if (options_.separate_waits) {
     const auto w0 = Clock::now();
@@ -177,7 +177,7 @@ adversarial::PassResult DistributedEngine::run_custom(const models::Batch& batch
                        {request.want_delta_grad ? local.delta_grad : torch::Tensor(), local.output.logits,
                         local.output.example_losses},
                        shards, {false, /*logits: masked_lm has one row per masked token*/ true, false});
-  adversarial::PassResult r;
+  PassResult r;
   r.loss_sum = sums[0].item<double>();
   r.custom_loss = sums[1].item<double>();
   r.output.loss_count = static_cast<int64_t>(sums[2].item<double>() + 0.5);

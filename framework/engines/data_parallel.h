@@ -15,7 +15,7 @@
 //
 // Example:
 //   DataParallelOptions o;
-//   o.devices = parse_devices({"cpu", "cpu", "cpu"});
+//   o.devices = {torch::kCPU, torch::kCPU, torch::kCPU};
 //   DataParallelEngine engine(model, [&] { optimizer.step(); optimizer.zero_grad(); }, o);
 //   auto r = engine.run(batch, /*delta=*/{}, 1.0 / z, /*want_delta_grad=*/false);
 //   engine.optimizer_step();   // master stepped, replicas refreshed
@@ -33,7 +33,7 @@
 #include <ATen/core/Generator.h>
 #include <torch/types.h>
 
-#include "adversarial/strategy.h"
+#include "framework/engines/gradient_engine.h"
 #include "framework/common/precision.h"
 #include "framework/common/runtime.h"
 #include "framework/parallel/device_transfer.h"
@@ -60,10 +60,6 @@ models::Batch slice_batch(const models::Batch& batch, const Shard& shard);
 /// then coalesced (duplicate rows summed). Undefined inputs are skipped; undefined when all are.
 torch::Tensor combine_sparse(const std::vector<torch::Tensor>& grads);
 
-/// parallel.devices entries ("cpu", "cuda:N", or the single entry "auto") as devices. Throws
-/// UserError naming the entry: unknown spelling, CUDA on a CPU-only LibTorch, a missing GPU.
-std::vector<torch::Device> parse_devices(const std::vector<std::string>& devices);
-
 struct DataParallelOptions {
   std::vector<torch::Device> devices{torch::kCPU, torch::kCPU};  // one per replica
   /// Intra-op (OpenMP) threads of each replica's worker; 0 = available cores / replicas (>= 1).
@@ -83,7 +79,7 @@ struct PassTiming {
   double reduce_s = 0.0;
 };
 
-class DataParallelEngine final : public adversarial::GradientEngine {
+class DataParallelEngine final : public GradientEngine {
  public:
   /// `optimizer_step` clips, steps and zeroes the master's gradients (owned by the trainer).
   DataParallelEngine(std::shared_ptr<models::TaskModel> master, std::function<void()> optimizer_step,
@@ -94,16 +90,16 @@ class DataParallelEngine final : public adversarial::GradientEngine {
 
   /// Forward at E + delta and backward of scale * sum_b l_b on every shard; the reduced gradient is
   /// ADDED to the master's. An exception in a replica is re-thrown here as the same class
-  /// (UserError stays UserError, anything else std::runtime_error) naming the replica; the other
+  /// (UserError and StrategyError keep their class, anything else becomes std::runtime_error) naming the replica; the other
   /// replicas' gradients of that pass are dropped (they never reach a later reduction), but the
   /// master's may hold part of the pass: zero them (or stop) rather than step on them.
-  adversarial::PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
+  PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                               bool want_delta_grad) override;
-  /// The general pass (adversarial/strategy.h PassRequest) on every shard: request.loss_fn is called
+  /// The general pass (gradient_engine.h PassRequest) on every shard: request.loss_fn is called
   /// on each replica's output with `first` = the shard's offset, concurrently from the worker
   /// threads (it must only read shared state); its values are summed into custom_loss. Parameter
   /// gradients are reduced onto the master only when request.param_grads.
-  adversarial::PassResult run_custom(const models::Batch& batch, const adversarial::PassRequest& request) override;
+  PassResult run_custom(const models::Batch& batch, const PassRequest& request) override;
   int64_t embedding_dim() const override;
   /// The master's parameters.
   std::vector<torch::Tensor> parameters() override { return master_params_; }

@@ -7,13 +7,18 @@
 //     Measured up to BERT-base (hidden 768: 2 replicas 1.24x one, same peak memory, as CPU replicas
 //     read the master's parameters); 512 until session 10, when replicas still held a model copy.
 //   - larger hidden sizes (not measured): one replica on every core (OpenBLAS's own pool).
-// choose_devices is the rule as a pure function (unit-tested); resolve_parallel reads the machine.
+// choose_devices is the rule as a pure function (unit-tested); resolve_devices reads the machine and
+// makes a parsed DeviceSet (devices.h) concrete for a training run, eval_device and
+// cpu_eval_workers for `unif eval` and `unif predict`.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "framework/config/run_config.h"
+#include <torch/types.h>
+
+#include "framework/engines/devices.h"
+#include "framework/parallel/process_group.h"
 
 namespace unif::framework {
 
@@ -32,8 +37,8 @@ struct AutoDevicesInput {
 
 /// What it chose.
 struct AutoDevices {
-  std::vector<std::string> devices;  ///< parallel.devices entries: "cpu" x N, or "cuda:i"
-  std::string reason;                ///< why, for the log line
+  std::vector<torch::Device> devices;  ///< the CPU x N, or cuda:i
+  std::string reason;                  ///< why, for the log line
 };
 
 /// The rule (pure). GPUs > 0: every GPU, or in a job of several processes per machine the GPU of
@@ -43,9 +48,14 @@ struct AutoDevices {
 AutoDevices choose_devices(const AutoDevicesInput& in);
 
 /// Threads for evaluating or predicting with a model on the CPU (evaluate()'s cpu_workers):
-/// the CPU replicas of `devices` when it is an explicit list, else the `auto` rule's CPU replicas
-/// for this machine and `hidden_size` (one per physical core up to kAutoReplicaMaxHidden, else 1).
-int64_t cpu_eval_workers(const std::vector<std::string>& devices, int64_t hidden_size);
+/// the CPU replicas of `devices` when it is an explicit list (at least 1), else the `auto` rule's
+/// CPU replicas for this machine and `hidden_size` (one per physical core up to
+/// kAutoReplicaMaxHidden, else 1).
+int64_t cpu_eval_workers(const DeviceSet& devices, int64_t hidden_size);
+
+/// The device `unif eval` runs the model on: an explicit list's first entry (check_present: it must
+/// be on this machine); `auto`: the first GPU when one is visible, else the CPU.
+torch::Device eval_device(const DeviceSet& devices);
 
 /// Physical cores among the CPUs this process may run on (sched affinity, grouped by
 /// /sys/devices/system/cpu/cpuN/topology package and core ids); the affinity count when the
@@ -59,18 +69,19 @@ int64_t physical_cores();
 /// When each rank sees only its own share (visible < local_world x n, e.g. one GPU per rank through
 /// CUDA_VISIBLE_DEVICES), the entries stay as given. UserError when an entry is past the visible GPUs.
 /// (`auto` needs none of this: choose_devices already picks the local rank's GPU.)
-std::vector<std::string> rank_devices(std::vector<std::string> devices, int64_t local_rank, int64_t local_world,
-                                      int64_t visible_gpus);
+std::vector<torch::Device> rank_devices(std::vector<torch::Device> devices, int64_t local_rank, int64_t local_world,
+                                        int64_t visible_gpus);
 
-/// `cfg` with `devices: [auto]` replaced by the rule's choice for this machine and model (GPUs from
-/// torch::cuda, physical_cores(), LOCAL_WORLD_SIZE / LOCAL_RANK when a process group runs), and the
-/// log line saying what was chosen and why ("" when the devices were given explicitly). In a
-/// multi-process job an explicit list becomes this rank's (rank_devices): the one place where
-/// devices are mapped to ranks.
-struct ResolvedParallel {
-  ParallelConfig config;
+/// The devices this process trains on, one replica each, the master on the first: `auto` replaced
+/// by the rule's choice for this machine and model (GPUs from torch::cuda, physical_cores(), and
+/// with a process `group` (null: one process) its size, LOCAL_WORLD_SIZE and LOCAL_RANK), with the log line saying what was
+/// chosen and why ("" when the devices were given explicitly). In a multi-process job an explicit
+/// list becomes this rank's (rank_devices): the one place where devices are mapped to ranks.
+/// Explicit devices must be on this machine (check_present).
+struct ResolvedDevices {
+  std::vector<torch::Device> devices;
   std::string note;
 };
-ResolvedParallel resolve_parallel(const ParallelConfig& cfg, int64_t hidden_size, int64_t batch_size);
+ResolvedDevices resolve_devices(const DeviceSet& set, const ProcessGroup* group, int64_t hidden_size, int64_t batch_size);
 
 }  // namespace unif::framework

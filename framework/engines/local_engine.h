@@ -1,26 +1,26 @@
-// LocalEngine: the GradientEngine of one model on one device (the data-parallel engine of
-// framework/parallel implements the same interface over replicas).
+// LocalEngine: the GradientEngine (gradient_engine.h) of one model on one device; the data-parallel
+// engine beside it (data_parallel.h) implements the same contract over replicas.
 #pragma once
 #include <functional>
 #include <memory>
 
-#include "adversarial/strategy.h"
+#include "framework/engines/gradient_engine.h"
 #include "framework/common/precision.h"
 #include "framework/parallel/dropout_streams.h"
 #include "models/task_model.h"
 
 namespace unif::framework {
 
-class LocalEngine final : public adversarial::GradientEngine {
+class LocalEngine final : public GradientEngine {
  public:
   /// `optimizer_step` clips, steps and zeroes the gradients (owned by the trainer). Forward passes
   /// run under autocast to `precision` on the model's device (framework/common/precision.h); batches
   /// on another device are copied to the model's first.
   LocalEngine(std::shared_ptr<models::TaskModel> model, std::function<void()> optimizer_step,
               Precision precision = Precision::FP32);
-  adversarial::PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
+  PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                               bool want_delta_grad) override;
-  adversarial::PassResult run_custom(const models::Batch& batch, const adversarial::PassRequest& request) override;
+  PassResult run_custom(const models::Batch& batch, const PassRequest& request) override;
   int64_t embedding_dim() const override;
   void optimizer_step() override { optimizer_step_(); }
   std::vector<torch::Tensor> parameters() override { return model_->parameters(); }

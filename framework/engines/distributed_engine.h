@@ -21,7 +21,7 @@
 //
 // Example:
 //   auto local = std::make_unique<LocalEngine>(model, step_fn);
-//   DistributedEngine engine(default_process_group(), model, std::move(local));
+//   DistributedEngine engine(group, model, std::move(local));   // group: ProcessGroup::join(...)
 //   strategy.accumulate(engine, global_batch, 1.0 / z_global, seed, step);
 //   engine.optimizer_step();
 #pragma once
@@ -30,7 +30,7 @@
 
 #include <torch/types.h>
 
-#include "adversarial/strategy.h"
+#include "framework/engines/gradient_engine.h"
 #include "framework/parallel/process_group.h"
 #include "models/task_model.h"
 
@@ -54,15 +54,15 @@ struct CommTiming {
   int64_t steps = 0;
 };
 
-class DistributedEngine final : public adversarial::GradientEngine {
+class DistributedEngine final : public GradientEngine {
  public:
   /// `model` is the model `local` trains (its master); `local` runs this rank's slices.
   DistributedEngine(std::shared_ptr<ProcessGroup> group, std::shared_ptr<models::TaskModel> model,
-                    std::unique_ptr<adversarial::GradientEngine> local, DistributedOptions options = {});
+                    std::unique_ptr<GradientEngine> local, DistributedOptions options = {});
 
-  adversarial::PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
+  PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                               bool want_delta_grad) override;
-  adversarial::PassResult run_custom(const models::Batch& batch, const adversarial::PassRequest& request) override;
+  PassResult run_custom(const models::Batch& batch, const PassRequest& request) override;
   int64_t embedding_dim() const override { return local_->embedding_dim(); }
   /// The local engine's (master's) parameters: the same values on every rank.
   std::vector<torch::Tensor> parameters() override;
@@ -75,7 +75,7 @@ class DistributedEngine final : public adversarial::GradientEngine {
   void parameters_loaded() override;
 
   const ProcessGroup& group() const { return *group_; }
-  adversarial::GradientEngine& local() { return *local_; }
+  GradientEngine& local() { return *local_; }
   CommTiming timing() const { return timing_; }
   void reset_timing() { timing_ = {}; }
 
@@ -84,7 +84,7 @@ class DistributedEngine final : public adversarial::GradientEngine {
 
   std::shared_ptr<ProcessGroup> group_;
   std::shared_ptr<models::TaskModel> model_;
-  std::unique_ptr<adversarial::GradientEngine> local_;
+  std::unique_ptr<GradientEngine> local_;
   DistributedOptions options_;
   std::vector<torch::Tensor> params_;  // model_->parameters() order, identical on every rank
   CommTiming timing_;

@@ -1,4 +1,4 @@
-#include "framework/parallel/auto_devices.h"
+#include "framework/engines/auto_devices.h"
 
 #include <sched.h>
 
@@ -8,8 +8,6 @@
 #include <set>
 #include <utility>
 
-#include <torch/cuda.h>
-
 #include "framework/common/error.h"
 #include "framework/common/runtime.h"
 #include "framework/parallel/process_group.h"
@@ -17,12 +15,6 @@
 namespace unif::framework {
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return "[" + out + "]";
-}
 
 std::string plural(int64_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -61,12 +53,12 @@ AutoDevices choose_devices(const AutoDevicesInput& in) {
   if (in.gpus > 0) {
     if (procs > 1) {
       const int64_t gpu = std::max<int64_t>(0, in.local_rank) % in.gpus;
-      out.devices = {"cuda:" + std::to_string(gpu)};
+      out.devices = {torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu))};
       out.reason = plural(in.gpus, "GPU") + " visible, " + std::to_string(procs) +
                    " processes on this machine: local rank " + std::to_string(in.local_rank) + " takes cuda:" +
                    std::to_string(gpu);
     } else {
-      for (int64_t i = 0; i < in.gpus; ++i) out.devices.push_back("cuda:" + std::to_string(i));
+      for (int64_t i = 0; i < in.gpus; ++i) out.devices.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(i));
       out.reason = plural(in.gpus, "GPU") + " visible: one replica per GPU";
     }
     return out;
@@ -78,27 +70,35 @@ AutoDevices choose_devices(const AutoDevicesInput& in) {
   const std::string limit = std::to_string(kAutoReplicaMaxHidden);
   if (in.hidden_size <= kAutoReplicaMaxHidden && cores > 1) {
     const int64_t replicas = std::max<int64_t>(1, std::min(cores, in.batch_size));
-    out.devices.assign(static_cast<size_t>(replicas), "cpu");
+    out.devices.assign(static_cast<size_t>(replicas), torch::Device(torch::kCPU));
     out.reason = "no GPU, " + where + ", " + size + " <= " + limit + ": one replica per core";
     if (replicas < cores) out.reason += " (capped at the batch of " + std::to_string(in.batch_size) + ")";
     out.reason += replicas > 1 ? ", BLAS 1 thread each" : ", BLAS on every core";
     return out;
   }
-  out.devices = {"cpu"};
+  out.devices = {torch::Device(torch::kCPU)};
   out.reason = "no GPU, " + where + ", " + size +
                (in.hidden_size > kAutoReplicaMaxHidden ? " > " + limit : " <= " + limit) +
                ": one replica on every core (threads and BLAS)";
   return out;
 }
 
-int64_t cpu_eval_workers(const std::vector<std::string>& devices, int64_t hidden_size) {
-  if (!(devices.size() == 1 && devices[0] == "auto"))
-    return std::max<int64_t>(1, std::count(devices.begin(), devices.end(), std::string("cpu")));
+int64_t cpu_eval_workers(const DeviceSet& devices, int64_t hidden_size) {
+  if (!devices.automatic)
+    return std::max<int64_t>(1, std::count_if(devices.devices.begin(), devices.devices.end(),
+                                              [](const torch::Device& d) { return d.is_cpu(); }));
   AutoDevicesInput in;
   in.physical_cores = physical_cores();
   in.hidden_size = hidden_size;
   in.batch_size = in.physical_cores;  // never the cap here
   return static_cast<int64_t>(choose_devices(in).devices.size());
+}
+
+torch::Device eval_device(const DeviceSet& devices) {
+  if (devices.automatic)
+    return visible_gpus() > 0 ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  check_present(devices);
+  return devices.devices.front();
 }
 
 int64_t physical_cores() {
@@ -116,49 +116,47 @@ int64_t physical_cores() {
   return cores.empty() ? available_cores() : static_cast<int64_t>(cores.size());
 }
 
-std::vector<std::string> rank_devices(std::vector<std::string> devices, int64_t local_rank, int64_t local_world,
-                                      int64_t visible_gpus) {
-  int64_t n = 0;
-  for (const auto& d : devices) n += d.rfind("cuda:", 0) == 0;
+std::vector<torch::Device> rank_devices(std::vector<torch::Device> devices, int64_t local_rank, int64_t local_world,
+                                        int64_t visible_gpus) {
+  const int64_t n = std::count_if(devices.begin(), devices.end(), [](const torch::Device& d) { return d.is_cuda(); });
   if (n == 0) return devices;
   const bool shift = visible_gpus >= std::max<int64_t>(1, local_world) * n;
   for (auto& d : devices) {
-    if (d.rfind("cuda:", 0) != 0) continue;
-    const int64_t index = std::stoll(d.substr(5)) + (shift ? local_rank * n : 0);
+    if (!d.is_cuda()) continue;
+    const int64_t index = d.index() + (shift ? local_rank * n : 0);
     if (index >= visible_gpus)
       throw UserError("parallel.devices: the process with LOCAL_RANK=" + std::to_string(local_rank) + " would take cuda:" +
                       std::to_string(index) + (shift ? " (its entries shifted by LOCAL_RANK x " + std::to_string(n) + ")" : "") +
                       ", but " + std::to_string(visible_gpus) + " GPU(s) are visible; list each process's share from cuda:0 "
                       "(devices: [cuda:0] for one GPU per process) or use auto");
-    d = "cuda:" + std::to_string(index);
+    d = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
   return devices;
 }
 
-ResolvedParallel resolve_parallel(const ParallelConfig& cfg, int64_t hidden_size, int64_t batch_size) {
-  ResolvedParallel r{cfg, ""};
-  if (!(cfg.devices.size() == 1 && cfg.devices[0] == "auto")) {
-    if (const auto group = default_process_group()) {
-      const int64_t visible = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
-      r.config.devices = rank_devices(cfg.devices, env_int("LOCAL_RANK", 0), local_world_size(group->size()), visible);
-    }
-    return r;
+ResolvedDevices resolve_devices(const DeviceSet& set, const ProcessGroup* group, int64_t hidden_size, int64_t batch_size) {
+  if (!set.automatic) {
+    DeviceSet mine = set;
+    if (group)
+      mine.devices = rank_devices(set.devices, env_int("LOCAL_RANK", 0), local_world_size(group->size()), visible_gpus());
+    check_present(mine);
+    return {mine.devices, ""};
   }
   AutoDevicesInput in;
-  in.gpus = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+  in.gpus = visible_gpus();
   in.physical_cores = physical_cores();
   in.hidden_size = hidden_size;
   in.batch_size = batch_size;
-  if (const auto group = default_process_group()) {
+  if (group) {
     // The share of the batch this rank computes; torchrun says how many ranks share this machine.
     // Launched by hand without LOCAL_WORLD_SIZE: all ranks here when the master is on loopback.
     in.batch_size = std::max<int64_t>(1, batch_size / group->size());
     in.local_processes = local_world_size(group->size());
     in.local_rank = env_int("LOCAL_RANK", 0);
   }
-  const auto choice = choose_devices(in);
-  r.config.devices = choice.devices;
-  r.note = "parallel.devices auto -> " + join(choice.devices) + " (" + choice.reason + ")";
+  auto choice = choose_devices(in);
+  ResolvedDevices r{std::move(choice.devices), ""};
+  r.note = "parallel.devices auto -> " + device_list(r.devices) + " (" + choice.reason + ")";
   return r;
 }
 

@@ -1,7 +1,7 @@
 // DataParallelEngine: scatter / per-replica forward+backward / reduce on persistent worker threads.
 // See data_parallel.h for the contract and docs/performance.md ("Data parallel") for the thread
 // policy and measurements.
-#include "framework/parallel/data_parallel.h"
+#include "framework/engines/data_parallel.h"
 
 
 #include <algorithm>
@@ -49,7 +49,7 @@ torch::Tensor gather(const std::vector<torch::Tensor>& parts, const torch::Devic
   return defined.size() == 1 ? defined[0] : torch::cat(defined, 0);
 }
 
-// Re-throws the exception of replica `i` naming it; the class is kept for UserError.
+// Re-throws the exception of replica `i` naming it; the class is kept for UserError and StrategyError.
 [[noreturn]] void rethrow_for_replica(const std::exception_ptr& e, int64_t i, int64_t n, const torch::Device& d) {
   const std::string where = "data-parallel replica " + std::to_string(i) + " of " + std::to_string(n) + " (" +
                             d.str() + "): ";
@@ -57,6 +57,8 @@ torch::Tensor gather(const std::vector<torch::Tensor>& parts, const torch::Devic
     std::rethrow_exception(e);
   } catch (const UserError& x) {
     throw UserError(where + x.what());
+  } catch (const StrategyError& x) {
+    throw StrategyError(where + x.what());
   } catch (const c10::Error& x) {
     throw std::runtime_error(where + x.what_without_backtrace());
   } catch (const std::exception& x) {
@@ -105,36 +107,6 @@ torch::Tensor combine_sparse(const std::vector<torch::Tensor>& grads) {
   if (!first.defined()) return {};
   return torch::sparse_coo_tensor(torch::cat(indices, 1), torch::cat(values, 0), first.sizes(), first.options())
       .coalesce();
-}
-
-std::vector<torch::Device> parse_devices(const std::vector<std::string>& devices) {
-  if (devices.empty()) throw UserError("parallel.devices: expected at least one device, e.g. [cpu]");
-  std::vector<torch::Device> out;
-  if (devices.size() == 1 && devices[0] == "auto") {
-    const auto gpus = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
-    for (int64_t i = 0; i < gpus; ++i) out.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(i));
-    if (out.empty()) out.emplace_back(torch::kCPU);
-    return out;
-  }
-  for (size_t k = 0; k < devices.size(); ++k) {
-    const std::string& d = devices[k];
-    const std::string where = "parallel.devices[" + std::to_string(k) + "]: '" + d + "' ";
-    if (d == "cpu") {
-      out.emplace_back(torch::kCPU);
-    } else if (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
-               std::all_of(d.begin() + 5, d.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      if (!torch::cuda::is_available())
-        throw UserError(where + "needs a CUDA build of LibTorch with a visible GPU; this one has none (use cpu)");
-      const int64_t index = std::stoll(d.substr(5));
-      const auto count = static_cast<int64_t>(torch::cuda::device_count());
-      if (index >= count)
-        throw UserError(where + "does not exist: " + std::to_string(count) + " GPU(s) visible");
-      out.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
-    } else {
-      throw UserError(where + "is not a device (expected cpu, cuda:N, or the single entry auto)");
-    }
-  }
-  return out;
 }
 
 DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master,
@@ -226,13 +198,13 @@ void DataParallelEngine::on_workers(const std::function<void(int64_t)>& job, con
     if (errors[i]) rethrow_for_replica(errors[i], static_cast<int64_t>(i), replicas(), devices_[i]);
 }
 
-adversarial::PassResult DataParallelEngine::run(const models::Batch& batch, const torch::Tensor& delta, double scale,
+PassResult DataParallelEngine::run(const models::Batch& batch, const torch::Tensor& delta, double scale,
                                                 bool want_delta_grad) {
-  return run_custom(batch, adversarial::task_pass(delta, scale, want_delta_grad));
+  return run_custom(batch, task_pass(delta, scale, want_delta_grad));
 }
 
-adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batch,
-                                                       const adversarial::PassRequest& request) {
+PassResult DataParallelEngine::run_custom(const models::Batch& batch,
+                                                       const PassRequest& request) {
   const auto n = replicas();
   const auto shards = shard_batch(batch.size(), n);
   std::vector<bool> active(static_cast<size_t>(n));
@@ -306,7 +278,7 @@ adversarial::PassResult DataParallelEngine::run_custom(const models::Batch& batc
 
   t0 = Clock::now();
   if (request.param_grads) reduce_gradients(active);
-  adversarial::PassResult r;
+  PassResult r;
   std::vector<torch::Tensor> delta_grads, logits, losses;
   for (const auto& p : parts) {  // batch order: shards are contiguous and in replica order
     r.loss_sum += p.loss_sum;
@@ -457,11 +429,11 @@ void DataParallelEngine::drop_replica_gradients() {
 
 models::ModelOutput DataParallelEngine::forward_with(const models::Batch& batch,
                                                      const std::vector<torch::Tensor>& params) {
-  adversarial::PassResult r;
+  PassResult r;
   try {
     ParameterSwap swap(master_params_, params);
     sync_replicas();
-    adversarial::PassRequest forward_only;
+    PassRequest forward_only;
     forward_only.param_grads = false;
     r = run_custom(batch, forward_only);
   } catch (...) {  // the swap has put the master's values back: the replicas take them again

@@ -1,4 +1,4 @@
-#include "framework/train/local_engine.h"
+#include "framework/engines/local_engine.h"
 
 #include <torch/autograd.h>
 
@@ -30,7 +30,7 @@ int64_t LocalEngine::embedding_dim() const {
   return model_->word_embeddings()->options.embedding_dim();
 }
 
-adversarial::PassResult LocalEngine::run(const models::Batch& input, const torch::Tensor& delta,
+PassResult LocalEngine::run(const models::Batch& input, const torch::Tensor& delta,
                                          double scale, bool want_delta_grad) {
   const models::Batch batch = to_device(input, device_);
   reseed_dropout();
@@ -43,7 +43,7 @@ adversarial::PassResult LocalEngine::run(const models::Batch& input, const torch
   auto out = forward(batch, d);
   auto loss = out.example_losses.sum();
   (loss * scale).backward();
-  adversarial::PassResult r;
+  PassResult r;
   r.loss_sum = loss.item<double>();
   if (want_delta_grad) r.delta_grad = d.grad().detach();
   r.output.logits = out.logits.detach();
@@ -52,7 +52,7 @@ adversarial::PassResult LocalEngine::run(const models::Batch& input, const torch
   return r;
 }
 
-adversarial::PassResult LocalEngine::run_custom(const models::Batch& input, const adversarial::PassRequest& request) {
+PassResult LocalEngine::run_custom(const models::Batch& input, const PassRequest& request) {
   if (!request.loss_fn && !request.pair_loss_fn && request.param_grads)
     return run(input, request.delta, request.scale, request.want_delta_grad);
   const models::Batch batch = to_device(input, device_);
@@ -67,7 +67,7 @@ adversarial::PassResult LocalEngine::run_custom(const models::Batch& input, cons
   c10::optional<torch::NoGradGuard> no_grad;
   if (!backward) no_grad.emplace();
   auto out = forward(batch, d);
-  adversarial::PassResult r;
+  PassResult r;
   if (out.example_losses.defined()) r.loss_sum = out.example_losses.sum().item<double>();
   torch::Tensor loss;
   if (request.pair_loss_fn) {  // twin pass: a second forward with its own dropout masks
