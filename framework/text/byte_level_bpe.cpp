@@ -35,15 +35,7 @@ bool is_number(char32_t cp) {
   return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL || c == UTF8PROC_CATEGORY_NO;
 }
 
-// Oniguruma's Unicode \s (the split pattern) and Rust's char::is_whitespace (lstrip/rstrip): the
-// White_Space property: \t..\r, U+0085 and the Zs, Zl, Zp categories.
-bool is_space(char32_t cp) {
-  if ((cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85) return true;
-  const auto c = category(cp);
-  return c == UTF8PROC_CATEGORY_ZS || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP;
-}
-
-bool is_other(char32_t cp) { return !is_space(cp) && !is_letter(cp) && !is_number(cp); }
+bool is_other(char32_t cp) { return !unicode::is_white_space(cp) && !is_letter(cp) && !is_number(cp); }
 
 // The length of the GPT-2 pattern's match at `i` (< end):
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -66,7 +58,7 @@ int64_t match_length(const std::u32string& t, int64_t i, int64_t end) {
   // White space: all of it at the end of the text, else all but the last character before a
   // non-space (which may then start the next match as its optional space), at least one.
   int64_t j = i;
-  while (j < end && is_space(t[j])) ++j;
+  while (j < end && unicode::is_white_space(t[j])) ++j;
   if (j == end || j - i == 1) return j - i;
   return j - i - 1;
 }
@@ -273,15 +265,11 @@ void ByteLevelBpe::split_and_encode(const std::u32string& text, int64_t begin, i
 }
 
 Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const {
-  std::u32string text = unicode::decode_utf8(utf8);
-  std::vector<std::u32string> added;
-  for (const auto& a : added_) added.push_back(unicode::decode_utf8(a.content));
+  const std::u32string text = unicode::decode_utf8(utf8);
   Tokenized out;
-  const auto n = static_cast<int64_t>(text.size());
-  int64_t done = 0;  // text before this is tokenized
   auto plain = [&](int64_t begin, int64_t end) {
     if (begin >= end) return;
-    if (!add_prefix_space_ || is_space(text[begin])) return split_and_encode(text, begin, end, out);
+    if (!add_prefix_space_ || unicode::is_white_space(text[begin])) return split_and_encode(text, begin, end, out);
     // A space before the segment, mapped onto its first character (then trimmed off the offsets).
     std::u32string spaced = U" " + text.substr(begin, end - begin);
     Tokenized part;
@@ -292,25 +280,10 @@ Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const {
       out.offsets.push_back({shift(part.offsets[k].start), std::max(shift(part.offsets[k].end), shift(part.offsets[k].start))});
     }
   };
-  for (int64_t i = 0; i < n;) {
-    // Leftmost-longest match of an added token at i.
-    int best = -1;
-    size_t best_len = 0;
-    for (size_t a = 0; a < added.size(); ++a)
-      if (added[a].size() > best_len && text.compare(static_cast<size_t>(i), added[a].size(), added[a]) == 0)
-        best = static_cast<int>(a), best_len = added[a].size();
-    if (best < 0) { ++i; continue; }
-    int64_t start = i, stop = i + static_cast<int64_t>(best_len);
-    if (added_[best].lstrip)
-      while (start > done && is_space(text[start - 1])) --start;
-    if (added_[best].rstrip)
-      while (stop < n && is_space(text[stop])) ++stop;
-    plain(done, start);
-    out.tokens.push_back(added_[best].content);
-    out.offsets.push_back({i, i + static_cast<int64_t>(best_len)});  // the stripped space is in no piece
-    done = i = stop;
-  }
-  plain(done, n);
+  split_added_tokens(text, added_, plain, [&](size_t index, int64_t start, int64_t end) {
+    out.tokens.push_back(added_[index].content);
+    out.offsets.push_back({start, end});
+  });
   return out;
 }
 

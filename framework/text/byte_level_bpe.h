@@ -17,16 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "framework/text/added_tokens.h"
 #include "framework/text/bert_tokenizer.h"  // Tokenized, CharSpan
 
 namespace unif::framework {
-
-/// A token the tokenizer matches in raw text before anything else (HF's AddedToken).
-struct AddedToken {
-  std::string content;
-  bool lstrip = false;  // the match takes the white space before it
-  bool rstrip = false;  // the match takes the white space after it
-};
 
 class ByteLevelBpe {
  public:

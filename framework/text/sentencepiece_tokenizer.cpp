@@ -20,12 +20,6 @@ namespace {
 constexpr char32_t kMeta = 0x2581;  // '▁'
 constexpr float kUnkPenalty = 10.0f;
 
-// Rust's char::is_whitespace (White_Space), on which HF's WhitespaceSplit splits.
-bool is_white_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
-
 // Protocol buffer reading: just what a ModelProto needs.
 struct Reader {
   const std::string& data;
@@ -149,7 +143,7 @@ SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& dir) {
 
 int64_t SentencePieceTokenizer::token_to_id(std::string_view piece) const {
   for (size_t i = 0; i < specials_.size(); ++i)
-    if (piece == specials_[i]) return i < 4 ? static_cast<int64_t>(i) : vocab_size() - 1;
+    if (piece == specials_[i].content) return i < 4 ? static_cast<int64_t>(i) : vocab_size() - 1;
   const auto it = ids_.find(std::string(piece));
   return it == ids_.end() ? -1 : it->second;
 }
@@ -294,12 +288,12 @@ void SentencePieceTokenizer::encode_segment(const std::u32string& text, int64_t 
   for (auto& s : spans) s.start += begin, s.end += begin;
   // WhitespaceSplit, then Metaspace: "▁" before each word, with the span of the word's first character.
   for (size_t i = 0; i < norm.size();) {
-    if (is_white_space(norm[i])) {
+    if (unicode::is_white_space(norm[i])) {
       ++i;
       continue;
     }
     size_t j = i;
-    while (j < norm.size() && !is_white_space(norm[j])) ++j;
+    while (j < norm.size() && !unicode::is_white_space(norm[j])) ++j;
     std::u32string word(1, kMeta);
     std::vector<CharSpan> word_spans{spans[i]};
     for (size_t k = i; k < j; ++k) {
@@ -313,27 +307,13 @@ void SentencePieceTokenizer::encode_segment(const std::u32string& text, int64_t 
 
 Tokenized SentencePieceTokenizer::tokenize_with_offsets(std::string_view utf8) const {
   const std::u32string text = unicode::decode_utf8(utf8);
-  std::vector<std::u32string> specials;
-  for (const auto& s : specials_) specials.push_back(unicode::decode_utf8(s));
   Tokenized out;
-  const auto n = static_cast<int64_t>(text.size());
-  int64_t done = 0;
-  for (int64_t i = 0; i < n;) {
-    int best = -1;
-    size_t best_len = 0;
-    for (size_t a = 0; a < specials.size(); ++a)
-      if (specials[a].size() > best_len && text.compare(static_cast<size_t>(i), specials[a].size(), specials[a]) == 0)
-        best = static_cast<int>(a), best_len = specials[a].size();
-    if (best < 0) {
-      ++i;
-      continue;
-    }
-    if (done < i) encode_segment(text, done, i, out);
-    out.tokens.push_back(specials_[best]);
-    out.offsets.push_back({i, i + static_cast<int64_t>(best_len)});
-    done = i = i + static_cast<int64_t>(best_len);
-  }
-  if (done < n) encode_segment(text, done, n, out);
+  split_added_tokens(
+      text, specials_, [&](int64_t begin, int64_t end) { encode_segment(text, begin, end, out); },
+      [&](size_t index, int64_t start, int64_t end) {
+        out.tokens.push_back(specials_[index].content);
+        out.offsets.push_back({start, end});
+      });
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "framework/text/added_tokens.h"
 #include "framework/text/bert_tokenizer.h"  // Tokenized, CharSpan
 
 namespace unif::framework {
@@ -59,7 +60,7 @@ class SentencePieceTokenizer {
   float unk_score_ = 0.0f;
   std::vector<uint32_t> trie_;  // the charsmap's double array (darts-clone units)
   std::string normalized_;      // the charsmap's NUL-terminated replacement strings
-  std::vector<std::string> specials_{"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
+  std::vector<AddedToken> specials_{{"<s>"}, {"<pad>"}, {"</s>"}, {"<unk>"}, {"<mask>"}};
 };
 
 }  // namespace unif::framework

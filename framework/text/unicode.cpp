@@ -140,4 +140,10 @@ int combining_class(char32_t cp) {
   return utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class;
 }
 
+bool is_white_space(char32_t cp) {
+  if ((cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85) return true;
+  const auto c = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+  return c == UTF8PROC_CATEGORY_ZS || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP;
+}
+
 }  // namespace unif::framework::unicode

@@ -36,6 +36,10 @@ bool is_bert_whitespace(char32_t cp);
 /// U+001C..U+001F, U+0085, \v, \f to the BERT set). `str.split()` splits on these.
 bool is_python_space(char32_t cp);
 
+/// The Unicode White_Space property (\t..\r, space, U+0085, Zs, Zl, Zp): Rust's
+/// char::is_whitespace and Oniguruma's \s, which HF `tokenizers` split on.
+bool is_white_space(char32_t cp);
+
 /// HF `_is_punctuation`: ASCII 33-47, 58-64, 91-96, 123-126, or general category P*.
 bool is_punctuation(char32_t cp);
 
