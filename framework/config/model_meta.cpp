@@ -1,5 +1,8 @@
 #include "framework/config/model_meta.h"
 
+#include "framework/config/config_fields.h"
+
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -95,6 +98,10 @@ ModelMeta read_model_meta(const std::filesystem::path& file) {
   get("max_seq_length", m.max_seq_length);
   get("do_lower_case", m.do_lower_case);
   get("truncate_method", m.truncate_method);
+  if (std::find(detail::kTruncateMethods.begin(), detail::kTruncateMethods.end(), m.truncate_method) ==
+      detail::kTruncateMethods.end())
+    throw UserError(file.string() + ": truncate_method: expected LIFO, FIFO, longer-FO or longest_first, got '" +
+                    m.truncate_method + "'");
   if (const auto span = root["span"]) {
     if (!span.IsMap()) throw UserError(file.string() + ": span: expected a mapping");
     get_in(span, "doc_stride", m.span.doc_stride);

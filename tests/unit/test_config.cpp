@@ -367,6 +367,20 @@ TEST_CASE("invalid UTF-8 in unif.yaml is an error naming line and byte", "[unit]
   CHECK(read_model_meta(file).labels == std::vector<std::string>{"négatif", "正"});
 }
 
+// Found by fuzzing (tests/fuzz/corpus/model_meta/truncate_method_not_a_method_with_carriage_returns.yaml):
+// unif.yaml's truncate_method was taken as any string, here one ending in carriage returns that did
+// not survive writing and reading back; it must be one of the methods, as in a config.
+TEST_CASE("unif.yaml's truncate_method is one of the methods", "[unit][config][bad-input]") {
+  unif::test::TempDir dir;
+  const auto file = dir / "unif.yaml";
+  std::ofstream(file) << "task: classification\ntruncate_method: lo20, metrier_leng}\r\r\n";
+  CHECK_THAT(unif::test::user_error_of([&] { read_model_meta(file); }),
+             Catch::StartsWith(file.string() +
+                               ": truncate_method: expected LIFO, FIFO, longer-FO or longest_first, got 'lo20, metrier_leng}"));
+  std::ofstream(file) << "task: classification\ntruncate_method: longest_first\n";
+  CHECK(read_model_meta(file).truncate_method == "longest_first");
+}
+
 // Found by fuzzing in session 9 (tests/fuzz/corpus/model_meta/control_character_in_text_field.yaml):
 // yaml-cpp read a raw \x01\x00 inside a text field name, which write_model_meta wrote back changed.
 // YAML allows only tab, LF, CR and printable characters in a stream; anything else is an error.
