@@ -92,7 +92,7 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
   torch::manual_seed(42);
   auto o = models::BertOptions().hidden_size(g_hidden).num_hidden_layers(g_layers).num_attention_heads(std::max<int64_t>(1, g_hidden / 64))
                .intermediate_size(4 * g_hidden).sparse_embeddings(true);
-  std::shared_ptr<models::TaskModel> model = models::make_bert_task_model(unif::Task::Classification, o, 2);
+  std::shared_ptr<models::TaskModel> model = models::make_encoder_task_model(unif::Task::Classification, o, 2);
   model->train();
   std::vector<std::pair<std::string, torch::Tensor>> named;
   int64_t nonembedding = 0;

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   opt.vocab_size(vocab).hidden_size(H).num_hidden_layers(layers).num_attention_heads(heads).intermediate_size(inter)
       .max_position_embeddings(512).sparse_embeddings(true).hidden_dropout_prob(dropout)
       .attention_probs_dropout_prob(dropout);
-  auto model = models::make_bert_task_model(unif::Task::Classification, opt, 7);
+  auto model = models::make_encoder_task_model(unif::Task::Classification, opt, 7);
   model->to(device);
   model->train();
   std::vector<std::pair<std::string, torch::Tensor>> named;

@@ -1,16 +1,39 @@
 // The architecture table and the HF class name <-> task lookup: see architectures.h.
 #include "models/architectures.h"
 
+#include <limits>
 #include <stdexcept>
 
-#include "models/heads/factory.h"
+#include "models/albert/family.h"
+#include "models/bert/family.h"
+#include "models/distilbert/family.h"
+#include "models/electra/family.h"
+#include "models/roberta/family.h"
 
 namespace unif::models {
 
 const std::vector<Architecture>& architectures() {
+  // model_type, class prefix, encoder name, tokenizer, positions, token types, pooled sequence head,
+  // encoder, sequence head, MLM head, tied checkpoint keys, config reader, config writer.
   static const std::vector<Architecture> rows{
-      {"bert", "Bert", "bert.", TokenizerKind::WordPiece, PositionScheme::Absolute, /*token_type_ids=*/true,
-       make_bert_task_model},
+      {"bert", "Bert", "bert", TokenizerKind::WordPiece, PositionScheme::Absolute, true, true, make_bert_encoder,
+       make_bert_sequence_head, make_bert_lm_head, {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"},
+       read_bert_config, write_bert_config},
+      {"roberta", "Roberta", "roberta", TokenizerKind::ByteLevelBpe, PositionScheme::Offset, false, false,
+       make_roberta_encoder, make_roberta_sequence_head, make_roberta_lm_head,
+       {"lm_head.decoder.weight", "lm_head.decoder.bias"}, read_roberta_config, write_roberta_config},
+      {"xlm-roberta", "XLMRoberta", "roberta", TokenizerKind::SentencePieceFairseq, PositionScheme::Offset, false, false,
+       make_roberta_encoder, make_roberta_sequence_head, make_roberta_lm_head,
+       {"lm_head.decoder.weight", "lm_head.decoder.bias"}, read_roberta_config, write_roberta_config},
+      {"distilbert", "DistilBert", "distilbert", TokenizerKind::WordPiece, PositionScheme::Absolute, false, false,
+       make_distilbert_encoder, make_distilbert_sequence_head, make_distilbert_lm_head, {"vocab_projector.weight"},
+       read_distilbert_config, write_distilbert_config},
+      {"electra", "Electra", "electra", TokenizerKind::WordPiece, PositionScheme::Absolute, true, false,
+       make_electra_encoder, make_electra_sequence_head, make_electra_lm_head, {"generator_lm_head.weight"},
+       read_electra_config, write_electra_config},
+      {"albert", "Albert", "albert", TokenizerKind::SentencePiece, PositionScheme::Absolute, false, true,
+       make_albert_encoder, make_bert_sequence_head, make_albert_lm_head,
+       {"predictions.decoder.weight", "predictions.decoder.bias"}, read_albert_config, write_albert_config},
   };
   return rows;
 }
@@ -35,6 +58,16 @@ const Architecture& architecture(const std::string& model_type) {
 
 std::string hf_class_name(const Architecture& arch, Task task) {
   return std::string(arch.class_prefix) + task_spec(task).hf_head;
+}
+
+int64_t max_input_length(const BertOptions& options) {
+  const Architecture& a = architecture(options.model_type());
+  return options.max_position_embeddings() - (a.positions == PositionScheme::Offset ? options.pad_token_id() + 1 : 0);
+}
+
+int64_t usable_token_types(const BertOptions& options) {
+  return architecture(options.model_type()).token_type_ids ? options.type_vocab_size()
+                                                           : std::numeric_limits<int64_t>::max();
 }
 
 std::optional<Task> task_from_hf(const std::vector<std::string>& hf_architectures, const std::string& problem_type,

@@ -1,17 +1,18 @@
 // Architectures: one row per model family (config.json's `model_type`), the table every loader
-// consults, as HF's AutoModel mapping. A row says how the family's task models are built, what HF
-// calls them (<class_prefix><task head>, e.g. BertForSequenceClassification), where its encoder sits
-// in a checkpoint, which tokenizer and position scheme it uses and whether it reads token_type_ids.
-// Nothing outside a family's folder (models/bert/, ...) knows its layer names. Today one row: bert.
+// consults, as HF's AutoModel mapping. A row says how the family's config.json reads and writes,
+// how its encoder and family-specific heads are built, what HF calls its classes
+// (<class_prefix><task head>, e.g. RobertaForSequenceClassification), where its encoder sits in a
+// checkpoint, which keys of a checkpoint are tied copies, which tokenizer and position scheme it
+// uses and whether it reads token_type_ids. Nothing outside a family's folder (models/bert/,
+// models/roberta/, ...) knows its layer names.
 //
-// Adding a family (RoBERTa, XLM-R, DistilBERT, ELECTRA, ALBERT, DeBERTa-v3, ModernBERT): its modules
-// and heads in models/<family>/, one row below, and (where it needs one) the tokenizer or position
-// scheme its row names.
+// Adding a family: its modules, heads and config reader in models/<family>/, one row in
+// architectures.cpp, and (where it needs one) the tokenizer its row names.
 //
 // Example:
-//   const Architecture& a = architecture("bert");              // std::invalid_argument for others
-//   auto model = a.make_task_model(Task::Classification, options, /*num_labels=*/2);
-//   hf_class_name(a, Task::SpanExtraction);                     // "BertForQuestionAnswering"
+//   const Architecture& a = architecture("roberta");           // std::invalid_argument for others
+//   auto model = make_task_model(Task::Classification, options, /*num_labels=*/2);  // heads/factory.h
+//   hf_class_name(a, Task::SpanExtraction);                     // "RobertaForQuestionAnswering"
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -19,29 +20,53 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+#include <torch/nn/module.h>
+
 #include "framework/common/task.h"
 #include "models/bert/options.h"
-#include "models/heads/bert_task_model.h"
+#include "models/encoder_model.h"
 
 namespace unif::models {
 
-/// The tokenizer files and algorithm of a family. Only WordPiece is implemented.
-enum class TokenizerKind { WordPiece, ByteLevelBpe, SentencePiece };
+class HfJson;
+
+/// The tokenizer files and algorithm of a family.
+enum class TokenizerKind {
+  WordPiece,              ///< vocab.txt (BERT, DistilBERT, ELECTRA)
+  ByteLevelBpe,           ///< vocab.json + merges.txt or tokenizer.json (RoBERTa)
+  SentencePieceFairseq,   ///< sentencepiece.bpe.model with fairseq's ids (XLM-R)
+  SentencePiece           ///< spiece.model with the model's own ids (ALBERT)
+};
 
 /// How positions enter the model: learned absolute embeddings (BERT), absolute with an offset of
-/// pad_token_id + 1 (RoBERTa), relative (DeBERTa), rotary (ModernBERT). Only Absolute is implemented.
+/// pad_token_id + 1 (RoBERTa), relative (DeBERTa), rotary (ModernBERT).
 enum class PositionScheme { Absolute, Offset, Relative, Rotary };
 
 struct Architecture {
-  const char* model_type;         // config.json's model_type
-  const char* class_prefix;       // HF class names: <class_prefix>Model, <class_prefix>ForMaskedLM, ...
-  const char* checkpoint_prefix;  // the encoder's key prefix in a task model's checkpoint ("bert.")
+  const char* model_type;    // config.json's model_type
+  const char* class_prefix;  // HF class names: <class_prefix>Model, <class_prefix>ForMaskedLM, ...
+  const char* encoder_name;  // the encoder's module name: checkpoint keys start with "<encoder_name>."
   TokenizerKind tokenizer;
   PositionScheme positions;
-  bool token_type_ids;            // the model reads token types (sentence pairs as segments 0 and 1)
-  /// A freshly initialised task model of `task` (HF init, default torch generator). num_labels is
-  /// ignored by span extraction (start/end) and masked LM (vocab_size). std::invalid_argument on bad options.
-  std::shared_ptr<BertTaskModel> (*make_task_model)(Task task, const BertOptions& options, int64_t num_labels);
+  bool token_type_ids;   // the model reads token types (a pair's second segment is type 1)
+  bool sequence_pooler;  // sequence heads read the encoder's pooler (BERT, ALBERT)
+  /// The family's encoder, HF-initialised (default torch generator); std::invalid_argument on bad options.
+  std::shared_ptr<EncoderModel> (*make_encoder)(const BertOptions& options, bool add_pooling_layer);
+  /// The family's sequence-classification head, its modules registered on `owner`.
+  std::unique_ptr<SequenceHead> (*make_sequence_head)(torch::nn::Module& owner, const BertOptions& options,
+                                                      int64_t num_labels);
+  /// The family's masked-LM head, its modules registered on `owner`, its decoder tied to `encoder`'s
+  /// word embeddings.
+  std::unique_ptr<LmHead> (*make_lm_head)(torch::nn::Module& owner, EncoderModel& encoder);
+  /// Checkpoint keys HF writes as tied copies of other parameters (MLM decoders): dropped on load.
+  std::vector<std::string> tied_keys;
+  /// config.json -> options (the family's defaults first, then every key present); the writer
+  /// sets the family's keys on a JSON object. std::invalid_argument naming the key.
+  void (*read_config)(const HfJson& config, BertOptions& options);
+  void (*write_config)(const BertOptions& options, nlohmann::json& config);
+
+  std::string checkpoint_prefix() const { return std::string(encoder_name) + "."; }
 };
 
 /// Every row, in the order error messages list them.
@@ -53,11 +78,19 @@ const Architecture* find_architecture(const std::string& model_type);
 /// The row of `model_type`; std::invalid_argument naming the supported model types otherwise.
 const Architecture& architecture(const std::string& model_type);
 
-/// The supported model types, quoted and comma-separated: "\"bert\"".
+/// The supported model types, quoted and comma-separated: "\"bert\", \"roberta\", ...".
 std::string supported_model_types();
 
 /// The HF class name of `task`'s head in family `arch`: BertForSequenceClassification, ...
 std::string hf_class_name(const Architecture& arch, Task task);
+
+/// The longest input (in tokens, specials included) the model's position embeddings hold:
+/// max_position_embeddings, less pad_token_id + 1 where positions are offset (RoBERTa).
+int64_t max_input_length(const BertOptions& options);
+
+/// How many token types a pair may use with this model: type_vocab_size where the family reads
+/// token types from a pair template that sets them, else unlimited (RoBERTa's pairs are all type 0).
+int64_t usable_token_types(const BertOptions& options);
 
 /// The task HF `architectures` (its first entry) + problem_type + num_labels ask for; the one rule
 /// every loader uses. No entry is read as <family>ForSequenceClassification; a sequence head is

@@ -9,7 +9,7 @@
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/functional/padding.h>
 
-#include "models/heads/bert_task_model.h"
+#include "models/heads/encoder_task_model.h"
 
 namespace unif::examples {
 

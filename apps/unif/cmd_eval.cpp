@@ -15,6 +15,7 @@
 #include "framework/train/build.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/model_dir.h"
+#include "models/architectures.h"
 
 namespace unif::app {
 
@@ -34,7 +35,7 @@ Command add_eval(CLI::App& app) {
       throw UserError(*model + ": the model was trained for task " + to_string(lm.meta.task) +
                       " but the config says " + to_string(cfg.task));
     framework::check_segments(cfg.task, cfg.data.text_fields, *config + ": data.text_fields",
-                              lm.hf.bert.type_vocab_size(), "the model (" + *model + ")");
+                              models::usable_token_types(lm.hf.bert), "the model (" + *model + ")");
     auto labels = framework::LabelSet::from_names(lm.meta.labels);
     auto data = framework::load_task_data(cfg.task, cfg.data, labels, cfg.data.dev, *lm.tokenizer,
                                           lm.meta.max_seq_length, lm.meta.truncate_method, true, cfg.span,

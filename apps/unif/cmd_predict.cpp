@@ -27,6 +27,7 @@
 #include "framework/train/build.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/model_dir.h"
+#include "models/architectures.h"
 
 namespace unif::app {
 
@@ -93,7 +94,7 @@ std::vector<std::string> text_fields_for(const framework::LoadedModel& lm, bool 
   if (!has("text_b")) return {"text_a"};
   // A pair needs token types 0 and 1: a model with one (RoBERTa-style type_vocab_size 1) cannot take it.
   std::vector<std::string> pair{"text_a", "text_b"};
-  framework::check_segments(lm.meta.task, pair, input + ":" + std::to_string(r.line), lm.hf.bert.type_vocab_size(),
+  framework::check_segments(lm.meta.task, pair, input + ":" + std::to_string(r.line), models::usable_token_types(lm.hf.bert),
                             "the model (its config.json)");
   return pair;
 }

@@ -2,6 +2,7 @@
 #include "framework/checkpoint/pretrained.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "framework/common/error.h"
@@ -30,9 +31,12 @@ std::string join_some(const std::vector<std::string>& names, size_t limit = 8) {
 }
 
 // HF checkpoint keys -> our names: drop the legacy position_ids buffer, TF-era LayerNorm
-// gamma/beta -> weight/bias (as HF's _fix_key), and add the encoder's prefix (`bert.`) to plain
-// BertModel saves.
-TensorMap normalise_keys(TensorMap weights, const std::string& prefix) {
+// gamma/beta -> weight/bias (as HF's _fix_key), and add the encoder's prefix (`bert.`, ...) to plain
+// <Family>Model saves (keys that name a tensor of the encoder without it).
+TensorMap normalise_keys(TensorMap weights, const std::string& prefix, const torch::nn::Module& encoder) {
+  std::set<std::string> encoder_keys;
+  for (const auto& item : encoder.named_parameters()) encoder_keys.insert(item.key());
+  for (const auto& item : encoder.named_buffers()) encoder_keys.insert(item.key());
   TensorMap out;
   bool has_prefix =
       std::any_of(weights.begin(), weights.end(), [&](const auto& kv) { return starts_with(kv.first, prefix); });
@@ -41,8 +45,7 @@ TensorMap normalise_keys(TensorMap weights, const std::string& prefix) {
     if (ends_with(name, "embeddings.position_ids")) continue;
     if (ends_with(name, "LayerNorm.gamma")) name = name.substr(0, name.size() - 5) + "weight";
     if (ends_with(name, "LayerNorm.beta")) name = name.substr(0, name.size() - 4) + "bias";
-    if (!has_prefix && (starts_with(name, "embeddings.") || starts_with(name, "encoder.") || starts_with(name, "pooler.")))
-      name = prefix + name;
+    if (!has_prefix && (encoder_keys.count(name) || starts_with(name, "pooler."))) name = prefix + name;
     out[name] = std::move(tensor);
   }
   return out;
@@ -80,16 +83,9 @@ PretrainedModel load_pretrained(const fs::path& dir, std::optional<Task> task, s
 PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const PretrainedOptions& options) {
   const fs::path dir = resolve_hf_dir(given);
   const std::string config_file = (dir / "config.json").string();
-  // The family's row (architectures.h); a config.json without model_type is read as BERT.
-  const models::Architecture* arch = models::find_architecture("bert");
-  if (config.raw.is_object() && config.raw.contains("model_type")) {
-    const auto& type = config.raw["model_type"];
-    arch = type.is_string() ? models::find_architecture(type.get<std::string>()) : nullptr;
-    if (arch == nullptr)
-      throw UserError(config_file + ": model_type is " + json_excerpt(type) + ", expected " +
-                      models::supported_model_types() + " (the supported model types)");
-  }
-  const std::string prefix = arch->checkpoint_prefix;
+  // The family's row (architectures.h), as read_hf_config found it from model_type.
+  const models::Architecture* arch = &models::architecture(config.bert.model_type());
+  const std::string prefix = arch->checkpoint_prefix();
 
   PretrainedModel result;
   result.task = options.task ? *options.task : task_from_config(config);
@@ -97,17 +93,14 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   models::BertOptions bert = config.bert;
   bert.sparse_embeddings(options.sparse_embeddings);
   try {
-    result.model = arch->make_task_model(result.task, bert, num_labels);
+    result.model = models::make_encoder_task_model(result.task, bert, num_labels);
   } catch (const std::invalid_argument& e) {
     throw UserError(config_file + ": " + e.what());
   }
 
-  TensorMap weights = normalise_keys(read_weights(dir), prefix);
-  if (result.task == Task::MaskedLm) {
-    // HF's tied copies: the decoder weight is the word embedding table, its bias cls.predictions.bias.
-    weights.erase("cls.predictions.decoder.weight");
-    weights.erase("cls.predictions.decoder.bias");
-  }
+  TensorMap weights = normalise_keys(read_weights(dir), prefix, result.model->encoder());
+  // HF's tied copies (an MLM decoder's weight is the word embedding table, its bias the head's own).
+  for (const auto& key : arch->tied_keys) weights.erase(key);
   if (options.fresh_mismatched_head) {
     // A new label set: head weights of another shape are left out (reported as missing, so freshly
     // initialised), as HF's ignore_mismatched_sizes does.
@@ -125,8 +118,8 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
       if (!is_head_key(name, prefix)) encoder_missing.push_back(name);
     if (!encoder_missing.empty())
       throw UserError("checkpoint in '" + dir.string() + "' lacks " + std::to_string(encoder_missing.size()) +
-                      " BERT encoder weight(s) named by config.json: " + join_some(encoder_missing) +
-                      " (expected HF BertModel names such as bert.encoder.layer.0.attention.self.query.weight)");
+                      " encoder weight(s) named by config.json: " + join_some(encoder_missing) + " (expected HF " +
+                      arch->class_prefix + "Model names, each starting with " + prefix + ")");
   }
 
   config.bert = bert;
@@ -138,7 +131,7 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   return result;
 }
 
-void save_pretrained(const fs::path& dir, const models::BertTaskModel& model, HfConfig config) {
+void save_pretrained(const fs::path& dir, const models::EncoderTaskModel& model, HfConfig config) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UserError("cannot create model directory '" + dir.string() + "': " + ec.message());
@@ -148,7 +141,7 @@ void save_pretrained(const fs::path& dir, const models::BertTaskModel& model, Hf
   write_safetensors(dir / "model.safetensors", tensors);
 
   config.bert = model.options();
-  config.architectures = {models::hf_architecture(model.kind())};
+  config.architectures = {models::hf_architecture(model)};
   config.problem_type = task_spec(model.kind()).problem_type;
   config.num_labels = model.num_labels();
   write_hf_config(dir / "config.json", config);

@@ -15,7 +15,7 @@
 #include "framework/checkpoint/hf_config.h"
 #include "framework/checkpoint/state_dict.h"
 #include "framework/common/task.h"
-#include "models/heads/bert_task_model.h"
+#include "models/heads/encoder_task_model.h"
 
 namespace unif::framework {
 
@@ -32,7 +32,7 @@ struct PretrainedOptions {
 };
 
 struct PretrainedModel {
-  std::shared_ptr<models::BertTaskModel> model;
+  std::shared_ptr<models::EncoderTaskModel> model;
   HfConfig config;     // as read from config.json, task fields updated to the built head
   LoadReport report;   // missing: freshly initialised; unexpected: ignored
   Task task = Task::Classification;
@@ -57,6 +57,6 @@ PretrainedModel load_pretrained(const std::filesystem::path& dir, HfConfig confi
 /// Writes dir/model.safetensors (HF names, no position_ids) and dir/config.json (config with
 /// architectures / problem_type / num_labels set from the model's head), each through a temporary
 /// file renamed into place. Creates `dir`. Throws unif::UserError on IO failure.
-void save_pretrained(const std::filesystem::path& dir, const models::BertTaskModel& model, HfConfig config);
+void save_pretrained(const std::filesystem::path& dir, const models::EncoderTaskModel& model, HfConfig config);
 
 }  // namespace unif::framework

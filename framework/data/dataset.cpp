@@ -236,7 +236,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
 }
 
 std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples,
-                                            const BertTokenizer& tokenizer, int max_seq_length,
+                                            const Tokenizer& tokenizer, int max_seq_length,
                                             TruncateMethod method, const SpanConfig& span) {
   const TaskInput input = task_spec(task).input;
   if (input == TaskInput::QuestionContext) return encode_span_examples(examples, tokenizer, max_seq_length, span);

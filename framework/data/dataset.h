@@ -90,7 +90,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
 /// extraction yields one entry per context window (see span_dataset.h; `span` sets the windows);
 /// every other task exactly one entry per example, in example order.
 std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples,
-                                            const BertTokenizer& tokenizer, int max_seq_length,
+                                            const Tokenizer& tokenizer, int max_seq_length,
                                             TruncateMethod method, const SpanConfig& span = {});
 
 }  // namespace unif::framework

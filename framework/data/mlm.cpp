@@ -73,9 +73,10 @@ std::vector<Example> read_mlm_examples(const std::filesystem::path& file, const 
   return out;
 }
 
-std::vector<EncodedExample> encode_mlm_examples(const std::vector<Example>& examples, const BertTokenizer& tokenizer,
+std::vector<EncodedExample> encode_mlm_examples(const std::vector<Example>& examples, const Tokenizer& tokenizer,
                                                 int64_t max_seq_length) {
-  const int64_t cls = tokenizer.token_to_id("[CLS]"), sep = tokenizer.token_to_id("[SEP]");
+  const int64_t cls = tokenizer.token_to_id(tokenizer.specials().cls);
+  const int64_t sep = tokenizer.token_to_id(tokenizer.specials().sep);
   std::vector<EncodedExample> out(examples.size());
   for (size_t i = 0; i < examples.size(); ++i) {
     auto pieces = tokenizer.tokenize(examples[i].texts.at(0));
@@ -88,7 +89,7 @@ std::vector<EncodedExample> encode_mlm_examples(const std::vector<Example>& exam
     e.word_start.push_back(-1);
     int64_t word = -1;
     for (size_t p = 0; p < pieces.size(); ++p) {
-      if (word < 0 || pieces[p].rfind("##", 0) != 0) ++word;  // "##" continues the previous word
+      if (word < 0 || !tokenizer.continues_word(pieces[p])) ++word;
       e.input_ids.push_back(ids[p]);
       e.word_start.push_back(word);
     }

@@ -40,7 +40,7 @@ std::vector<Example> read_mlm_examples(const std::filesystem::path& file, const 
 
 /// `[CLS] pieces [SEP]` of each example, cut to max_seq_length; word_start[p] = the word index of
 /// every piece of a word ("##" pieces continue the previous word), -1 at [CLS]/[SEP].
-std::vector<EncodedExample> encode_mlm_examples(const std::vector<Example>& examples, const BertTokenizer& tokenizer,
+std::vector<EncodedExample> encode_mlm_examples(const std::vector<Example>& examples, const Tokenizer& tokenizer,
                                                 int64_t max_seq_length);
 
 /// The masked input ids and labels of one encoded example for (seed, epoch, example index).

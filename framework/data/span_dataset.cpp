@@ -130,12 +130,16 @@ std::vector<Example> make_span_examples(const DataConfig& cfg, const std::filesy
 }
 
 std::vector<EncodedExample> encode_span_examples(const std::vector<Example>& examples,
-                                                 const BertTokenizer& tokenizer, int max_seq_length,
+                                                 const Tokenizer& tokenizer, int max_seq_length,
                                                  const SpanConfig& span) {
-  if (max_seq_length < 5)
-    throw UserError("model.max_seq_length: span_extraction needs at least 5, got " + std::to_string(max_seq_length));
+  const SpecialTokens& specials = tokenizer.specials();
+  const int64_t overhead = specials.pair_overhead();  // cls q sep (sep) c sep
+  if (max_seq_length < overhead + 2)
+    throw UserError("model.max_seq_length: span_extraction needs at least " + std::to_string(overhead + 2) + ", got " +
+                    std::to_string(max_seq_length));
   std::vector<EncodedExample> out;
-  const int64_t cls = tokenizer.token_to_id("[CLS]"), sep = tokenizer.token_to_id("[SEP]");
+  const int64_t cls = tokenizer.token_to_id(specials.cls), sep = tokenizer.token_to_id(specials.sep);
+  const int64_t context_type = specials.pair_token_types ? 1 : 0;
   for (size_t i = 0; i < examples.size(); ++i) {
     const auto& ex = examples[i];
     auto q = tokenizer.tokenize_with_offsets(ex.texts[0]);
@@ -151,10 +155,10 @@ std::vector<EncodedExample> encode_span_examples(const std::vector<Example>& exa
       }
     }
     const auto q_len = std::min<int64_t>({static_cast<int64_t>(q.tokens.size()), span.max_query_length,
-                                          static_cast<int64_t>(max_seq_length) - 4});
+                                          static_cast<int64_t>(max_seq_length) - overhead - 1});
     const auto q_ids = tokenizer.convert_tokens_to_ids(q.tokens);
     const auto c_ids = tokenizer.convert_tokens_to_ids(c.tokens);
-    const int64_t room = max_seq_length - q_len - 3;  // >= 1
+    const int64_t room = max_seq_length - q_len - overhead;  // >= 1
     const auto n = static_cast<int64_t>(c.tokens.size());
 
     // The first answer's pieces [tok_start, tok_end] in the context (or none).
@@ -176,16 +180,17 @@ std::vector<EncodedExample> encode_span_examples(const std::vector<Example>& exa
       e.input_ids.push_back(cls);
       for (int64_t k = 0; k < q_len; ++k) e.input_ids.push_back(q_ids[static_cast<size_t>(k)]);
       e.input_ids.push_back(sep);
+      if (specials.pair_double_sep) e.input_ids.push_back(sep);
       const auto first = static_cast<int64_t>(e.input_ids.size());
       e.token_type_ids.assign(e.input_ids.size(), 0);
       e.context_spans.assign(e.input_ids.size(), CharSpan{});
       for (int64_t k = 0; k < len; ++k) {
         e.input_ids.push_back(c_ids[static_cast<size_t>(w_start + k)]);
-        e.token_type_ids.push_back(1);
+        e.token_type_ids.push_back(context_type);
         e.context_spans.push_back(c.offsets[static_cast<size_t>(w_start + k)]);
       }
       e.input_ids.push_back(sep);
-      e.token_type_ids.push_back(1);
+      e.token_type_ids.push_back(context_type);
       e.context_spans.push_back(CharSpan{});
       if (tok_start >= w_start && tok_end < w_start + len) {
         e.start_position = first + tok_start - w_start;

@@ -32,7 +32,7 @@ std::vector<Example> make_span_examples(const DataConfig& cfg, const std::filesy
 /// The windows of every example, example by example (EncodedExample::example says whose).
 /// max_seq_length must be >= 5 (UserError otherwise).
 std::vector<EncodedExample> encode_span_examples(const std::vector<Example>& examples,
-                                                 const BertTokenizer& tokenizer, int max_seq_length,
+                                                 const Tokenizer& tokenizer, int max_seq_length,
                                                  const SpanConfig& span);
 
 /// Code points [start, end) of a UTF-8 string, as UTF-8.

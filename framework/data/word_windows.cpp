@@ -21,7 +21,7 @@ EncodedExample from_encoding(WordEncoding enc, int64_t example, size_t first_wor
 
 }  // namespace
 
-std::vector<EncodedExample> encode_word_windows(const BertTokenizer& tokenizer, const std::vector<Example>& examples,
+std::vector<EncodedExample> encode_word_windows(const Tokenizer& tokenizer, const std::vector<Example>& examples,
                                                 int max_seq_length, TruncateMethod method) {
   std::vector<EncodedExample> out;
   const size_t budget = static_cast<size_t>(std::max(max_seq_length, 3)) - 2;

@@ -23,7 +23,7 @@ namespace unif::framework {
 /// `method` exactly as encode_examples() does. Longer inputs: windows of at most max_seq_length - 2
 /// pieces ending on word boundaries, each next one starting about half a window later; a single
 /// word longer than a window has a window of its own (cut after its first piece).
-std::vector<EncodedExample> encode_word_windows(const BertTokenizer& tokenizer, const std::vector<Example>& examples,
+std::vector<EncodedExample> encode_word_windows(const Tokenizer& tokenizer, const std::vector<Example>& examples,
                                                 int max_seq_length, TruncateMethod method);
 
 /// Per word, the argmax of its first piece's logits in the window where that piece has the most

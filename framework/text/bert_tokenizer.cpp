@@ -63,10 +63,6 @@ size_t special_at(const std::u32string& cps, size_t i) {
 BertTokenizer::BertTokenizer(std::shared_ptr<const Vocab> vocab, bool do_lower_case)
     : vocab_(std::move(vocab)), do_lower_case_(do_lower_case) {}
 
-std::vector<std::string> BertTokenizer::tokenize(std::string_view utf8) const {
-  return tokenize_with_offsets(utf8).tokens;
-}
-
 Tokenized BertTokenizer::tokenize_with_offsets(std::string_view utf8) const {
   const std::u32string cps = unicode::decode_utf8(utf8);
   Tokenized out;
@@ -215,12 +211,9 @@ void BertTokenizer::wordpiece(const Text& word, Tokenized& out) const {
   }
 }
 
-std::vector<int64_t> BertTokenizer::convert_tokens_to_ids(
-    const std::vector<std::string>& tokens) const {
-  std::vector<int64_t> ids;
-  ids.reserve(tokens.size());
-  for (const auto& t : tokens) ids.push_back(vocab_->id(t));
-  return ids;
+int64_t BertTokenizer::find_id(std::string_view token) const {
+  const auto id = vocab_->find(std::string(token));
+  return id ? *id : -1;
 }
 
 }  // namespace unif::framework

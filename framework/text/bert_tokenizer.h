@@ -16,27 +16,16 @@
 #include <string_view>
 #include <vector>
 
+#include "framework/text/tokenizer.h"
 #include "framework/text/vocab.h"
 
 namespace unif::framework {
 
-/// `[start, end)` in code points of the tokenized string (invalid UTF-8 bytes count one each).
-/// {-1, -1} marks a token with no source text ([CLS], [SEP], padding added by encoding).
-struct CharSpan {
-  int64_t start = -1;
-  int64_t end = -1;
-  bool operator==(const CharSpan& o) const { return start == o.start && end == o.end; }
-};
+/// Spans of BertTokenizer pieces: when do_lower_case strips accents or a character expands
+/// (U+0130), the span still covers the source characters the piece came from; a `##` piece's span
+/// excludes the "##".
 
-/// Word pieces of one string with, per piece, its span in that string. When do_lower_case
-/// strips accents or a character expands (U+0130), the span still covers the source characters
-/// the piece came from; a `##` piece's span excludes the "##".
-struct Tokenized {
-  std::vector<std::string> tokens;
-  std::vector<CharSpan> offsets;  // one per token
-};
-
-class BertTokenizer {
+class BertTokenizer : public Tokenizer {
  public:
   /// The tokens from_pretrained registers as never-split: cut out of the text wherever they
   /// occur, case-sensitively, before any other step.
@@ -48,14 +37,14 @@ class BertTokenizer {
   /// do_lower_case: lower-case (Python str.lower), NFD and drop Mn accents (HF "uncased").
   explicit BertTokenizer(std::shared_ptr<const Vocab> vocab, bool do_lower_case = true);
 
-  /// Word pieces of `utf8` (no [CLS]/[SEP] added), as HF `tokenizer.tokenize(text)`.
-  std::vector<std::string> tokenize(std::string_view utf8) const;
-  /// The same pieces with their code point spans in `utf8`.
-  Tokenized tokenize_with_offsets(std::string_view utf8) const;
+  /// Word pieces of `utf8` (no [CLS]/[SEP] added) with their code point spans, as HF's
+  /// `tokenizer.tokenize(text)`.
+  Tokenized tokenize_with_offsets(std::string_view utf8) const override;
 
-  /// Vocabulary ids; unknown tokens map to the [UNK] id.
-  std::vector<int64_t> convert_tokens_to_ids(const std::vector<std::string>& tokens) const;
-  int64_t token_to_id(std::string_view token) const { return vocab_->id(token); }
+  int64_t find_id(std::string_view token) const override;
+  bool continues_word(const std::string& piece) const override { return piece.rfind("##", 0) == 0; }
+  std::string id_to_token(int64_t id) const override { return std::string(vocab_->token(id)); }
+  int64_t vocab_size() const override { return vocab_->size(); }
 
   const Vocab& vocab() const { return *vocab_; }
   bool do_lower_case() const { return do_lower_case_; }

@@ -117,6 +117,9 @@ ByteLevelBpe::ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab,
                         piece + "', which is not in the vocabulary");
     ranks_.emplace(left + " " + right, static_cast<int>(r));  // first rank wins
   }
+  // RoBERTa's template: <s> a </s></s> b </s>, every token type 0.
+  specials_ = {"<s>", "</s>", "<pad>", "<mask>", "<unk>", /*pair_double_sep=*/true, /*pair_token_types=*/false};
+  for (const auto& [piece, id] : vocab_) tokens_.emplace(id, piece);
   for (const auto& a : added_) {
     if (a.content.empty()) throw UserError("byte-level BPE: an added token is empty");
     if (!vocab_.count(a.content))
@@ -189,16 +192,14 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
   }
 }
 
-int64_t ByteLevelBpe::token_to_id(std::string_view piece) const {
+int64_t ByteLevelBpe::find_id(std::string_view piece) const {
   const auto it = vocab_.find(std::string(piece));
   return it == vocab_.end() ? -1 : it->second;
 }
 
-std::vector<int64_t> ByteLevelBpe::convert_tokens_to_ids(const std::vector<std::string>& pieces) const {
-  std::vector<int64_t> ids;
-  ids.reserve(pieces.size());
-  for (const auto& p : pieces) ids.push_back(token_to_id(p));
-  return ids;
+std::string ByteLevelBpe::id_to_token(int64_t id) const {
+  const auto it = tokens_.find(id);
+  return it == tokens_.end() ? specials_.unk : it->second;
 }
 
 std::vector<std::string> ByteLevelBpe::bpe(const std::string& symbols) const {
@@ -285,10 +286,6 @@ Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const {
     out.offsets.push_back({start, end});
   });
   return out;
-}
-
-std::vector<std::string> ByteLevelBpe::tokenize(std::string_view utf8) const {
-  return tokenize_with_offsets(utf8).tokens;
 }
 
 }  // namespace unif::framework

@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "framework/text/added_tokens.h"
-#include "framework/text/bert_tokenizer.h"  // Tokenized, CharSpan
+#include "framework/text/tokenizer.h"
 
 namespace unif::framework {
 
-class ByteLevelBpe {
+class ByteLevelBpe : public Tokenizer {
  public:
   /// `vocab` piece -> id; `merges` in rank order (first = applied first); `added` the special
   /// tokens, each of which must be in `vocab`. add_prefix_space: a space is put before the text (HF's
@@ -36,15 +36,14 @@ class ByteLevelBpe {
   /// special tokens. Throws UserError naming the file and what is wrong with it.
   static ByteLevelBpe load(const std::string& dir);
 
-  /// Pieces of `utf8` (no <s>/</s> added), as HF `tokenizer.tokenize(text)`.
-  std::vector<std::string> tokenize(std::string_view utf8) const;
-  /// The same pieces with their code point spans in `utf8` (HF's offset_mapping, trimmed).
-  Tokenized tokenize_with_offsets(std::string_view utf8) const;
+  /// Pieces of `utf8` (no <s>/</s> added) with their code point spans in `utf8` (HF's
+  /// offset_mapping, trimmed).
+  Tokenized tokenize_with_offsets(std::string_view utf8) const override;
 
-  /// The id of `piece`, or -1 when it is not in the vocabulary.
-  int64_t token_to_id(std::string_view piece) const;
-  std::vector<int64_t> convert_tokens_to_ids(const std::vector<std::string>& pieces) const;
-  int64_t vocab_size() const { return static_cast<int64_t>(vocab_.size()); }
+  int64_t find_id(std::string_view piece) const override;
+  bool continues_word(const std::string& piece) const override { return piece.rfind("\xC4\xA0", 0) != 0; }  // "Ġ", a space before the piece
+  std::string id_to_token(int64_t id) const override;
+  int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.size()); }
 
   /// The BPE pieces of one pre-token given as bytes (already mapped to byte symbols, not split
   /// further): exposed for tests.
@@ -57,6 +56,7 @@ class ByteLevelBpe {
   void split_and_encode(const std::u32string& text, int64_t begin, int64_t end, Tokenized& out) const;
 
   std::unordered_map<std::string, int64_t> vocab_;
+  std::unordered_map<int64_t, std::string> tokens_;  // id -> piece
   std::unordered_map<std::string, int> ranks_;  // "left right" -> rank
   std::vector<AddedToken> added_;
   bool add_prefix_space_;

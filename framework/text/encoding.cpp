@@ -9,20 +9,25 @@
 namespace unif::framework {
 namespace {
 
-constexpr std::string_view kCls = "[CLS]";
-constexpr std::string_view kSep = "[SEP]";
-constexpr std::string_view kPad = "[PAD]";
-
-void check_length(int max_seq_length, bool pair) {
-  const int need = pair ? 4 : 3;
+void check_length(const Tokenizer& tok, int max_seq_length, bool pair) {
+  const SpecialTokens& s = tok.specials();
+  const int need = pair ? s.pair_overhead() + 1 : 3;
   if (max_seq_length < need)
     throw UserError("max_seq_length " + std::to_string(max_seq_length) + " is too small" +
-                    (pair ? " for a sentence pair: [CLS] a [SEP] b [SEP] needs at least 4"
-                          : ": [CLS] text [SEP] needs at least 3"));
+                    (pair ? " for a sentence pair: " + s.cls + " a " + s.sep + (s.pair_double_sep ? s.sep : "") + " b " +
+                                s.sep + " needs at least " + std::to_string(need)
+                          : ": " + s.cls + " text " + s.sep + " needs at least 3"));
 }
 
-// Appends segment pieces [r.first, r.second) with token type `type`, then [SEP].
-void append_segment(const BertTokenizer& tok, const Tokenized& seg, std::pair<size_t, size_t> r,
+void append_special(const Tokenizer& tok, const std::string& token, int64_t type, Encoding& e) {
+  e.tokens.push_back(token);
+  e.offsets.push_back({});
+  e.input_ids.push_back(tok.token_to_id(token));
+  e.token_type_ids.push_back(type);
+}
+
+// Appends segment pieces [r.first, r.second) with token type `type`, then the separator.
+void append_segment(const Tokenizer& tok, const Tokenized& seg, std::pair<size_t, size_t> r,
                     int64_t type, Encoding& e) {
   for (size_t i = r.first; i < r.second; ++i) {
     e.tokens.push_back(seg.tokens[i]);
@@ -30,17 +35,14 @@ void append_segment(const BertTokenizer& tok, const Tokenized& seg, std::pair<si
     e.input_ids.push_back(tok.token_to_id(seg.tokens[i]));
     e.token_type_ids.push_back(type);
   }
-  e.tokens.emplace_back(kSep);
-  e.offsets.push_back({});
-  e.input_ids.push_back(tok.token_to_id(kSep));
-  e.token_type_ids.push_back(type);
+  append_special(tok, tok.specials().sep, type, e);
 }
 
-void finish(const BertTokenizer& tok, int max_seq_length, bool pad_to_max, Encoding& e) {
+void finish(const Tokenizer& tok, int max_seq_length, bool pad_to_max, Encoding& e) {
   e.attention_mask.assign(e.input_ids.size(), 1);
   if (!pad_to_max) return;
   const auto n = static_cast<size_t>(max_seq_length);
-  e.input_ids.resize(n, tok.token_to_id(kPad));
+  e.input_ids.resize(n, tok.token_to_id(tok.specials().pad));
   e.token_type_ids.resize(n, 0);
   e.attention_mask.resize(n, 0);
 }
@@ -99,39 +101,41 @@ std::vector<std::pair<size_t, size_t>> truncate_ranges(const std::vector<size_t>
   return kept;
 }
 
-Encoding encode_tokenized(const BertTokenizer& tokenizer, const Tokenized& a, const Tokenized* b,
+Encoding encode_tokenized(const Tokenizer& tokenizer, const Tokenized& a, const Tokenized* b,
                           int max_seq_length, TruncateMethod method, bool pad_to_max) {
-  check_length(max_seq_length, b != nullptr);
+  check_length(tokenizer, max_seq_length, b != nullptr);
+  const SpecialTokens& specials = tokenizer.specials();
   std::vector<size_t> lengths{a.tokens.size()};
   if (b) lengths.push_back(b->tokens.size());
-  const size_t budget = static_cast<size_t>(max_seq_length) - (b ? 3 : 2);
+  const size_t budget = static_cast<size_t>(max_seq_length) - (b ? specials.pair_overhead() : 2);
   const auto kept = truncate_ranges(lengths, budget, method);
 
   Encoding e;
   e.truncated = a.tokens.size() + (b ? b->tokens.size() : 0) > budget;
-  e.tokens.emplace_back(kCls);
-  e.offsets.push_back({});
-  e.input_ids.push_back(tokenizer.token_to_id(kCls));
-  e.token_type_ids.push_back(0);
+  append_special(tokenizer, specials.cls, 0, e);
   append_segment(tokenizer, a, kept[0], 0, e);
-  if (b) append_segment(tokenizer, *b, kept[1], 1, e);
+  if (b) {
+    const int64_t type = specials.pair_token_types ? 1 : 0;
+    if (specials.pair_double_sep) append_special(tokenizer, specials.sep, type, e);
+    append_segment(tokenizer, *b, kept[1], type, e);
+  }
   finish(tokenizer, max_seq_length, pad_to_max, e);
   return e;
 }
 
-Encoding encode(const BertTokenizer& tokenizer, std::string_view a,
+Encoding encode(const Tokenizer& tokenizer, std::string_view a,
                 std::optional<std::string_view> b, int max_seq_length, TruncateMethod method,
                 bool pad_to_max) {
-  check_length(max_seq_length, b.has_value());
+  check_length(tokenizer, max_seq_length, b.has_value());
   const Tokenized ta = tokenizer.tokenize_with_offsets(a);
   if (!b) return encode_tokenized(tokenizer, ta, nullptr, max_seq_length, method, pad_to_max);
   const Tokenized tb = tokenizer.tokenize_with_offsets(*b);
   return encode_tokenized(tokenizer, ta, &tb, max_seq_length, method, pad_to_max);
 }
 
-WordEncoding encode_words(const BertTokenizer& tokenizer, const std::vector<std::string>& words,
+WordEncoding encode_words(const Tokenizer& tokenizer, const std::vector<std::string>& words,
                           int max_seq_length, TruncateMethod method, bool pad_to_max) {
-  check_length(max_seq_length, false);
+  check_length(tokenizer, max_seq_length, false);
   Tokenized all;
   std::vector<int64_t> starts;  // per piece: word index if it is the word's first piece, else -1
   for (size_t w = 0; w < words.size(); ++w) {

@@ -1,4 +1,5 @@
-// Model inputs from text: `[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]` with token_type_ids 0/1,
+// Model inputs from text: `[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]` with token_type_ids 0/1 (or
+// the tokenizer's own template, e.g. RoBERTa's `<s> a </s></s> b </s>` with types all 0: tokenizer.h),
 // attention_mask and optional padding, after cutting the word pieces to fit max_seq_length with
 // one of UNIF's truncation methods or HF's `longest_first`. encode_words() does the same for
 // pre-split words (token classification) and records where each word starts.
@@ -13,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "framework/text/bert_tokenizer.h"
+#include "framework/text/tokenizer.h"
 
 namespace unif::framework {
 
@@ -51,14 +52,14 @@ struct Encoding {
 };
 
 /// Encodes a single sentence (b = nullopt) or a pair. max_seq_length counts [CLS]/[SEP]; it must
-/// be >= 3 for a sentence and >= 4 for a pair (else unif::UserError). pad_to_max pads with the
+/// be >= 3 for a sentence and >= 4 for a pair (5 with a double separator) (else unif::UserError). pad_to_max pads with the
 /// [PAD] id to exactly max_seq_length.
-Encoding encode(const BertTokenizer& tokenizer, std::string_view a,
+Encoding encode(const Tokenizer& tokenizer, std::string_view a,
                 std::optional<std::string_view> b, int max_seq_length, TruncateMethod method,
                 bool pad_to_max);
 
 /// As encode(), from already tokenized segments (b may be null).
-Encoding encode_tokenized(const BertTokenizer& tokenizer, const Tokenized& a, const Tokenized* b,
+Encoding encode_tokenized(const Tokenizer& tokenizer, const Tokenized& a, const Tokenized* b,
                           int max_seq_length, TruncateMethod method, bool pad_to_max);
 
 /// A word-level encoding: Encoding plus, per position (L), the index of the word whose FIRST
@@ -70,7 +71,7 @@ struct WordEncoding : Encoding {
 
 /// Encodes pre-split words as one segment, each word tokenized on its own (HF
 /// is_split_into_words). offsets are spans inside the piece's own word.
-WordEncoding encode_words(const BertTokenizer& tokenizer, const std::vector<std::string>& words,
+WordEncoding encode_words(const Tokenizer& tokenizer, const std::vector<std::string>& words,
                           int max_seq_length, TruncateMethod method, bool pad_to_max);
 
 }  // namespace unif::framework

@@ -104,6 +104,8 @@ SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& mod
     throw UserError(where + ": expected XLM-R's layout (<unk>, <s>, </s> as the model's first pieces)");
 
   SentencePieceTokenizer t;
+  // XLM-R's template: <s> a </s></s> b </s>, every token type 0.
+  t.specials_ = {"<s>", "</s>", "<pad>", "<mask>", "<unk>", /*pair_double_sep=*/true, /*pair_token_types=*/false};
   // HF's vocabulary: fairseq's four, the model's pieces after its own <unk> <s> </s>, then <mask>.
   t.pieces_ = {{"<s>", 0.0f}, {"<pad>", 0.0f}, {"</s>", 0.0f}, {"<unk>", 0.0f}};
   float min_score = 0.0f;
@@ -141,18 +143,15 @@ SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& dir) {
   return from_bytes(bytes.str(), path);
 }
 
-int64_t SentencePieceTokenizer::token_to_id(std::string_view piece) const {
-  for (size_t i = 0; i < specials_.size(); ++i)
-    if (piece == specials_[i].content) return i < 4 ? static_cast<int64_t>(i) : vocab_size() - 1;
+int64_t SentencePieceTokenizer::find_id(std::string_view piece) const {
+  for (size_t i = 0; i < added_.size(); ++i)
+    if (piece == added_[i].content) return i < 4 ? static_cast<int64_t>(i) : vocab_size() - 1;
   const auto it = ids_.find(std::string(piece));
   return it == ids_.end() ? -1 : it->second;
 }
 
-std::vector<int64_t> SentencePieceTokenizer::convert_tokens_to_ids(const std::vector<std::string>& pieces) const {
-  std::vector<int64_t> ids;
-  ids.reserve(pieces.size());
-  for (const auto& p : pieces) ids.push_back(token_to_id(p));
-  return ids;
+std::string SentencePieceTokenizer::id_to_token(int64_t id) const {
+  return id >= 0 && id < vocab_size() ? pieces_[static_cast<size_t>(id)].first : specials_.unk;
 }
 
 // The replacement of the shortest charsmap key that `bytes` starts with (darts-clone's
@@ -309,16 +308,12 @@ Tokenized SentencePieceTokenizer::tokenize_with_offsets(std::string_view utf8) c
   const std::u32string text = unicode::decode_utf8(utf8);
   Tokenized out;
   split_added_tokens(
-      text, specials_, [&](int64_t begin, int64_t end) { encode_segment(text, begin, end, out); },
+      text, added_, [&](int64_t begin, int64_t end) { encode_segment(text, begin, end, out); },
       [&](size_t index, int64_t start, int64_t end) {
-        out.tokens.push_back(specials_[index].content);
+        out.tokens.push_back(added_[index].content);
         out.offsets.push_back({start, end});
       });
   return out;
-}
-
-std::vector<std::string> SentencePieceTokenizer::tokenize(std::string_view utf8) const {
-  return tokenize_with_offsets(utf8).tokens;
 }
 
 }  // namespace unif::framework

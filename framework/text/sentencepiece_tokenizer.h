@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "framework/text/added_tokens.h"
-#include "framework/text/bert_tokenizer.h"  // Tokenized, CharSpan
+#include "framework/text/tokenizer.h"  // Tokenized, CharSpan
 
 namespace unif::framework {
 
-class SentencePieceTokenizer {
+class SentencePieceTokenizer : public Tokenizer {
  public:
   /// Reads `dir`/sentencepiece.bpe.model. Throws UserError naming the file when it is
   /// missing or not a SentencePiece unigram model.
@@ -33,16 +33,15 @@ class SentencePieceTokenizer {
   /// A model from its serialized ModelProto bytes (`where` names it in errors).
   static SentencePieceTokenizer from_bytes(const std::string& model, const std::string& where);
 
-  /// Pieces of `utf8` (no <s>/</s> added), as HF `tokenizer.tokenize(text)`.
-  std::vector<std::string> tokenize(std::string_view utf8) const;
-  /// The same pieces with their code point spans in `utf8` (HF's offset_mapping).
-  Tokenized tokenize_with_offsets(std::string_view utf8) const;
+  /// Pieces of `utf8` (no <s>/</s> added) with their code point spans in `utf8` (HF's offset_mapping).
+  Tokenized tokenize_with_offsets(std::string_view utf8) const override;
 
   /// HF ids (fairseq order); -1 for a piece the model does not have.
-  int64_t token_to_id(std::string_view piece) const;
-  std::vector<int64_t> convert_tokens_to_ids(const std::vector<std::string>& pieces) const;
+  int64_t find_id(std::string_view piece) const override;
+  bool continues_word(const std::string& piece) const override { return piece.rfind("\xE2\x96\x81", 0) != 0; }  // "▁"
+  std::string id_to_token(int64_t id) const override;
   /// The model's pieces + <pad> + <mask> (HF's len(tokenizer)).
-  int64_t vocab_size() const { return static_cast<int64_t>(pieces_.size()); }
+  int64_t vocab_size() const override { return static_cast<int64_t>(pieces_.size()); }
 
   /// The precompiled normalization of `text` (code points), with each output character's span in
   /// the input (exposed for tests).
@@ -60,7 +59,7 @@ class SentencePieceTokenizer {
   float unk_score_ = 0.0f;
   std::vector<uint32_t> trie_;  // the charsmap's double array (darts-clone units)
   std::string normalized_;      // the charsmap's NUL-terminated replacement strings
-  std::vector<AddedToken> specials_{{"<s>"}, {"<pad>"}, {"</s>"}, {"<unk>"}, {"<mask>"}};
+  std::vector<AddedToken> added_{{"<s>"}, {"<pad>"}, {"</s>"}, {"<unk>"}, {"<mask>"}};
 };
 
 }  // namespace unif::framework

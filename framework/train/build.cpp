@@ -14,6 +14,8 @@
 #include "framework/common/hf_dir.h"
 #include "framework/data/records.h"
 #include "framework/train/model_dir.h"
+#include "framework/train/tokenizer_files.h"
+#include "models/architectures.h"
 #include "models/heads/distillation.h"
 #include "models/heads/factory.h"
 
@@ -79,20 +81,20 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
                   std::to_string(static_cast<int>(cfg.method)));
 }
 
-MlmMasking mlm_masking(const RunConfig& cfg, const BertTokenizer& tokenizer) {
+MlmMasking mlm_masking(const RunConfig& cfg, const Tokenizer& tokenizer) {
   MlmMasking m;
   m.probability = cfg.model.mlm_probability;
   m.whole_word = cfg.model.whole_word_mask;
   m.seed = static_cast<uint64_t>(cfg.seed);
-  m.vocab_size = tokenizer.vocab().size();
-  if (tokenizer.vocab().token(tokenizer.token_to_id("[MASK]")) != "[MASK]")
-    throw UserError("task masked_lm: the vocabulary has no [MASK] token");
-  m.mask_id = tokenizer.token_to_id("[MASK]");
+  const std::string& mask = tokenizer.specials().mask;
+  m.vocab_size = tokenizer.vocab_size();
+  if (tokenizer.find_id(mask) < 0) throw UserError("task masked_lm: the vocabulary has no " + mask + " token");
+  m.mask_id = tokenizer.token_to_id(mask);
   return m;
 }
 
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
-                        const BertTokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
+                        const Tokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
                         bool require_labels, const SpanConfig& span, const MlmMasking& mlm) {
   TaskData d;
   d.file = file;
@@ -102,8 +104,8 @@ TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& label
     d.encoded = encode_mlm_examples(d.examples, tokenizer, max_seq_length);
     d.mlm = mlm;
     if (!d.mlm.enabled()) {
-      d.mlm.mask_id = tokenizer.token_to_id("[MASK]");
-      d.mlm.vocab_size = tokenizer.vocab().size();
+      d.mlm.mask_id = tokenizer.token_to_id(tokenizer.specials().mask);
+      d.mlm.vocab_size = tokenizer.vocab_size();
     }
     return d;
   }
@@ -143,8 +145,8 @@ namespace {
 
 // distill.teacher: a model directory of the same task, label set and vocabulary, wrapped around the
 // student (models/heads/distillation.h).
-std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std::shared_ptr<models::BertTaskModel> student,
-                                                      const Vocab& vocab, const LabelSet& labels) {
+std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std::shared_ptr<models::EncoderTaskModel> student,
+                                                      const Tokenizer& tokenizer, const LabelSet& labels) {
   const std::string where = "distill.teacher: '" + cfg.distill.teacher + "'";
   LoadedModel teacher;
   try {
@@ -158,13 +160,10 @@ std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std:
     throw UserError(where + " has another label set (" + std::to_string(teacher.meta.labels.size()) +
                     " labels, or another order) than the run (" + std::to_string(labels.size()) +
                     "): set data.labels to the teacher's labels");
-  const auto& tv = teacher.tokenizer->vocab();
-  bool same = tv.size() == vocab.size();
-  for (int64_t i = 0; same && i < vocab.size(); ++i) same = tv.token(i) == vocab.token(i);
-  if (!same)
-    throw UserError(where + " has another vocabulary than the student (" + teacher.vocab_file.string() +
-                    "): distillation needs the same token ids");
-  if (cfg.model.max_seq_length > teacher.hf.bert.max_position_embeddings())
+  if (!same_vocabulary(*teacher.tokenizer, tokenizer))
+    throw UserError(where + " has another vocabulary than the student (" +
+                    teacher.tokenizer_files.files.front().string() + "): distillation needs the same token ids");
+  if (cfg.model.max_seq_length > models::max_input_length(teacher.hf.bert))
     throw UserError(where + ": model.max_seq_length " + std::to_string(cfg.model.max_seq_length) +
                     " exceeds the teacher's max_position_embeddings");
   // The teacher must see the run's text as it was trained to: the same lower-casing, the same
@@ -184,7 +183,7 @@ std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std:
     throw UserError(where + " was trained on text_fields " + list(teacher.meta.text_fields) +
                     ", the run's data.text_fields are " + list(cfg.data.text_fields) +
                     ": distillation feeds the teacher the run's inputs");
-  check_segments(cfg.task, cfg.data.text_fields, "data.text_fields", teacher.hf.bert.type_vocab_size(),
+  check_segments(cfg.task, cfg.data.text_fields, "data.text_fields", models::usable_token_types(teacher.hf.bert),
                  "distill.teacher (" + (fs::path(cfg.distill.teacher) / "config.json").string() + ")");
   return std::make_shared<models::DistillationModel>(std::move(student), teacher.model, cfg.distill.temperature,
                                                      cfg.distill.alpha);
@@ -220,7 +219,7 @@ torch::Tensor class_weights_for(const RunConfig& cfg, const LabelSet& labels, co
   return weights;
 }
 
-void apply_training_loss(const RunConfig& cfg, models::BertTaskModel& model, const torch::Tensor& class_weights) {
+void apply_training_loss(const RunConfig& cfg, models::EncoderTaskModel& model, const torch::Tensor& class_weights) {
   models::LossOptions loss;
   loss.label_smoothing = cfg.training.loss.label_smoothing;
   loss.focal_gamma = cfg.training.loss.focal_gamma;
@@ -244,7 +243,7 @@ EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, co
   }
   apply_training_loss(cfg, *lm.model, setup.class_weights);
   if (!cfg.distill.teacher.empty())
-    setup.model = distillation_model(cfg, lm.model, lm.tokenizer->vocab(), labels);
+    setup.model = distillation_model(cfg, lm.model, *lm.tokenizer, labels);
   return setup;
 }
 
@@ -254,13 +253,17 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     throw UserError("model.pretrained: '" + cfg.model.pretrained + "' is not a directory");
   // A sentence-transformers save: its BERT lives in the Transformer module's folder.
   const fs::path pretrained = cfg.model.pretrained.empty() ? fs::path() : resolve_hf_dir(cfg.model.pretrained);
-  fs::path vocab_file = cfg.model.vocab;
-  if (vocab_file.empty()) {
-    if (pretrained.empty()) throw UserError("model.vocab: required when model.pretrained is null");
-    vocab_file = pretrained / "vocab.txt";
-  }
-  auto vocab = std::make_shared<const Vocab>(Vocab::load(vocab_file.string()));
-  auto tokenizer = std::make_shared<BertTokenizer>(vocab, cfg.model.do_lower_case);
+  // The model's family (config.json's model_type; BERT without a pretrained model) picks the tokenizer.
+  HfConfig hf;
+  if (!pretrained.empty()) hf = read_hf_config(pretrained / "config.json");
+  const models::Architecture& arch = models::architecture(hf.bert.model_type());
+  if (cfg.model.vocab.empty() && pretrained.empty()) throw UserError("model.vocab: required when model.pretrained is null");
+  if (!cfg.model.vocab.empty() && arch.tokenizer != models::TokenizerKind::WordPiece)
+    throw UserError("model.vocab: a WordPiece vocabulary, but " + (pretrained / "config.json").string() +
+                    " is a " + arch.model_type + " model whose tokenizer is read from its directory: remove model.vocab");
+  const TokenizerFiles tokenizer_files = load_tokenizer(pretrained, arch, cfg.model.do_lower_case, cfg.model.vocab);
+  const auto& tokenizer = tokenizer_files.tokenizer;
+  const std::string vocab_name = tokenizer_files.files.front().string();
 
   // Data first: the label set sizes the head.
   TrainerParts parts;
@@ -303,12 +306,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   }
 
   // Model: pretrained config (+ overrides) or BertConfig defaults (+ overrides).
-  HfConfig hf;
-  if (!pretrained.empty()) {
-    hf = read_hf_config(pretrained / "config.json");
-  } else {
-    hf.bert.vocab_size(vocab->size());
-  }
+  if (pretrained.empty()) hf.bert.vocab_size(tokenizer->vocab_size());
   apply_overrides(hf.bert, cfg.model.bert);
   hf.bert.sparse_embeddings(cfg.model.sparse_embeddings);
   try {
@@ -316,19 +314,24 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   } catch (const std::invalid_argument& e) {
     throw UserError(std::string("model.bert: ") + e.what());
   }
-  if (vocab->size() > hf.bert.vocab_size())
-    throw UserError("model.vocab: '" + vocab_file.string() + "' has " + std::to_string(vocab->size()) +
+  if (tokenizer->vocab_size() > hf.bert.vocab_size())
+    throw UserError((cfg.model.vocab.empty() ? std::string("model.pretrained") : std::string("model.vocab")) + ": '" +
+                    vocab_name + "' has " + std::to_string(tokenizer->vocab_size()) +
                     " tokens but the model's vocab_size is " + std::to_string(hf.bert.vocab_size()));
-  if (cfg.model.max_seq_length > hf.bert.max_position_embeddings())
+  if (cfg.model.max_seq_length > models::max_input_length(hf.bert))
     throw UserError("model.max_seq_length: " + std::to_string(cfg.model.max_seq_length) +
-                    " exceeds the model's max_position_embeddings " + std::to_string(hf.bert.max_position_embeddings()));
-  check_segments(cfg.task, cfg.data.text_fields, "data.text_fields", hf.bert.type_vocab_size(),
+                    " exceeds the model's max_position_embeddings " + std::to_string(hf.bert.max_position_embeddings()) +
+                    (models::max_input_length(hf.bert) != hf.bert.max_position_embeddings()
+                         ? " less the " + std::to_string(hf.bert.max_position_embeddings() - models::max_input_length(hf.bert)) +
+                               " positions its family reserves"
+                         : std::string()));
+  check_segments(cfg.task, cfg.data.text_fields, "data.text_fields", models::usable_token_types(hf.bert),
                  cfg.model.bert.type_vocab_size ? std::string("the model (model.bert.type_vocab_size)")
                  : pretrained.empty()           ? std::string("the model")
                                                 : "the model (" + (pretrained / "config.json").string() + ")");
   const int64_t num_labels = head_num_labels(cfg.task, static_cast<size_t>(parts.labels.size()));
   torch::manual_seed(static_cast<uint64_t>(cfg.seed));  // fresh weights (a new head) depend on the seed only
-  std::shared_ptr<models::BertTaskModel> model;
+  std::shared_ptr<models::EncoderTaskModel> model;
   if (!pretrained.empty()) {
     PretrainedOptions po;
     po.task = cfg.task;
@@ -336,12 +339,12 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     po.sparse_embeddings = cfg.model.sparse_embeddings;
     po.fresh_mismatched_head = true;
     auto loaded = load_pretrained(pretrained, hf, po);
-    for (auto& note : load_notes(loaded.report, pretrained, models::hf_architecture(loaded.task)))
+    for (auto& note : load_notes(loaded.report, pretrained, models::hf_architecture(*loaded.model)))
       parts.notes.push_back(std::move(note));
     model = loaded.model;
   } else {
     try {
-      model = models::make_bert_task_model(cfg.task, hf.bert, num_labels);
+      model = models::make_encoder_task_model(cfg.task, hf.bert, num_labels);
     } catch (const std::invalid_argument& e) {
       throw UserError(std::string("model.bert: ") + e.what());
     }
@@ -350,16 +353,16 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   apply_training_loss(cfg, *model, parts.class_weights);
   parts.model = model;
   if (!cfg.distill.teacher.empty()) {
-    parts.model = distillation_model(cfg, model, *vocab, parts.labels);
+    parts.model = distillation_model(cfg, model, *tokenizer, parts.labels);
     parts.notes.push_back("distill: teacher " + cfg.distill.teacher + " (frozen, eval mode), temperature " +
                           std::to_string(cfg.distill.temperature) + ", alpha " + std::to_string(cfg.distill.alpha));
   }
   const auto meta = model_meta(cfg, parts.labels.names);
   const auto hf_base = hf;
   const auto labels = parts.labels.names;
-  parts.save_model = [model, hf_base, labels, vocab_file, meta](const fs::path& dir,
+  parts.save_model = [model, hf_base, labels, tokenizer_files, meta](const fs::path& dir,
                                                                const std::function<void(const fs::path&)>& extra) {
-    save_model_dir(dir, *model, describe_model(*model, labels, hf_base), vocab_file, meta, extra);
+    save_model_dir(dir, *model, describe_model(*model, labels, hf_base), tokenizer_files, meta, extra);
   };
   parts.load_model = [model](const fs::path& dir) { load_checkpoint_weights(*model, dir); };
   return parts;

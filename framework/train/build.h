@@ -24,7 +24,7 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
 /// Encodes a data file for a model (eval / predict): records → examples → encodings (span
 /// extraction: windows and decoding per `span`; masked_lm: texts, masks drawn as `mlm`).
 TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
-                        const BertTokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
+                        const Tokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
                         bool require_labels, const SpanConfig& span = {}, const MlmMasking& mlm = {});
 
 /// training.loss.class_weights for `labels` (C), undefined when none: the listed weights, or
@@ -34,7 +34,7 @@ torch::Tensor class_weights_for(const RunConfig& cfg, const LabelSet& labels, co
                                 std::vector<std::string>* notes);
 
 /// training.loss (label smoothing, focal γ, class weights) set on the model's head.
-void apply_training_loss(const RunConfig& cfg, models::BertTaskModel& model, const torch::Tensor& class_weights);
+void apply_training_loss(const RunConfig& cfg, models::EncoderTaskModel& model, const torch::Tensor& class_weights);
 
 /// What `unif eval` evaluates so that its loss is the training run's dev loss (the same ℓ and Z):
 /// the loaded model with training.loss applied, wrapped with the distill teacher when distill is
@@ -47,6 +47,6 @@ EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, co
 
 /// masked_lm's masking for `cfg` (model.mlm_probability, model.whole_word_mask, seed) with the
 /// tokenizer's [MASK] id and vocabulary size.
-MlmMasking mlm_masking(const RunConfig& cfg, const BertTokenizer& tokenizer);
+MlmMasking mlm_masking(const RunConfig& cfg, const Tokenizer& tokenizer);
 
 }  // namespace unif::framework

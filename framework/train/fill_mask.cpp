@@ -11,13 +11,13 @@
 
 namespace unif::framework {
 
-std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const BertTokenizer& tokenizer,
+std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const Tokenizer& tokenizer,
                                       const std::vector<std::string>& texts, int64_t max_seq_length,
                                       int64_t batch_size, int64_t top_k, WorkerPool* workers) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
-  const int64_t mask_id = tokenizer.token_to_id("[MASK]");
+  const int64_t mask_id = tokenizer.token_to_id(tokenizer.specials().mask);
   const auto n = static_cast<int64_t>(texts.size());
   std::vector<FillMaskResult> out(texts.size());
   std::vector<std::vector<int64_t>> ids(texts.size());
@@ -25,7 +25,7 @@ std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const BertTokeni
     // A [MASK] the cut would drop: say where it is rather than answer fewer masks.
     const auto pieces = tokenizer.tokenize_with_offsets(texts[i]).tokens;
     for (size_t p = static_cast<size_t>(std::max<int64_t>(0, max_seq_length - 2)); p < pieces.size(); ++p)
-      if (pieces[p] == "[MASK]") {
+      if (pieces[p] == tokenizer.specials().mask) {
         out[i].error = "[MASK] at token " + std::to_string(p + 2) + " is past max_seq_length " +
                        std::to_string(max_seq_length) + " (the text is cut there)";
         break;
@@ -75,7 +75,7 @@ std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const BertTokeni
       if (!r.error.empty()) continue;
       MaskFill fill;
       for (int64_t k2 = 0; k2 < values.size(1); ++k2) {
-        fill.tokens.push_back(tokenizer.vocab().token(indices[m][k2].item<int64_t>()));
+        fill.tokens.push_back(tokenizer.id_to_token(indices[m][k2].item<int64_t>()));
         fill.scores.push_back(values[m][k2].item<double>());
       }
       r.masks.push_back(std::move(fill));

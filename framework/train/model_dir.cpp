@@ -45,11 +45,11 @@ bool is_complete(const fs::path& dir) {
   return fs::is_regular_file(dir / "COMPLETE", ec);
 }
 
-HfConfig describe_model(const models::BertTaskModel& model, const std::vector<std::string>& labels,
+HfConfig describe_model(const models::EncoderTaskModel& model, const std::vector<std::string>& labels,
                         const HfConfig& base) {
   HfConfig hf = base;
   hf.bert = model.options();
-  hf.architectures = {models::hf_architecture(model.kind())};
+  hf.architectures = {models::hf_architecture(model)};
   hf.problem_type = task_spec(model.kind()).problem_type;
   hf.num_labels = model.num_labels();
   hf.id2label = labels;
@@ -89,8 +89,8 @@ void publish_dir(const fs::path& tmp, const fs::path& dir) {
 
 }  // namespace
 
-void save_model_dir(const fs::path& dir, const models::BertTaskModel& model, const HfConfig& hf,
-                    const fs::path& vocab_file, const ModelMeta& meta,
+void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, const HfConfig& hf,
+                    const TokenizerFiles& tokenizer, const ModelMeta& meta,
                     const std::function<void(const fs::path&)>& extra) {
   fs::path tmp = dir;
   tmp += ".tmp-" + std::to_string(::getpid());
@@ -99,12 +99,21 @@ void save_model_dir(const fs::path& dir, const models::BertTaskModel& model, con
   if (!fs::create_directories(tmp, ec) && ec) throw UserError(tmp.string() + ": cannot create: " + ec.message());
   try {
     save_pretrained(tmp, model, hf);
-    fs::copy_file(vocab_file, tmp / "vocab.txt", fs::copy_options::overwrite_existing);
+    // The tokenizer's files under the names HF looks for (a WordPiece vocabulary given as
+    // model.vocab may have another name).
+    const auto& arch = model.architecture();
+    for (const auto& file : tokenizer.files) {
+      const fs::path name = arch.tokenizer == models::TokenizerKind::WordPiece ? fs::path("vocab.txt") : file.filename();
+      fs::copy_file(file, tmp / name, fs::copy_options::overwrite_existing);
+    }
     write_model_meta(tmp / "unif.yaml", meta);
+    const std::string lower =
+        arch.tokenizer == models::TokenizerKind::WordPiece
+            ? std::string("\"do_lower_case\": ") + (meta.do_lower_case ? "true" : "false") + ", "
+            : std::string();
     detail::write_text_file_atomic(tmp / "tokenizer_config.json",
-                                   std::string("{\"do_lower_case\": ") + (meta.do_lower_case ? "true" : "false") +
-                                       ", \"model_max_length\": " + std::to_string(meta.max_seq_length) +
-                                       ", \"tokenizer_class\": \"BertTokenizer\"}\n");
+                                   "{" + lower + "\"model_max_length\": " + std::to_string(meta.max_seq_length) +
+                                       ", \"tokenizer_class\": \"" + tokenizer.tokenizer_class + "\"}\n");
     if (extra) extra(tmp);
     // Durable before it is declared complete: every file, then the directory, then COMPLETE.
     detail::sync_dir_and_files(tmp);
@@ -166,7 +175,7 @@ Task plain_hf_task(const HfConfig& hf, const fs::path& file) {
   if (const auto task = models::task_from_hf(hf.architectures, hf.problem_type, hf.num_labels)) return *task;
   std::string heads;
   for (const auto& t : kTaskSpecs) {
-    const std::string name = models::hf_architecture(t.task);
+    const std::string name = models::hf_class_name(models::architecture(hf.bert.model_type()), t.task);
     if (heads.find(name) == std::string::npos) heads += (heads.empty() ? "" : ", ") + name;
   }
   throw UserError(file.string() + ": architectures: '" + hf.architectures.front() +
@@ -191,7 +200,7 @@ LoadedModel load_model_dir(const fs::path& dir) {
   } else {
     lm.meta.task = plain_hf_task(lm.hf, dir / "config.json");
     lm.meta.labels = lm.hf.id2label;
-    lm.meta.max_seq_length = std::min<int64_t>(128, lm.hf.bert.max_position_embeddings());
+    lm.meta.max_seq_length = std::min<int64_t>(128, models::max_input_length(lm.hf.bert));
     auto fields = default_fields(lm.meta.task);
     lm.meta.text_fields = std::move(fields.text_fields);
     lm.meta.label_field = std::move(fields.label_field);
@@ -210,13 +219,12 @@ LoadedModel load_model_dir(const fs::path& dir) {
   // one token type would fail at the first batch (token type 1 out of range).
   check_segments(lm.meta.task, lm.meta.text_fields,
                  fs::exists(dir / "unif.yaml", ec) ? (dir / "unif.yaml").string() + ": text_fields" : dir.string(),
-                 lm.hf.bert.type_vocab_size(), (dir / "config.json").string());
-  lm.vocab_file = dir / "vocab.txt";
-  auto vocab = std::make_shared<const Vocab>(Vocab::load(lm.vocab_file.string()));
-  if (vocab->size() > lm.hf.bert.vocab_size())
-    throw UserError(lm.vocab_file.string() + ": " + std::to_string(vocab->size()) +
+                 models::usable_token_types(lm.hf.bert), (dir / "config.json").string());
+  lm.tokenizer_files = load_tokenizer(dir, models::architecture(lm.hf.bert.model_type()), lm.meta.do_lower_case);
+  lm.tokenizer = lm.tokenizer_files.tokenizer;
+  if (lm.tokenizer->vocab_size() > lm.hf.bert.vocab_size())
+    throw UserError(lm.tokenizer_files.files.front().string() + ": " + std::to_string(lm.tokenizer->vocab_size()) +
                     " tokens but config.json vocab_size is " + std::to_string(lm.hf.bert.vocab_size()));
-  lm.tokenizer = std::make_shared<BertTokenizer>(vocab, lm.meta.do_lower_case);
   const int64_t num_labels = head_num_labels(lm.meta.task, lm.meta.labels.size());
   try {
     lm.hf.bert.validate();

@@ -12,17 +12,18 @@
 
 #include "framework/checkpoint/hf_config.h"
 #include "framework/config/model_meta.h"
-#include "framework/text/bert_tokenizer.h"
-#include "models/heads/bert_task_model.h"
+#include "framework/text/tokenizer.h"
+#include "framework/train/tokenizer_files.h"
+#include "models/heads/encoder_task_model.h"
 
 namespace unif::framework {
 
 struct LoadedModel {
-  std::shared_ptr<models::BertTaskModel> model;
+  std::shared_ptr<models::EncoderTaskModel> model;
   HfConfig hf;
   ModelMeta meta;
-  std::shared_ptr<BertTokenizer> tokenizer;
-  std::filesystem::path vocab_file;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  TokenizerFiles tokenizer_files;  // the tokenizer and the files it was read from
 };
 
 /// The task of a plain HF model directory (no unif.yaml) whose config.json `file` holds `hf`:
@@ -35,7 +36,8 @@ Task plain_hf_task(const HfConfig& hf, const std::filesystem::path& file);
 int64_t segment_count(Task task, const std::vector<std::string>& text_fields);
 
 /// UserError unless a model with `type_vocab_size` token types takes the segments of `task` with
-/// `text_fields` (a pair needs token types 0 and 1; RoBERTa-style configs have one). The message
+/// `text_fields` (a pair needs token types 0 and 1 in BERT-style models; pass
+/// models::usable_token_types(options), which is unlimited for families whose pairs are all type 0). The message
 /// names the fields as `fields_key` (e.g. "data.text_fields") and the model as `model_name` (e.g.
 /// "the model (model.pretrained/config.json)").
 void check_segments(Task task, const std::vector<std::string>& text_fields, const std::string& fields_key,
@@ -43,7 +45,7 @@ void check_segments(Task task, const std::vector<std::string>& text_fields, cons
 
 /// The HfConfig describing `model` (architecture, problem_type, labels, BertOptions), keeping the
 /// other fields of `base` (e.g. a pretrained config's extra keys).
-HfConfig describe_model(const models::BertTaskModel& model, const std::vector<std::string>& labels,
+HfConfig describe_model(const models::EncoderTaskModel& model, const std::vector<std::string>& labels,
                         const HfConfig& base);
 
 /// Writes the model files into `dir` (created); `extra` may add more files before COMPLETE is
@@ -51,8 +53,8 @@ HfConfig describe_model(const models::BertTaskModel& model, const std::vector<st
 /// before COMPLETE is written; then `dir` is replaced atomically (renameat2 RENAME_EXCHANGE, else
 /// two renames through `<dir>.old-<pid>`) and the parent directory is fsynced. When this returns,
 /// `dir` is complete on the disk. UserError naming the file on any failed write (e.g. disk full).
-void save_model_dir(const std::filesystem::path& dir, const models::BertTaskModel& model, const HfConfig& hf,
-                    const std::filesystem::path& vocab_file, const ModelMeta& meta,
+void save_model_dir(const std::filesystem::path& dir, const models::EncoderTaskModel& model, const HfConfig& hf,
+                    const TokenizerFiles& tokenizer, const ModelMeta& meta,
                     const std::function<void(const std::filesystem::path&)>& extra = {});
 
 /// Loads a model directory (ours or plain HF) for evaluation or prediction. UserError on a

@@ -26,7 +26,7 @@
 #include "framework/metrics/metrics.h"
 
 // Models: the TaskModel interface a custom model implements, its batch and output, BERT's heads.
-#include "models/heads/bert_task_model.h"
+#include "models/heads/encoder_task_model.h"
 #include "models/io.h"
 #include "models/task_model.h"
 

@@ -22,23 +22,25 @@ void BertSelfAttentionImpl::reset() {
   dropout = register_module("dropout", Dropout(options.attention_probs_dropout_prob()));
 }
 
-torch::Tensor BertSelfAttentionImpl::split_heads(const torch::Tensor& x) const {
-  const int64_t heads = options.num_attention_heads();
-  return x.view({x.size(0), x.size(1), heads, options.hidden_size() / heads}).permute({0, 2, 1, 3});
+torch::Tensor multi_head_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                   int64_t heads, const torch::Tensor& additive_mask, Dropout& dropout) {
+  const int64_t width = q.size(2), head_size = width / heads;
+  auto split = [&](const torch::Tensor& x) {  // (B, L, H) -> (B, heads, L, d)
+    return x.view({x.size(0), x.size(1), heads, head_size}).permute({0, 2, 1, 3});
+  };
+  torch::Tensor scores =
+      torch::matmul(split(q), split(k).transpose(-1, -2)) / std::sqrt(static_cast<double>(head_size));  // (B, heads, Lq, L)
+  if (additive_mask.defined()) scores = scores + additive_mask;
+  // Softmax in float32 also under autocast (its matmuls give bfloat16 / float16 scores).
+  torch::Tensor probs = dropout(torch::softmax(full_precision(scores), -1));
+  torch::Tensor context = torch::matmul(probs, split(v)).permute({0, 2, 1, 3}).contiguous();  // (B, Lq, heads, d)
+  return context.view({context.size(0), context.size(1), width});                             // (B, Lq, H)
 }
 
 torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
                                              const torch::Tensor& queries) {
-  torch::Tensor q = split_heads(linear(query, queries.defined() ? queries : hidden));  // (B, heads, Lq, d)
-  torch::Tensor k = split_heads(linear(key, hidden));
-  torch::Tensor v = split_heads(linear(value, hidden));
-  const double head_size = static_cast<double>(options.hidden_size() / options.num_attention_heads());
-  torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(head_size);  // (B, heads, L, L)
-  if (additive_mask.defined()) scores = scores + additive_mask;
-  // Softmax in float32 also under autocast (its matmuls give bfloat16 / float16 scores).
-  torch::Tensor probs = dropout(torch::softmax(full_precision(scores), -1));
-  torch::Tensor context = torch::matmul(probs, v).permute({0, 2, 1, 3}).contiguous();  // (B, L, heads, d)
-  return context.view({context.size(0), context.size(1), options.hidden_size()});       // (B, L, H)
+  return multi_head_attention(linear(query, queries.defined() ? queries : hidden), linear(key, hidden),
+                              linear(value, hidden), options.num_attention_heads(), additive_mask, dropout);
 }
 
 BertSelfOutputImpl::BertSelfOutputImpl(BertOptions options_) : options(std::move(options_)) {

@@ -28,11 +28,14 @@ class BertSelfAttentionImpl : public torch::nn::Cloneable<BertSelfAttentionImpl>
   BertOptions options;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};  // (H, H) each
   Dropout dropout{nullptr};                             // attention_probs_dropout_prob
-
- private:
-  torch::Tensor split_heads(const torch::Tensor& x) const;  // (B, L, H) -> (B, heads, L, d)
 };
 TORCH_MODULE(BertSelfAttention);
+
+/// softmax(q kᵀ / sqrt(d) + additive_mask) v over `heads` heads of d = H / heads: q (B, Lq, H), k and
+/// v (B, L, H), additive_mask (B, 1, 1, L) or undefined -> the context (B, Lq, H). Dropout on the
+/// probabilities. The attention of every family (BERT's self-attention, DistilBERT's, ALBERT's).
+torch::Tensor multi_head_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                   int64_t heads, const torch::Tensor& additive_mask, Dropout& dropout);
 
 class BertSelfOutputImpl : public torch::nn::Cloneable<BertSelfOutputImpl> {
  public:

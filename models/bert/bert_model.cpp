@@ -58,4 +58,12 @@ BertModelOutput BertModelImpl::forward(const torch::Tensor& input_ids, const tor
   return out;
 }
 
+EncoderOutput BertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                                    const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
+                                    bool first_token_only) {
+  if (!input_ids.defined()) throw std::invalid_argument("BertModel: no input_ids");
+  return forward({}, token_type_ids, attention_mask,
+                 embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta), first_token_only);
+}
+
 }  // namespace unif::models

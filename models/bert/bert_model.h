@@ -15,6 +15,7 @@
 #include "models/bert/embeddings.h"
 #include "models/bert/encoder.h"
 #include "models/bert/options.h"
+#include "models/encoder_model.h"
 
 namespace unif::models {
 
@@ -30,20 +31,22 @@ class BertPoolerImpl : public torch::nn::Cloneable<BertPoolerImpl> {
 };
 TORCH_MODULE(BertPooler);
 
-struct BertModelOutput {
-  torch::Tensor last_hidden_state;  // (B, L, H)
-  torch::Tensor pooler_output;      // (B, H); undefined without a pooler
-  torch::Tensor embedding_output;   // (B, L, H): the embeddings module's output (after LayerNorm, dropout)
-};
+using BertModelOutput = EncoderOutput;
 
 /// HF's get_extended_attention_mask: (1 - mask) * finfo(dtype).min, shaped (B, 1, 1, L).
 torch::Tensor extended_attention_mask(const torch::Tensor& attention_mask, torch::Dtype dtype);
 
-class BertModelImpl : public torch::nn::Cloneable<BertModelImpl> {
+class BertModelImpl : public EncoderModel {
  public:
   /// Builds and initialises (init_bert_weights) the model; throws std::invalid_argument on bad options.
   explicit BertModelImpl(BertOptions options, bool add_pooling_layer = true);
-  void reset() override;
+  void reset();
+
+  EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                       const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
+                       bool first_token_only) override;
+  torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
+  const BertOptions& encoder_options() const override { return options; }
 
   /// Give input_ids (B, L) int64 or inputs_embeds (B, L, H) (replaces word_embeddings(input_ids));
   /// token_type_ids (B, L) default zeros; attention_mask (B, L) 1/0, default ones.

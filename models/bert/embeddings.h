@@ -15,7 +15,9 @@ namespace unif::models {
 
 class BertEmbeddingsImpl : public torch::nn::Cloneable<BertEmbeddingsImpl> {
  public:
-  explicit BertEmbeddingsImpl(BertOptions options);
+  /// Width options.embedding_width() (hidden_size for BERT; embedding_size for ELECTRA and ALBERT,
+  /// which project it). token_types false: no token_type_embeddings (DistilBERT).
+  explicit BertEmbeddingsImpl(BertOptions options, bool token_types = true);
   void reset() override;
 
   /// input_ids (B, L) int64, or inputs_embeds (B, L, H) replacing word_embeddings(input_ids);
@@ -24,9 +26,10 @@ class BertEmbeddingsImpl : public torch::nn::Cloneable<BertEmbeddingsImpl> {
                         const torch::Tensor& inputs_embeds = {});
 
   BertOptions options;
+  bool token_types;
   torch::nn::Embedding word_embeddings{nullptr};        // (V, H), padding_idx = pad_token_id
   torch::nn::Embedding position_embeddings{nullptr};    // (P, H)
-  torch::nn::Embedding token_type_embeddings{nullptr};  // (T, H)
+  torch::nn::Embedding token_type_embeddings{nullptr};  // (T, H); null without token types
   torch::nn::LayerNorm layer_norm{nullptr};             // registered as "LayerNorm"
   Dropout dropout{nullptr};
 };

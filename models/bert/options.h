@@ -1,5 +1,7 @@
-// BertOptions: the architecture of a BERT model. Field names are HF `config.json` (BertConfig) names,
-// so a config file maps onto this struct key by key (framework/checkpoint/hf_config.h does the IO).
+// BertOptions: the architecture of a BERT-family encoder. Field names are HF `config.json` (BertConfig)
+// names, so a BERT config file maps onto this struct key by key; each family's config reader
+// (models/<family>/config.cpp, a row of models/architectures.h) maps its own names onto the same
+// fields (DistilBERT's dim -> hidden_size, ...) and back. Fields only some families read are marked.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -13,6 +15,8 @@ namespace unif::models {
 /// Example:
 ///   BertOptions opt; opt.vocab_size(21128).hidden_size(32).num_hidden_layers(2).num_attention_heads(4);
 struct BertOptions {
+  /// config.json's model_type: the family (models/architectures.h) whose modules are built.
+  TORCH_ARG(std::string, model_type) = "bert";
   TORCH_ARG(int64_t, vocab_size) = 30522;
   TORCH_ARG(int64_t, hidden_size) = 768;
   TORCH_ARG(int64_t, num_hidden_layers) = 12;
@@ -28,6 +32,17 @@ struct BertOptions {
   TORCH_ARG(int64_t, pad_token_id) = 0;
   /// HF `classifier_dropout`; negative = null (use hidden_dropout_prob).
   TORCH_ARG(double, classifier_dropout) = -1.0;
+  /// ELECTRA, ALBERT: the width of the embeddings (projected to hidden_size); <= 0 = hidden_size.
+  TORCH_ARG(int64_t, embedding_size) = -1;
+  /// ALBERT: layer groups (layers share the parameters of their group) and layers per group.
+  TORCH_ARG(int64_t, num_hidden_groups) = 1;
+  TORCH_ARG(int64_t, inner_group_num) = 1;
+  /// DistilBERT: dropout before qa_outputs (qa_dropout) and before the sequence classifier
+  /// (seq_classif_dropout); negative = none / not used.
+  TORCH_ARG(double, qa_dropout) = -1.0;
+  TORCH_ARG(double, seq_classif_dropout) = -1.0;
+  /// DistilBERT: fixed sinusoidal position embeddings.
+  TORCH_ARG(bool, sinusoidal_pos_embds) = false;
   /// Not an HF field: word embeddings produce sparse (COO) gradients.
   TORCH_ARG(bool, sparse_embeddings) = false;
 
@@ -44,6 +59,8 @@ struct BertOptions {
     positive(intermediate_size(), "intermediate_size");
     positive(max_position_embeddings(), "max_position_embeddings");
     positive(type_vocab_size(), "type_vocab_size");
+    positive(num_hidden_groups(), "num_hidden_groups");
+    positive(inner_group_num(), "inner_group_num");
     if (hidden_size() % num_attention_heads() != 0)
       throw std::invalid_argument("hidden_size (" + std::to_string(hidden_size()) +
                                   ") must be a multiple of num_attention_heads (" +
@@ -56,6 +73,8 @@ struct BertOptions {
     prob(hidden_dropout_prob(), "hidden_dropout_prob");
     prob(attention_probs_dropout_prob(), "attention_probs_dropout_prob");
   }
+  /// The embeddings' width: embedding_size, or hidden_size when it is not set.
+  int64_t embedding_width() const { return embedding_size() > 0 ? embedding_size() : hidden_size(); }
 };
 
 }  // namespace unif::models

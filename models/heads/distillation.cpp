@@ -26,7 +26,7 @@ torch::Tensor distillation_kl(Task kind, const torch::Tensor& student_logits, co
   }
 }
 
-DistillationModel::DistillationModel(std::shared_ptr<BertTaskModel> student, std::shared_ptr<TaskModel> teacher,
+DistillationModel::DistillationModel(std::shared_ptr<EncoderTaskModel> student, std::shared_ptr<TaskModel> teacher,
                                      double temperature, double alpha)
     : student_(std::move(student)), teacher_(std::move(teacher)), temperature_(temperature), alpha_(alpha) {
   const auto kind = student_->kind();
@@ -56,7 +56,7 @@ ModelOutput DistillationModel::forward(const Batch& batch, const torch::Tensor& 
 }
 
 std::shared_ptr<TaskModel> DistillationModel::clone_model() const {
-  auto student = std::dynamic_pointer_cast<BertTaskModel>(student_->clone_model());
+  auto student = std::dynamic_pointer_cast<EncoderTaskModel>(student_->clone_model());
   auto copy = std::make_shared<DistillationModel>(student, teacher_->clone_model(), temperature_, alpha_);
   copy->train(is_training());
   return copy;

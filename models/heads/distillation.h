@@ -15,7 +15,7 @@
 #pragma once
 #include <memory>
 
-#include "models/heads/bert_task_model.h"
+#include "models/heads/encoder_task_model.h"
 
 namespace unif::models {
 
@@ -28,7 +28,7 @@ torch::Tensor distillation_kl(Task kind, const torch::Tensor& student_logits, co
 class DistillationModel final : public TaskModel {
  public:
   /// kind: Classification, TokenClassification or SpanExtraction (std::invalid_argument otherwise).
-  DistillationModel(std::shared_ptr<BertTaskModel> student, std::shared_ptr<TaskModel> teacher, double temperature,
+  DistillationModel(std::shared_ptr<EncoderTaskModel> student, std::shared_ptr<TaskModel> teacher, double temperature,
                     double alpha);
 
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
@@ -42,11 +42,11 @@ class DistillationModel final : public TaskModel {
   void to(torch::Dtype dtype, bool non_blocking = false) override;
   void to(torch::Device device, bool non_blocking = false) override;
 
-  const std::shared_ptr<BertTaskModel>& student() const { return student_; }
+  const std::shared_ptr<EncoderTaskModel>& student() const { return student_; }
   const std::shared_ptr<TaskModel>& teacher() const { return teacher_; }
 
  private:
-  std::shared_ptr<BertTaskModel> student_;
+  std::shared_ptr<EncoderTaskModel> student_;
   std::shared_ptr<TaskModel> teacher_;
   double temperature_, alpha_;
 };

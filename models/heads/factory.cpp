@@ -1,4 +1,4 @@
-// make_bert_task_model and the BERT heads' HF names: see factory.h.
+// make_encoder_task_model and the BERT heads' HF names: see factory.h.
 #include "models/heads/factory.h"
 
 #include "models/architectures.h"
@@ -9,22 +9,22 @@
 
 namespace unif::models {
 
-std::shared_ptr<BertTaskModel> make_bert_task_model(Task kind, const BertOptions& options, int64_t num_labels) {
+std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const BertOptions& options, int64_t num_labels) {
   switch (kind) {
     case Task::Classification:
     case Task::Multilabel:
     case Task::Regression:
-      return std::make_shared<BertForSequenceClassificationImpl>(options, num_labels, kind);
+      return std::make_shared<EncoderForSequenceClassificationImpl>(options, num_labels, kind);
     case Task::TokenClassification:
-      return std::make_shared<BertForTokenClassificationImpl>(options, num_labels);
+      return std::make_shared<EncoderForTokenClassificationImpl>(options, num_labels);
     case Task::SpanExtraction:
-      return std::make_shared<BertForQuestionAnsweringImpl>(options);
+      return std::make_shared<EncoderForQuestionAnsweringImpl>(options);
     case Task::MaskedLm:
-      return std::make_shared<BertForMaskedLMImpl>(options);
+      return std::make_shared<EncoderForMaskedLMImpl>(options);
   }
   throw std::invalid_argument("unknown Task");
 }
 
-std::string hf_architecture(Task kind) { return hf_class_name(architecture("bert"), kind); }
+std::string hf_architecture(const EncoderTaskModel& model) { return hf_class_name(model.architecture(), model.kind()); }
 
 }  // namespace unif::models

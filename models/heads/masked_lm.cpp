@@ -3,50 +3,25 @@
 
 #include <torch/nn/functional/loss.h>
 
-#include "models/bert/activations.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/architectures.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
 
 namespace F = torch::nn::functional;
 
-MlmTransformImpl::MlmTransformImpl(const BertOptions& o) : act_(activation(o.hidden_act())) {
-  dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
-  layer_norm = register_module(
-      "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden_size()}).eps(o.layer_norm_eps())));
+EncoderForMaskedLMImpl::EncoderForMaskedLMImpl(const BertOptions& options)
+    : EncoderTaskModel(options, /*add_pooling_layer=*/false) {
+  lm_ = arch_->make_lm_head(*this, *encoder_);
 }
 
-// Under autocast the dense layer's output is bfloat16 / float16; LayerNorm runs on float32 (its
-// weights' type, as the encoder's LayerNorms whose residual input is float32).
-torch::Tensor MlmTransformImpl::forward(const torch::Tensor& hidden) {
-  return layer_norm(full_precision(act_(linear(dense, hidden))));
+torch::Tensor EncoderForMaskedLMImpl::lm_logits(const torch::Tensor& hidden) {
+  // float32 logits for the softmax and the loss when autocast made the product low precision.
+  return full_precision(lm_->forward(hidden));
 }
 
-MlmPredictionsImpl::MlmPredictionsImpl(const BertOptions& o) {
-  transform = register_module("transform", MlmTransform(o));
-  bias = register_parameter("bias", torch::zeros({o.vocab_size()}));
-}
-
-MlmHeadImpl::MlmHeadImpl(const BertOptions& o) { predictions = register_module("predictions", MlmPredictions(o)); }
-
-BertForMaskedLMImpl::BertForMaskedLMImpl(const BertOptions& options)
-    : BertTaskModel(options, /*add_pooling_layer=*/false) {
-  cls = register_module("cls", MlmHead(options));
-  init_bert_weights(*cls, options.initializer_range());
-  torch::NoGradGuard no_grad;
-  cls->predictions->bias.zero_();
-}
-
-torch::Tensor BertForMaskedLMImpl::lm_logits(const torch::Tensor& hidden) {
-  const auto h = cls->predictions->transform(hidden);
-  // Tied decoder; float32 logits for the softmax and the loss when autocast made the product low precision.
-  return full_precision(at::linear(h, bert->embeddings->word_embeddings->weight, cls->predictions->bias));
-}
-
-ModelOutput BertForMaskedLMImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
-  BertModelOutput encoded = encode(batch, word_embedding_delta);
+ModelOutput EncoderForMaskedLMImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
+  EncoderOutput encoded = encode(batch, word_embedding_delta);
   const auto& hidden = encoded.last_hidden_state;  // (B, L, H)
   ModelOutput out;
   if (!batch.labels.defined()) {
@@ -66,8 +41,8 @@ ModelOutput BertForMaskedLMImpl::forward(const Batch& batch, const torch::Tensor
   return out;
 }
 
-std::shared_ptr<TaskModel> BertForMaskedLMImpl::clone_model() const {
-  auto copy = std::make_shared<BertForMaskedLMImpl>(options());
+std::shared_ptr<TaskModel> EncoderForMaskedLMImpl::clone_model() const {
+  auto copy = std::make_shared<EncoderForMaskedLMImpl>(options());
   copy_module_state(*this, *copy);
   copy->set_loss_options(loss_);
   return copy;

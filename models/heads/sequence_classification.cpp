@@ -5,33 +5,32 @@
 #include <string>
 #include <torch/nn/functional/loss.h>
 
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/architectures.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
 
 namespace F = torch::nn::functional;
 
-BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertOptions& options, int64_t num_labels,
+EncoderForSequenceClassificationImpl::EncoderForSequenceClassificationImpl(const BertOptions& options, int64_t num_labels,
                                                                      Task kind)
-    : BertTaskModel(options, /*add_pooling_layer=*/true), num_labels_(num_labels), kind_(kind) {
+    : EncoderTaskModel(options, models::architecture(options.model_type()).sequence_pooler),
+      num_labels_(num_labels),
+      kind_(kind) {
   if (kind != Task::Classification && kind != Task::Multilabel && kind != Task::Regression)
     throw std::invalid_argument("BertForSequenceClassification: task must be classification, multilabel or regression");
   const int64_t min_labels = kind == Task::Classification ? 2 : 1;
   if (num_labels < min_labels)
     throw std::invalid_argument(to_string(kind) + " needs num_labels >= " + std::to_string(min_labels) + ", got " +
                                 std::to_string(num_labels));
-  dropout = register_module("dropout", Dropout(head_dropout(options)));
-  classifier = register_module("classifier", torch::nn::Linear(options.hidden_size(), num_labels));
-  init_bert_weights(*classifier, options.initializer_range());
+  head_ = arch_->make_sequence_head(*this, options, num_labels);
 }
 
-ModelOutput BertForSequenceClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
-  // Only the pooled [CLS] is read: the last layer computes position 0 alone (same values).
-  BertModelOutput encoded = encode(batch, word_embedding_delta, /*first_token_only=*/true);
+ModelOutput EncoderForSequenceClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
+  // Only the first position (or the pooler on it) is read: the last layer computes position 0 alone.
+  EncoderOutput encoded = encode(batch, word_embedding_delta, /*first_token_only=*/true);
   ModelOutput out;
-  out.logits = full_precision(linear(classifier, dropout(encoded.pooler_output)));  // (B, C), float32 for the loss
+  out.logits = full_precision(head_->forward(encoded));  // (B, C), float32 for the loss
   if (!batch.labels.defined()) return out;
 
   torch::Tensor losses;  // (B)
@@ -56,8 +55,8 @@ ModelOutput BertForSequenceClassificationImpl::forward(const Batch& batch, const
   return out;
 }
 
-std::shared_ptr<TaskModel> BertForSequenceClassificationImpl::clone_model() const {
-  auto copy = std::make_shared<BertForSequenceClassificationImpl>(options(), num_labels_, kind_);
+std::shared_ptr<TaskModel> EncoderForSequenceClassificationImpl::clone_model() const {
+  auto copy = std::make_shared<EncoderForSequenceClassificationImpl>(options(), num_labels_, kind_);
   copy_module_state(*this, *copy);
   copy->set_loss_options(loss_);
   return copy;

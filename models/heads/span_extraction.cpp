@@ -12,16 +12,18 @@ namespace unif::models {
 
 namespace F = torch::nn::functional;
 
-BertForQuestionAnsweringImpl::BertForQuestionAnsweringImpl(const BertOptions& options)
-    : BertTaskModel(options, /*add_pooling_layer=*/false) {
+EncoderForQuestionAnsweringImpl::EncoderForQuestionAnsweringImpl(const BertOptions& options)
+    : EncoderTaskModel(options, /*add_pooling_layer=*/false) {
   qa_outputs = register_module("qa_outputs", torch::nn::Linear(options.hidden_size(), 2));
   init_bert_weights(*qa_outputs, options.initializer_range());
+  if (options.qa_dropout() >= 0) dropout = register_module("dropout", Dropout(options.qa_dropout()));
 }
 
-ModelOutput BertForQuestionAnsweringImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
-  BertModelOutput encoded = encode(batch, word_embedding_delta);
+ModelOutput EncoderForQuestionAnsweringImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
+  EncoderOutput encoded = encode(batch, word_embedding_delta);
+  const torch::Tensor hidden = dropout ? dropout(encoded.last_hidden_state) : encoded.last_hidden_state;
   ModelOutput out;
-  out.logits = full_precision(linear(qa_outputs, encoded.last_hidden_state));  // (B, L, 2), float32 for the loss
+  out.logits = full_precision(linear(qa_outputs, hidden));  // (B, L, 2), float32 for the loss
   if (!batch.labels.defined()) return out;
 
   const int64_t length = out.logits.size(1);
@@ -36,8 +38,8 @@ ModelOutput BertForQuestionAnsweringImpl::forward(const Batch& batch, const torc
   return out;
 }
 
-std::shared_ptr<TaskModel> BertForQuestionAnsweringImpl::clone_model() const {
-  auto copy = std::make_shared<BertForQuestionAnsweringImpl>(options());
+std::shared_ptr<TaskModel> EncoderForQuestionAnsweringImpl::clone_model() const {
+  auto copy = std::make_shared<EncoderForQuestionAnsweringImpl>(options());
   copy_module_state(*this, *copy);
   return copy;
 }

@@ -1,17 +1,18 @@
-// BertForQuestionAnswering as HF (span extraction): bert WITHOUT pooler + `qa_outputs` Linear(H, 2)
-// giving start and end logits per position. l_b = (CE_start + CE_end) / 2 with positions clamped to
+// <Family>ForQuestionAnswering as HF (span extraction): the encoder WITHOUT pooler + `qa_outputs`
+// Linear(H, 2) giving start and end logits per position (DistilBERT: dropout qa_dropout before it). l_b = (CE_start + CE_end) / 2 with positions clamped to
 // [0, L] and position L ignored (contributes 0), as HF; loss_count = B.
 #pragma once
+#include "models/bert/dropout.h"
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
-#include "models/heads/bert_task_model.h"
+#include "models/heads/encoder_task_model.h"
 
 namespace unif::models {
 
-class BertForQuestionAnsweringImpl : public BertTaskModel {
+class EncoderForQuestionAnsweringImpl : public EncoderTaskModel {
  public:
-  explicit BertForQuestionAnsweringImpl(const BertOptions& options);
+  explicit EncoderForQuestionAnsweringImpl(const BertOptions& options);
 
   /// logits (B, L, 2): [..., 0] start, [..., 1] end; labels (B, 2) int64 (start, end).
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
@@ -20,7 +21,8 @@ class BertForQuestionAnsweringImpl : public BertTaskModel {
   int64_t num_labels() const override { return 2; }
 
   torch::nn::Linear qa_outputs{nullptr};  // (2, H)
+  Dropout dropout{nullptr};               // qa_dropout; null where the family has none
 };
-TORCH_MODULE(BertForQuestionAnswering);
+TORCH_MODULE(EncoderForQuestionAnswering);
 
 }  // namespace unif::models

@@ -13,8 +13,8 @@ namespace unif::models {
 
 namespace F = torch::nn::functional;
 
-BertForTokenClassificationImpl::BertForTokenClassificationImpl(const BertOptions& options, int64_t num_labels)
-    : BertTaskModel(options, /*add_pooling_layer=*/false), num_labels_(num_labels) {
+EncoderForTokenClassificationImpl::EncoderForTokenClassificationImpl(const BertOptions& options, int64_t num_labels)
+    : EncoderTaskModel(options, /*add_pooling_layer=*/false), num_labels_(num_labels) {
   if (num_labels < 1)
     throw std::invalid_argument("token_classification needs num_labels >= 1, got " + std::to_string(num_labels));
   dropout = register_module("dropout", Dropout(head_dropout(options)));
@@ -22,8 +22,8 @@ BertForTokenClassificationImpl::BertForTokenClassificationImpl(const BertOptions
   init_bert_weights(*classifier, options.initializer_range());
 }
 
-ModelOutput BertForTokenClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
-  BertModelOutput encoded = encode(batch, word_embedding_delta);
+ModelOutput EncoderForTokenClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
+  EncoderOutput encoded = encode(batch, word_embedding_delta);
   ModelOutput out;
   out.logits = full_precision(linear(classifier, dropout(encoded.last_hidden_state)));  // (B, L, C), float32 for the loss
   if (!batch.labels.defined()) return out;
@@ -37,8 +37,8 @@ ModelOutput BertForTokenClassificationImpl::forward(const Batch& batch, const to
   return out;
 }
 
-std::shared_ptr<TaskModel> BertForTokenClassificationImpl::clone_model() const {
-  auto copy = std::make_shared<BertForTokenClassificationImpl>(options(), num_labels_);
+std::shared_ptr<TaskModel> EncoderForTokenClassificationImpl::clone_model() const {
+  auto copy = std::make_shared<EncoderForTokenClassificationImpl>(options(), num_labels_);
   copy_module_state(*this, *copy);
   copy->set_loss_options(loss_);
   return copy;

@@ -1,19 +1,19 @@
-// BertForTokenClassification as HF: bert WITHOUT pooler + dropout + `classifier` Linear(H, C) on every
-// position. l_b = sum over b's tokens whose label != -100 of the cross-entropy; loss_count = number of
+// <Family>ForTokenClassification as HF (the same in every family): the encoder WITHOUT pooler +
+// dropout (classifier_dropout, else hidden_dropout_prob) + `classifier` Linear(H, C) on every position. l_b = sum over b's tokens whose label != -100 of the cross-entropy; loss_count = number of
 // such tokens (SPEC §5: Z counts labeled tokens).
 #pragma once
 #include "models/bert/dropout.h"
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
-#include "models/heads/bert_task_model.h"
+#include "models/heads/encoder_task_model.h"
 
 namespace unif::models {
 
-class BertForTokenClassificationImpl : public BertTaskModel {
+class EncoderForTokenClassificationImpl : public EncoderTaskModel {
  public:
   /// Throws std::invalid_argument when num_labels < 1.
-  BertForTokenClassificationImpl(const BertOptions& options, int64_t num_labels);
+  EncoderForTokenClassificationImpl(const BertOptions& options, int64_t num_labels);
 
   /// logits (B, L, C); labels (B, L) int64 with -100 = ignored.
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
@@ -29,6 +29,6 @@ class BertForTokenClassificationImpl : public BertTaskModel {
  private:
   int64_t num_labels_;
 };
-TORCH_MODULE(BertForTokenClassification);
+TORCH_MODULE(EncoderForTokenClassification);
 
 }  // namespace unif::models

@@ -47,7 +47,7 @@ std::shared_ptr<models::TaskModel> tiny_bert(unif::Task kind, int64_t labels) {
                .attention_probs_dropout_prob(0.0)
                .initializer_range(0.2)
                .sparse_embeddings(true);
-  auto model = models::make_bert_task_model(kind, o, labels);
+  auto model = models::make_encoder_task_model(kind, o, labels);
   model->train();
   return model;
 }
@@ -209,7 +209,7 @@ TEST_CASE("GPU: dropout masks on GPUs follow the global CPU generator (exact res
   torch::manual_seed(9);
   auto o = models::BertOptions().vocab_size(150).hidden_size(32).num_hidden_layers(2).num_attention_heads(4)
                .intermediate_size(64).max_position_embeddings(32).hidden_dropout_prob(0.3).attention_probs_dropout_prob(0.3);
-  auto proto = models::make_bert_task_model(unif::Task::Classification, o, 4);
+  auto proto = models::make_encoder_task_model(unif::Task::Classification, o, 4);
   const auto batch = batch_of(8, 16, false);
   // One pass from a saved CPU generator state, the device generators left wherever they are: the
   // same masks, hence the same loss, each time (the checkpoint holds only the CPU state).

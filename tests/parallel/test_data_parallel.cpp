@@ -40,7 +40,9 @@
 #include "framework/engines/data_parallel.h"
 #include "framework/engines/devices.h"
 #include "framework/engines/local_engine.h"
-#include "models/heads/bert_task_model.h"
+#include "framework/text/bert_tokenizer.h"
+#include "framework/text/encoding.h"
+#include "models/heads/encoder_task_model.h"
 #include "models/heads/factory.h"
 #include "models/heads/loss.h"
 
@@ -115,7 +117,7 @@ std::shared_ptr<models::TaskModel> random_model(unif::Task kind, bool sparse, in
                .attention_probs_dropout_prob(dropout)
                .initializer_range(0.2)
                .sparse_embeddings(sparse);
-  auto model = models::make_bert_task_model(kind, o, num_labels);
+  auto model = models::make_encoder_task_model(kind, o, num_labels);
   model->train();
   return model;
 }
@@ -426,7 +428,7 @@ TEST_CASE("training.loss (class weights - label smoothing - focal): 1 2 3 replic
   loss.focal_gamma = 2.0;
   const auto f = fixture_batch();
   for (bool sparse : {true, false}) {
-    auto proto = std::dynamic_pointer_cast<models::BertTaskModel>(fixture_model(sparse));
+    auto proto = std::dynamic_pointer_cast<models::EncoderTaskModel>(fixture_model(sparse));
     loss.class_weights = torch::tensor({0.5f, 2.0f});  // Z = 8 only with weights averaging 1
     proto->set_loss_options(loss);
     const double z = models::loss_normalizer(f.batch.labels, loss.class_weights);
@@ -438,7 +440,7 @@ TEST_CASE("training.loss (class weights - label smoothing - focal): 1 2 3 replic
     }
   }
   auto [batch, count] = token_batch(7, 12, 5);
-  auto proto = std::dynamic_pointer_cast<models::BertTaskModel>(random_model(unif::Task::TokenClassification, true, 5));
+  auto proto = std::dynamic_pointer_cast<models::EncoderTaskModel>(random_model(unif::Task::TokenClassification, true, 5));
   loss.class_weights = torch::tensor({0.5f, 2.0f, 1.0f, 0.25f, 3.0f});
   proto->set_loss_options(loss);
   const double z = models::loss_normalizer(batch.labels, loss.class_weights);

@@ -59,7 +59,7 @@ void check_forward(const fs::path& dir) {
   models::Batch batch = batch_from(ref);
   auto mask = batch.attention_mask.to(torch::kBool).unsqueeze(-1);  // (B, L, 1)
 
-  auto hidden = model.bert->forward(batch.input_ids, batch.token_type_ids, batch.attention_mask);
+  auto hidden = model.encoder().encode(batch.input_ids, batch.token_type_ids, batch.attention_mask, {}, false);
   CHECK(worst_excess(hidden.embedding_output, ref.at("embedding_output"), 1e-5, 0.0, mask) <= 0);
   CHECK(worst_excess(hidden.last_hidden_state, ref.at("last_hidden_state"), 1e-5, 0.0, mask) <= 0);
   CHECK(worst_excess(hidden.pooler_output, ref.at("pooler_output"), 1e-5, 0.0) <= 0);

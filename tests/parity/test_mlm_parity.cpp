@@ -53,7 +53,7 @@ models::Batch reference_batch(const nlohmann::json& m) {
   return b;
 }
 
-std::shared_ptr<models::BertTaskModel> reference_model(bool sparse) {
+std::shared_ptr<models::EncoderTaskModel> reference_model(bool sparse) {
   auto config = framework::read_hf_config(kFixture / "config.json");
   config.bert.hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
   framework::PretrainedOptions o;

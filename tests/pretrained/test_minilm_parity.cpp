@@ -12,6 +12,7 @@
 #include "framework/checkpoint/pretrained.h"
 #include "framework/checkpoint/safetensors.h"
 #include "framework/common/hf_dir.h"
+#include "framework/text/bert_tokenizer.h"
 #include "framework/text/encoding.h"
 #include "support/pretrained_model.h"
 
@@ -63,12 +64,12 @@ TEST_CASE("all-MiniLM-L6-v2: tokenizer ids and encoder outputs match HF", "[pret
   CHECK(loaded.model->options().num_hidden_layers() == 6);
   CHECK(loaded.model->options().hidden_size() == 384);
   int64_t encoder_params = 0;
-  for (const auto& p : loaded.model->bert->parameters()) encoder_params += p.numel();
+  for (const auto& p : loaded.model->encoder().parameters()) encoder_params += p.numel();
   CHECK(encoder_params == 22713216);  // all-MiniLM-L6-v2's 22.7M (BertModel with pooler)
   loaded.model->eval();
   torch::NoGradGuard no_grad;
   const auto& mask = ref.at("attention_mask");
-  auto out = loaded.model->bert->forward(ref.at("input_ids"), ref.at("token_type_ids"), mask);
+  auto out = loaded.model->encoder().encode(ref.at("input_ids"), ref.at("token_type_ids"), mask, {}, false);
   // float32 through 6 layers, another BLAS than the reference's: 2e-5 on unit-size activations.
   CHECK(max_diff(out.last_hidden_state, ref.at("last_hidden_state"), mask) < 2e-5);
   CHECK(max_diff(out.pooler_output, ref.at("pooler_output"), mask) < 2e-5);

@@ -68,7 +68,7 @@ TEST_CASE("classification head has exactly the HF fixture's parameter names and 
   REQUIRE(expected.size() == 41);  // 5 embeddings + 2 x 16 per layer + pooler 2 + classifier 2
 
   torch::manual_seed(0);
-  auto model = make_bert_task_model(Task::Classification, fixture_options(), 2);
+  auto model = make_encoder_task_model(Task::Classification, fixture_options(), 2);
   CHECK(shapes(*model) == expected);
   CHECK(model->named_buffers().size() == 0);  // no position_ids buffer
   int64_t count = 0;
@@ -78,9 +78,9 @@ TEST_CASE("classification head has exactly the HF fixture's parameter names and 
 
 TEST_CASE("token and QA heads: no pooler, classifier / qa_outputs shapes", "[unit][bert]") {
   const BertOptions opt = tiny_options();
-  auto token = make_bert_task_model(Task::TokenClassification, opt, 5);
-  auto qa = make_bert_task_model(Task::SpanExtraction, opt, 0);
-  auto seq = make_bert_task_model(Task::Classification, opt, 3);
+  auto token = make_encoder_task_model(Task::TokenClassification, opt, 5);
+  auto qa = make_encoder_task_model(Task::SpanExtraction, opt, 0);
+  auto seq = make_encoder_task_model(Task::Classification, opt, 3);
   auto token_shapes = shapes(*token), qa_shapes = shapes(*qa), seq_shapes = shapes(*seq);
 
   CHECK(token_shapes.at("classifier.weight") == std::vector<int64_t>{5, 8});
@@ -111,7 +111,7 @@ TEST_CASE("options validation names the inconsistent field", "[unit][bert]") {
   opt.hidden_act("swish");
   CHECK_THROWS_WITH(BertModel(opt), Catch::Contains("hidden_act must be gelu, gelu_new or relu, got 'swish'"));
   CHECK_THROWS_WITH(activation("tanh"), Catch::Contains("got 'tanh'"));
-  CHECK_THROWS_WITH(make_bert_task_model(Task::Classification, tiny_options(), 1),
+  CHECK_THROWS_WITH(make_encoder_task_model(Task::Classification, tiny_options(), 1),
                     Catch::Contains("num_labels >= 2"));
   BertModel model(tiny_options());
   auto too_long = torch::ones({1, 17}, torch::kLong);
@@ -186,7 +186,7 @@ TEST_CASE("BertModel first_token_only: the last layer's [CLS] row and the pooler
 
 TEST_CASE("a zero delta gives the same logits as no delta - a non-zero one changes them", "[unit][bert]") {
   torch::manual_seed(3);
-  auto model = make_bert_task_model(Task::Classification, tiny_options(), 3);
+  auto model = make_encoder_task_model(Task::Classification, tiny_options(), 3);
   model->eval();
   Batch b = tiny_batch();
   auto plain = model->forward(b).logits;
@@ -200,7 +200,7 @@ TEST_CASE("sequence losses are per-example sums - sample weights scale them", "[
   torch::manual_seed(4);
   Batch b = tiny_batch();
   SECTION("single label: cross-entropy") {
-    auto model = make_bert_task_model(Task::Classification, tiny_options(), 3);
+    auto model = make_encoder_task_model(Task::Classification, tiny_options(), 3);
     b.labels = torch::tensor({2, 0}, torch::kLong);
     auto out = model->forward(b);
     auto expected = F::cross_entropy(out.logits, b.labels, F::CrossEntropyFuncOptions().reduction(torch::kNone));
@@ -212,7 +212,7 @@ TEST_CASE("sequence losses are per-example sums - sample weights scale them", "[
     CHECK(torch::allclose(weighted.example_losses, expected * b.sample_weights));
   }
   SECTION("multi label: mean BCE over classes") {
-    auto model = make_bert_task_model(Task::Multilabel, tiny_options(), 3);
+    auto model = make_encoder_task_model(Task::Multilabel, tiny_options(), 3);
     b.labels = torch::tensor({1.0f, 0.0f, 1.0f, 0.0f, 0.0f, 1.0f}).view({2, 3});
     auto out = model->forward(b);
     CHECK(torch::allclose(out.example_losses.sum() / 2, F::binary_cross_entropy_with_logits(out.logits, b.labels)));
@@ -221,7 +221,7 @@ TEST_CASE("sequence losses are per-example sums - sample weights scale them", "[
     CHECK(out.example_losses[1].item<double>() == Approx(by_hand).epsilon(1e-5));
   }
   SECTION("regression: squared error") {
-    auto model = make_bert_task_model(Task::Regression, tiny_options(), 1);
+    auto model = make_encoder_task_model(Task::Regression, tiny_options(), 1);
     b.labels = torch::tensor({0.5f, -1.5f});
     auto out = model->forward(b);
     REQUIRE(out.logits.sizes() == std::vector<int64_t>{2, 1});
@@ -231,7 +231,7 @@ TEST_CASE("sequence losses are per-example sums - sample weights scale them", "[
     CHECK(torch::allclose(model->forward(b).example_losses, expected * b.sample_weights));
   }
   SECTION("no labels: logits only") {
-    auto out = make_bert_task_model(Task::Classification, tiny_options(), 3)->forward(b);
+    auto out = make_encoder_task_model(Task::Classification, tiny_options(), 3)->forward(b);
     CHECK(!out.example_losses.defined());
     CHECK(out.loss_count == 0);
   }
@@ -239,7 +239,7 @@ TEST_CASE("sequence losses are per-example sums - sample weights scale them", "[
 
 TEST_CASE("token loss sums labeled tokens and ignores -100", "[unit][bert]") {
   torch::manual_seed(5);
-  auto model = make_bert_task_model(Task::TokenClassification, tiny_options(), 4);
+  auto model = make_encoder_task_model(Task::TokenClassification, tiny_options(), 4);
   Batch b = tiny_batch();
   b.labels = torch::tensor({-100, 1, 3, -100, -100, -100, 2, -100, -100, -100}, torch::kLong).view({2, 5});
   auto out = model->forward(b);
@@ -257,7 +257,7 @@ TEST_CASE("token loss sums labeled tokens and ignores -100", "[unit][bert]") {
 
 TEST_CASE("span loss: (CE_start + CE_end) / 2, positions clamped to L and then ignored", "[unit][bert]") {
   torch::manual_seed(6);
-  auto model = make_bert_task_model(Task::SpanExtraction, tiny_options(), 0);
+  auto model = make_encoder_task_model(Task::SpanExtraction, tiny_options(), 0);
   Batch b = tiny_batch();
   b.labels = torch::tensor({1, 2, 3, 99}, torch::kLong).view({2, 2});  // 99 -> clamped to L = 5 -> ignored
   auto out = model->forward(b);
@@ -272,9 +272,9 @@ TEST_CASE("span loss: (CE_start + CE_end) / 2, positions clamped to L and then i
 
 TEST_CASE("clone_model is a deep copy with equal outputs", "[unit][bert]") {
   torch::manual_seed(7);
-  auto model = make_bert_task_model(Task::TokenClassification, tiny_options(), 3);
+  auto model = make_encoder_task_model(Task::TokenClassification, tiny_options(), 3);
   model->eval();
-  auto copy = std::dynamic_pointer_cast<BertTaskModel>(model->clone_model());
+  auto copy = std::dynamic_pointer_cast<EncoderTaskModel>(model->clone_model());
   REQUIRE(copy != nullptr);
   CHECK(!copy->is_training());
   Batch b = tiny_batch();
@@ -290,8 +290,8 @@ TEST_CASE("clone_model is a deep copy with equal outputs", "[unit][bert]") {
 TEST_CASE("sparse_embeddings gives a sparse word-embedding gradient equal to the dense one", "[unit][bert]") {
   BertOptions opt = tiny_options();
   torch::manual_seed(8);
-  auto dense = make_bert_task_model(Task::Classification, opt, 2);
-  auto sparse = make_bert_task_model(Task::Classification, opt.sparse_embeddings(true), 2);
+  auto dense = make_encoder_task_model(Task::Classification, opt, 2);
+  auto sparse = make_encoder_task_model(Task::Classification, opt.sparse_embeddings(true), 2);
   unif::models::copy_module_state(*dense, *sparse);
   Batch b = tiny_batch();
   b.labels = torch::tensor({1, 0}, torch::kLong);

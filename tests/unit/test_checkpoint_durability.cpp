@@ -20,6 +20,7 @@
 #include "framework/train/model_dir.h"
 #include "framework/train/optimizer.h"
 #include "framework/train/output_lock.h"
+#include "models/architectures.h"
 #include "models/heads/factory.h"
 #include "support/temp_dir.h"
 #include "support/user_error.h"
@@ -33,15 +34,15 @@ namespace fd = unif::framework::detail;
 
 namespace {
 
-std::shared_ptr<unif::models::BertTaskModel> tiny_model(int64_t layers = 2) {
+std::shared_ptr<unif::models::EncoderTaskModel> tiny_model(int64_t layers = 2) {
   unif::models::BertOptions opt;
   opt.vocab_size(50).hidden_size(8).num_hidden_layers(layers).num_attention_heads(2).intermediate_size(16);
   opt.max_position_embeddings(16).hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
-  return unif::models::make_bert_task_model(unif::Task::Classification, opt, 3);
+  return unif::models::make_encoder_task_model(unif::Task::Classification, opt, 3);
 }
 
 // Saves tiny_model() as a model directory `dir` (vocab written next to it), `extra` as in save_model_dir.
-void save_tiny(const fs::path& dir, const unif::models::BertTaskModel& model,
+void save_tiny(const fs::path& dir, const unif::models::EncoderTaskModel& model,
                const std::function<void(const fs::path&)>& extra = {}) {
   const auto vocab = dir.parent_path() / "vocab.txt";
   {
@@ -50,7 +51,8 @@ void save_tiny(const fs::path& dir, const unif::models::BertTaskModel& model,
   }
   ModelMeta meta;
   meta.labels = {"x", "y", "z"};
-  save_model_dir(dir, model, describe_model(model, meta.labels, HfConfig{}), vocab, meta, extra);
+  save_model_dir(dir, model, describe_model(model, meta.labels, HfConfig{}),
+                 load_tokenizer(dir.parent_path(), unif::models::architecture("bert"), true), meta, extra);
 }
 
 void write_text(const fs::path& file, const std::string& text) { std::ofstream(file) << text; }

@@ -27,7 +27,7 @@ std::shared_ptr<models::TaskModel> tiny_classifier() {
                .max_position_embeddings(32)
                .hidden_dropout_prob(0.0)
                .attention_probs_dropout_prob(0.0);
-  auto model = models::make_bert_task_model(unif::Task::Classification, o, 3);
+  auto model = models::make_encoder_task_model(unif::Task::Classification, o, 3);
   model->train();
   return model;
 }

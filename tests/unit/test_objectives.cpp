@@ -163,7 +163,7 @@ TEST_CASE("heads use training.loss: classification and token classification", "[
   o.class_weights = torch::tensor({1.0f, 2.0f, 0.5f});
   for (auto kind : {unif::Task::Classification, unif::Task::TokenClassification}) {
     torch::manual_seed(3);
-    auto model = models::make_bert_task_model(kind, tiny_options(), 3);
+    auto model = models::make_encoder_task_model(kind, tiny_options(), 3);
     model->set_loss_options(o);
     const bool token = kind == unif::Task::TokenClassification;
     auto labels = token ? torch::tensor({{-100, 0, 2, 1, -100}, {-100, 1, 1, -100, -100}}, torch::kLong)
@@ -175,7 +175,7 @@ TEST_CASE("heads use training.loss: classification and token classification", "[
     if (token) expect = expect.view({2, 5}).sum(1);
     CHECK(torch::allclose(out.example_losses, expect));
     // A clone (data-parallel replica) keeps the loss.
-    auto copy = std::dynamic_pointer_cast<models::BertTaskModel>(model->clone_model());
+    auto copy = std::dynamic_pointer_cast<models::EncoderTaskModel>(model->clone_model());
     CHECK(torch::allclose(copy->forward(batch).example_losses, out.example_losses));
   }
 }
@@ -188,8 +188,8 @@ TEST_CASE("distillation: a T^2 KL(teacher/T || student/T) + (1-a) CE - hand valu
   CHECK(kl.item<double>() == Approx(0.03634078287047353).epsilon(1e-5));
 
   torch::manual_seed(4);
-  auto student = models::make_bert_task_model(unif::Task::Classification, tiny_options(), 2);
-  auto teacher = models::make_bert_task_model(unif::Task::Classification, tiny_options().num_hidden_layers(2), 2);
+  auto student = models::make_encoder_task_model(unif::Task::Classification, tiny_options(), 2);
+  auto teacher = models::make_encoder_task_model(unif::Task::Classification, tiny_options().num_hidden_layers(2), 2);
   models::DistillationModel model(student, teacher, 2.0, 0.3);
   // Exactly the student's parameters, by the student's names.
   std::set<std::string> names, student_names;
@@ -219,7 +219,7 @@ TEST_CASE("rdrop: one twin pass - gradient of mean task loss + alpha/2 symmetric
           "[objectives]") {
   const double alpha = 0.7;
   torch::manual_seed(6);
-  auto proto = models::make_bert_task_model(unif::Task::Classification, tiny_options(0.3), 3);
+  auto proto = models::make_encoder_task_model(unif::Task::Classification, tiny_options(0.3), 3);
   proto->train();
   auto batch = small_batch(4, 5, torch::tensor({0, 2, 1, 2}, torch::kLong));
   // Strategy on a LocalEngine.
@@ -354,7 +354,7 @@ TEST_CASE("mlm collate: padding is never a target - batch rows equal mlm_mask of
 TEST_CASE("BertForMaskedLM: HF names - decoder tied to the word embeddings - loss over the labelled positions",
           "[objectives][mlm]") {
   torch::manual_seed(8);
-  auto model = std::make_shared<models::BertForMaskedLMImpl>(tiny_options());
+  auto model = std::make_shared<models::EncoderForMaskedLMImpl>(tiny_options());
   std::set<std::string> names;
   for (const auto& p : model->named_parameters()) names.insert(p.key());
   for (const char* k : {"cls.predictions.bias", "cls.predictions.transform.dense.weight",
@@ -386,7 +386,7 @@ TEST_CASE("BertForMaskedLM: HF names - decoder tied to the word embeddings - los
   // LibTorch 2.11 showed).
   {
     torch::NoGradGuard g;
-    auto& w = model->bert->embeddings->word_embeddings->weight;
+    auto& w = model->word_embeddings()->weight;
     w[7].add_(torch::randn_like(w[7]));
   }
   CHECK_FALSE(torch::allclose(model->forward(unlabelled).logits.select(2, 7), full.select(2, 7)));

@@ -58,7 +58,7 @@ std::shared_ptr<models::TaskModel> tiny_bert(bool sparse) {
                .attention_probs_dropout_prob(0.0)
                .initializer_range(0.05)
                .sparse_embeddings(sparse);
-  auto model = models::make_bert_task_model(unif::Task::Classification, o, 3);
+  auto model = models::make_encoder_task_model(unif::Task::Classification, o, 3);
   model->train();
   return model;
 }
@@ -320,7 +320,7 @@ models::Batch task_batch(unif::Task kind, uint64_t seed) {
   return batch;
 }
 
-std::shared_ptr<models::BertTaskModel> task_model(unif::Task kind, uint64_t seed) {
+std::shared_ptr<models::EncoderTaskModel> task_model(unif::Task kind, uint64_t seed) {
   torch::manual_seed(seed);
   auto o = models::BertOptions()
                .vocab_size(100)
@@ -332,7 +332,7 @@ std::shared_ptr<models::BertTaskModel> task_model(unif::Task kind, uint64_t seed
                .hidden_dropout_prob(0.0)
                .attention_probs_dropout_prob(0.0)
                .initializer_range(0.05);
-  auto model = models::make_bert_task_model(kind, o, kind == unif::Task::Regression ? 1 : 3);
+  auto model = models::make_encoder_task_model(kind, o, kind == unif::Task::Regression ? 1 : 3);
   model->train();
   return model;
 }

@@ -19,7 +19,8 @@
 #include "framework/common/hf_dir.h"
 #include "framework/config/run_config.h"
 #include "framework/train/build.h"
-#include "models/heads/factory.h"
+#include "models/architectures.h"
+#include "models//heads/factory.h"
 #include "support/temp_dir.h"
 #include "support/user_error.h"
 
@@ -113,12 +114,12 @@ TEST_CASE("a sentence-transformers BertModel save loads into every task head", "
   const TensorMap plain = plain_bert_weights();
   const Task task = GENERATE(Task::Classification, Task::Multilabel, Task::Regression,
                              Task::TokenClassification, Task::SpanExtraction);
-  INFO("task " << models::hf_architecture(task));
+  INFO("task " << models::hf_class_name(models::architecture("bert"), task));
   const int64_t labels = task == Task::Regression ? 1 : task == Task::SpanExtraction ? 2 : 40;
   torch::manual_seed(7);
   auto loaded = framework::load_pretrained(tmp.path, task, labels);  // the root, not 0_Transformer/
   CHECK(loaded.task == task);
-  CHECK(loaded.config.architectures == std::vector<std::string>{models::hf_architecture(task)});
+  CHECK(loaded.config.architectures == std::vector<std::string>{models::hf_class_name(models::architecture("bert"), task)});
 
   const std::string head = task == Task::SpanExtraction ? "qa_outputs" : "classifier";
   CHECK(loaded.report.missing == std::vector<std::string>{head + ".bias", head + ".weight"});

@@ -54,7 +54,7 @@ TEST_CASE("task table: one row per task, in enum order, names round trip", "[uni
 TEST_CASE("architecture table: bert is the one row; other model types name the supported ones", "[unit][tables]") {
   REQUIRE(models::find_architecture("bert") != nullptr);
   const models::Architecture& bert = models::architecture("bert");
-  CHECK(std::string(bert.checkpoint_prefix) == "bert.");
+  CHECK(bert.checkpoint_prefix() == "bert.");
   CHECK(bert.tokenizer == models::TokenizerKind::WordPiece);
   CHECK(bert.positions == models::PositionScheme::Absolute);
   CHECK(bert.token_type_ids);

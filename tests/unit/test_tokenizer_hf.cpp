@@ -152,8 +152,10 @@ TEST_CASE("SentencePiece (XLM-R): every text of the bundled datasets as HF token
 TEST_CASE("SentencePiece (XLM-R): fairseq ids and bad model files", "[unit][tokenizer][spm][bad-input]") {
   const auto sp = SentencePieceTokenizer::load((kFixture / "xlmr-spm").string());
   CHECK(sp.vocab_size() == 8002);
+  // An unknown piece is <unk>'s id, as HF's convert_tokens_to_ids; find_id says it is absent.
   CHECK(sp.convert_tokens_to_ids({"<s>", "<pad>", "</s>", "<unk>", "<mask>", "no such piece"}) ==
-        std::vector<int64_t>{0, 1, 2, 3, 8001, -1});
+        std::vector<int64_t>{0, 1, 2, 3, 8001, 3});
+  CHECK(sp.find_id("no such piece") == -1);
   const fs::path dir = temp_dir("spm");
   CHECK_THROWS_WITH(SentencePieceTokenizer::load(dir.string()), Catch::Contains("sentencepiece.bpe.model: cannot be read"));
   write(dir / "sentencepiece.bpe.model", "not a model");

@@ -1,32 +1,30 @@
-// Shared BERT head plumbing: see bert_task_model.h.
-#include "models/heads/bert_task_model.h"
+// Shared head plumbing: see encoder_task_model.h.
+#include "models/heads/encoder_task_model.h"
 
 #include <stdexcept>
 
+#include "models/architectures.h"
+
 namespace unif::models {
 
-BertTaskModel::BertTaskModel(const BertOptions& options, bool add_pooling_layer) {
-  bert = register_module("bert", BertModel(options, add_pooling_layer));
+EncoderTaskModel::EncoderTaskModel(const BertOptions& options, bool add_pooling_layer)
+    : arch_(&models::architecture(options.model_type())) {
+  encoder_ = register_module(arch_->encoder_name, arch_->make_encoder(options, add_pooling_layer));
 }
 
-BertModelOutput BertTaskModel::encode(const Batch& batch, const torch::Tensor& word_embedding_delta,
-                                      bool first_token_only) {
+EncoderOutput EncoderTaskModel::encode(const Batch& batch, const torch::Tensor& word_embedding_delta,
+                                       bool first_token_only) {
   if (!batch.input_ids.defined()) throw std::invalid_argument("Batch has no input_ids");
-  torch::Tensor embeds = bert->embeddings->word_embeddings(batch.input_ids);  // E (B, L, H)
-  if (word_embedding_delta.defined()) {
-    if (word_embedding_delta.sizes() != embeds.sizes())
-      throw std::invalid_argument("word_embedding_delta must have the shape (B, L, H) of the word embeddings");
-    embeds = embeds + word_embedding_delta;
-  }
-  return bert->forward({}, batch.token_type_ids, batch.attention_mask, embeds, first_token_only);
+  return encoder_->encode(batch.input_ids, batch.token_type_ids, batch.attention_mask, word_embedding_delta,
+                          first_token_only);
 }
 
-torch::Tensor BertTaskModel::weighted(const torch::Tensor& example_losses, const Batch& batch) {
+torch::Tensor EncoderTaskModel::weighted(const torch::Tensor& example_losses, const Batch& batch) {
   if (!batch.sample_weights.defined()) return example_losses;
   return example_losses * batch.sample_weights.to(example_losses.scalar_type());
 }
 
-double BertTaskModel::head_dropout(const BertOptions& options) {
+double EncoderTaskModel::head_dropout(const BertOptions& options) {
   return options.classifier_dropout() >= 0.0 ? options.classifier_dropout() : options.hidden_dropout_prob();
 }
 

@@ -1,0 +1,164 @@
+// ALBERT: see family.h.
+#include "models/albert/family.h"
+
+#include <nlohmann/json.hpp>
+
+#include "models/bert/activations.h"
+#include "models/bert/attention.h"
+#include "models/bert/bert_model.h"
+#include "models/bert/family.h"
+#include "models/bert/init.h"
+#include "models/bert/linear.h"
+#include "models/full_precision.h"
+#include "models/hf_json.h"
+
+namespace unif::models {
+
+namespace {
+torch::nn::LayerNorm layer_norm(int64_t width, double eps) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(eps));
+}
+}  // namespace
+
+AlbertAttentionImpl::AlbertAttentionImpl(const BertOptions& o) : heads(o.num_attention_heads()) {
+  const int64_t h = o.hidden_size();
+  attention_dropout = register_module("attention_dropout", Dropout(o.attention_probs_dropout_prob()));
+  output_dropout = register_module("output_dropout", Dropout(o.hidden_dropout_prob()));
+  query = register_module("query", torch::nn::Linear(h, h));
+  key = register_module("key", torch::nn::Linear(h, h));
+  value = register_module("value", torch::nn::Linear(h, h));
+  dense = register_module("dense", torch::nn::Linear(h, h));
+  layer_norm = register_module("LayerNorm", ::unif::models::layer_norm(h, o.layer_norm_eps()));
+}
+
+torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
+  const torch::Tensor context = multi_head_attention(linear(query, hidden), linear(key, hidden), linear(value, hidden),
+                                                     heads, additive_mask, attention_dropout);
+  return layer_norm(hidden + output_dropout(linear(dense, context)));
+}
+
+AlbertLayerImpl::AlbertLayerImpl(const BertOptions& o) : act(activation(o.hidden_act())) {
+  full_layer_layer_norm = register_module("full_layer_layer_norm", layer_norm(o.hidden_size(), o.layer_norm_eps()));
+  attention = register_module("attention", AlbertAttention(o));
+  ffn = register_module("ffn", torch::nn::Linear(o.hidden_size(), o.intermediate_size()));
+  ffn_output = register_module("ffn_output", torch::nn::Linear(o.intermediate_size(), o.hidden_size()));
+}
+
+torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
+  const torch::Tensor a = attention(hidden, additive_mask);
+  return full_layer_layer_norm(linear(ffn_output, act(linear(ffn, a))) + a);
+}
+
+AlbertLayerGroupImpl::AlbertLayerGroupImpl(const BertOptions& o) {
+  albert_layers = register_module("albert_layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < o.inner_group_num(); ++i) albert_layers->push_back(AlbertLayer(o));
+}
+
+AlbertTransformerImpl::AlbertTransformerImpl(const BertOptions& o) : options(o) {
+  embedding_hidden_mapping_in =
+      register_module("embedding_hidden_mapping_in", torch::nn::Linear(o.embedding_width(), o.hidden_size()));
+  albert_layer_groups = register_module("albert_layer_groups", torch::nn::ModuleList());
+  for (int64_t g = 0; g < o.num_hidden_groups(); ++g) albert_layer_groups->push_back(AlbertLayerGroup(o));
+}
+
+torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, const torch::Tensor& additive_mask) {
+  torch::Tensor x = linear(embedding_hidden_mapping_in, embedded);
+  const int64_t layers = options.num_hidden_layers(), groups = options.num_hidden_groups();
+  for (int64_t i = 0; i < layers; ++i) {
+    // HF: int(i / (num_hidden_layers / num_hidden_groups)) in floating point.
+    const auto group = static_cast<size_t>(static_cast<double>(i) / (static_cast<double>(layers) / groups));
+    for (const auto& layer : *albert_layer_groups[group]->as<AlbertLayerGroupImpl>()->albert_layers)
+      x = layer->as<AlbertLayerImpl>()->forward(x, additive_mask);
+  }
+  return x;
+}
+
+AlbertModelImpl::AlbertModelImpl(BertOptions options_, bool add_pooling_layer) : options(std::move(options_)) {
+  options.validate();
+  embeddings = register_module("embeddings", BertEmbeddings(options));
+  encoder = register_module("encoder", AlbertTransformer(options));
+  if (add_pooling_layer) pooler = register_module("pooler", torch::nn::Linear(options.hidden_size(), options.hidden_size()));
+  init_bert_weights(*this, options.initializer_range());
+}
+
+EncoderOutput AlbertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                                      const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
+                                      bool /*first_token_only*/) {
+  EncoderOutput out;
+  out.embedding_output =
+      embeddings->forward(torch::Tensor(), token_type_ids, embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
+  const auto& x = out.embedding_output;
+  const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
+  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()));
+  if (pooler) out.pooler_output = torch::tanh(linear(pooler, out.last_hidden_state.select(1, 0)));
+  return out;
+}
+
+namespace {
+
+// AlbertMLMHead, registered as `predictions`.
+class AlbertMlmHeadImpl : public torch::nn::Module {
+ public:
+  explicit AlbertMlmHeadImpl(const BertOptions& o) {
+    layer_norm = register_module("LayerNorm", ::unif::models::layer_norm(o.embedding_width(), o.layer_norm_eps()));
+    bias = register_parameter("bias", torch::zeros({o.vocab_size()}));
+    dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.embedding_width()));
+  }
+  torch::nn::LayerNorm layer_norm{nullptr};
+  torch::Tensor bias;
+  torch::nn::Linear dense{nullptr};
+};
+TORCH_MODULE(AlbertMlmHead);
+
+class AlbertLm : public LmHead {
+ public:
+  AlbertLm(torch::nn::Module& owner, EncoderModel& encoder)
+      : encoder_(encoder), act_(activation(encoder.encoder_options().hidden_act())) {
+    const BertOptions& o = encoder.encoder_options();
+    head_ = owner.register_module("predictions", AlbertMlmHead(o));
+    init_bert_weights(*head_, o.initializer_range());
+  }
+  torch::Tensor forward(const torch::Tensor& hidden) override {
+    const torch::Tensor x = head_->layer_norm(full_precision(act_(linear(head_->dense, hidden))));
+    return at::linear(x, encoder_.word_embeddings()->weight, head_->bias);
+  }
+
+ private:
+  EncoderModel& encoder_;
+  std::function<torch::Tensor(const torch::Tensor&)> act_;
+  AlbertMlmHead head_{nullptr};
+};
+
+}  // namespace
+
+std::shared_ptr<EncoderModel> make_albert_encoder(const BertOptions& options, bool add_pooling_layer) {
+  return std::make_shared<AlbertModelImpl>(options, add_pooling_layer);
+}
+
+std::unique_ptr<LmHead> make_albert_lm_head(torch::nn::Module& owner, EncoderModel& encoder) {
+  return std::make_unique<AlbertLm>(owner, encoder);
+}
+
+void read_albert_config(const HfJson& r, BertOptions& o) {
+  // AlbertConfig's defaults where BertConfig's differ.
+  o.vocab_size(30000).embedding_size(128).hidden_size(4096).num_attention_heads(64).intermediate_size(16384);
+  o.hidden_act("gelu_new").hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0).classifier_dropout(0.1);
+  read_bert_config(r, o);
+  r.integer("embedding_size", [&](int64_t v) { o.embedding_size(v); });
+  r.integer("num_hidden_groups", [&](int64_t v) { o.num_hidden_groups(v); });
+  r.integer("inner_group_num", [&](int64_t v) { o.inner_group_num(v); });
+  r.number("classifier_dropout_prob", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
+  if (o.num_hidden_groups() > o.num_hidden_layers())
+    r.fail("num_hidden_groups", "must be at most num_hidden_layers (" + std::to_string(o.num_hidden_layers()) + ")");
+}
+
+void write_albert_config(const BertOptions& o, nlohmann::json& j) {
+  write_bert_config(o, j);
+  j.erase("classifier_dropout");
+  j["embedding_size"] = o.embedding_width();
+  j["num_hidden_groups"] = o.num_hidden_groups();
+  j["inner_group_num"] = o.inner_group_num();
+  j["classifier_dropout_prob"] = o.classifier_dropout() < 0 ? nlohmann::json(nullptr) : nlohmann::json(o.classifier_dropout());
+}
+
+}  // namespace unif::models

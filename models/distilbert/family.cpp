@@ -1,0 +1,198 @@
+// DistilBERT: see family.h.
+#include "models/distilbert/family.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "models/bert/activations.h"
+#include "models/bert/attention.h"
+#include "models/bert/bert_model.h"
+#include "models/bert/init.h"
+#include "models/bert/linear.h"
+#include "models/full_precision.h"
+#include "models/heads/family_parts.h"
+#include "models/hf_json.h"
+
+namespace unif::models {
+
+namespace {
+constexpr double kDistilBertLayerNormEps = 1e-12;  // fixed in HF's modules, not a config key
+
+torch::nn::LayerNorm layer_norm(int64_t width) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(kDistilBertLayerNormEps));
+}
+}  // namespace
+
+DistilBertAttentionImpl::DistilBertAttentionImpl(const BertOptions& o) : heads(o.num_attention_heads()) {
+  const int64_t h = o.hidden_size();
+  q_lin = register_module("q_lin", torch::nn::Linear(h, h));
+  k_lin = register_module("k_lin", torch::nn::Linear(h, h));
+  v_lin = register_module("v_lin", torch::nn::Linear(h, h));
+  out_lin = register_module("out_lin", torch::nn::Linear(h, h));
+  dropout = register_module("dropout", Dropout(o.attention_probs_dropout_prob()));
+}
+
+torch::Tensor DistilBertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
+  return linear(out_lin, multi_head_attention(linear(q_lin, hidden), linear(k_lin, hidden), linear(v_lin, hidden), heads,
+                                              additive_mask, dropout));
+}
+
+DistilBertFfnImpl::DistilBertFfnImpl(const BertOptions& o) : act(activation(o.hidden_act())) {
+  dropout = register_module("dropout", Dropout(o.hidden_dropout_prob()));
+  lin1 = register_module("lin1", torch::nn::Linear(o.hidden_size(), o.intermediate_size()));
+  lin2 = register_module("lin2", torch::nn::Linear(o.intermediate_size(), o.hidden_size()));
+}
+
+torch::Tensor DistilBertFfnImpl::forward(const torch::Tensor& x) { return dropout(linear(lin2, act(linear(lin1, x)))); }
+
+DistilBertBlockImpl::DistilBertBlockImpl(const BertOptions& o) {
+  attention = register_module("attention", DistilBertAttention(o));
+  sa_layer_norm = register_module("sa_layer_norm", layer_norm(o.hidden_size()));
+  ffn = register_module("ffn", DistilBertFfn(o));
+  output_layer_norm = register_module("output_layer_norm", layer_norm(o.hidden_size()));
+}
+
+torch::Tensor DistilBertBlockImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
+  const torch::Tensor a = sa_layer_norm(attention(hidden, additive_mask) + hidden);
+  return output_layer_norm(ffn(a) + a);
+}
+
+DistilBertTransformerImpl::DistilBertTransformerImpl(const BertOptions& o) {
+  layer = register_module("layer", torch::nn::ModuleList());
+  for (int64_t i = 0; i < o.num_hidden_layers(); ++i) layer->push_back(DistilBertBlock(o));
+}
+
+DistilBertModelImpl::DistilBertModelImpl(BertOptions options_) : options(std::move(options_)) {
+  options.validate();
+  embeddings = register_module("embeddings", BertEmbeddings(options, /*token_types=*/false));
+  transformer = register_module("transformer", DistilBertTransformer(options));
+  init_bert_weights(*this, options.initializer_range());
+  if (options.sinusoidal_pos_embds()) {
+    // HF's create_sinusoidal_embeddings: sin on even columns, cos on odd ones; fixed.
+    torch::NoGradGuard no_grad;
+    auto& w = embeddings->position_embeddings->weight;
+    const int64_t n = w.size(0), dim = w.size(1);
+    auto acc = w.accessor<float, 2>();
+    for (int64_t pos = 0; pos < n; ++pos)
+      for (int64_t j = 0; j < dim; ++j) {
+        const double angle = static_cast<double>(pos) / std::pow(10000.0, 2.0 * static_cast<double>(j / 2) / dim);
+        acc[pos][j] = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+      }
+    w.set_requires_grad(false);
+  }
+}
+
+EncoderOutput DistilBertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& /*token_type_ids*/,
+                                          const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
+                                          bool /*first_token_only*/) {
+  EncoderOutput out;
+  out.embedding_output = embeddings->forward(torch::Tensor(), torch::Tensor(), embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
+  torch::Tensor x = out.embedding_output;
+  const torch::Tensor mask = extended_attention_mask(attention_mask_or_ones(attention_mask, input_ids), x.scalar_type());
+  for (const auto& block : *transformer->layer) x = block->as<DistilBertBlockImpl>()->forward(x, mask);
+  out.last_hidden_state = x;
+  return out;
+}
+
+namespace {
+
+class DistilBertSequenceHead : public SequenceHead {
+ public:
+  DistilBertSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels) {
+    pre_classifier_ = owner.register_module("pre_classifier", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
+    classifier_ = owner.register_module("classifier", torch::nn::Linear(o.hidden_size(), num_labels));
+    dropout_ = owner.register_module("dropout", Dropout(std::max(0.0, o.seq_classif_dropout())));
+    init_bert_weights(*pre_classifier_, o.initializer_range());
+    init_bert_weights(*classifier_, o.initializer_range());
+  }
+  torch::Tensor forward(const EncoderOutput& encoded) override {
+    const torch::Tensor pooled = torch::relu(linear(pre_classifier_, encoded.last_hidden_state.select(1, 0)));
+    return linear(classifier_, dropout_(pooled));
+  }
+
+ private:
+  torch::nn::Linear pre_classifier_{nullptr}, classifier_{nullptr};
+  Dropout dropout_{nullptr};
+};
+
+class DistilBertLm : public LmHead {
+ public:
+  DistilBertLm(torch::nn::Module& owner, EncoderModel& encoder)
+      : encoder_(encoder), act_(activation(encoder.encoder_options().hidden_act())) {
+    const BertOptions& o = encoder.encoder_options();
+    transform_ = owner.register_module("vocab_transform", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
+    norm_ = owner.register_module("vocab_layer_norm", layer_norm(o.hidden_size()));
+    projector_ = owner.register_module("vocab_projector", TiedDecoder(o.vocab_size()));
+    init_bert_weights(*transform_, o.initializer_range());
+    init_bert_weights(*norm_, o.initializer_range());
+  }
+  torch::Tensor forward(const torch::Tensor& hidden) override {
+    const torch::Tensor x = norm_(full_precision(act_(linear(transform_, hidden))));
+    return projector_(x, encoder_.word_embeddings()->weight);
+  }
+
+ private:
+  EncoderModel& encoder_;
+  std::function<torch::Tensor(const torch::Tensor&)> act_;
+  torch::nn::Linear transform_{nullptr};
+  torch::nn::LayerNorm norm_{nullptr};
+  TiedDecoder projector_{nullptr};
+};
+
+}  // namespace
+
+std::shared_ptr<EncoderModel> make_distilbert_encoder(const BertOptions& options, bool /*add_pooling_layer*/) {
+  return std::make_shared<DistilBertModelImpl>(options);
+}
+
+std::unique_ptr<SequenceHead> make_distilbert_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+                                                            int64_t num_labels) {
+  return std::make_unique<DistilBertSequenceHead>(owner, options, num_labels);
+}
+
+std::unique_ptr<LmHead> make_distilbert_lm_head(torch::nn::Module& owner, EncoderModel& encoder) {
+  return std::make_unique<DistilBertLm>(owner, encoder);
+}
+
+void read_distilbert_config(const HfJson& r, BertOptions& o) {
+  // DistilBertConfig's defaults, then its keys.
+  o.vocab_size(30522).max_position_embeddings(512).num_hidden_layers(6).num_attention_heads(12).hidden_size(768);
+  o.intermediate_size(3072).hidden_dropout_prob(0.1).attention_probs_dropout_prob(0.1).hidden_act("gelu");
+  o.initializer_range(0.02).qa_dropout(0.1).seq_classif_dropout(0.2).pad_token_id(0).type_vocab_size(1);
+  o.layer_norm_eps(kDistilBertLayerNormEps);
+  r.integer("vocab_size", [&](int64_t v) { o.vocab_size(v); });
+  r.integer("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
+  r.boolean("sinusoidal_pos_embds", [&](bool v) { o.sinusoidal_pos_embds(v); });
+  r.integer("n_layers", [&](int64_t v) { o.num_hidden_layers(v); });
+  r.integer("n_heads", [&](int64_t v) { o.num_attention_heads(v); });
+  r.integer("dim", [&](int64_t v) { o.hidden_size(v); });
+  r.integer("hidden_dim", [&](int64_t v) { o.intermediate_size(v); });
+  r.number("dropout", [&](double v) { o.hidden_dropout_prob(v); });
+  r.number("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
+  r.string("activation", [&](const std::string& v) { o.hidden_act(v); });
+  r.number("initializer_range", [&](double v) { o.initializer_range(v); });
+  r.number("qa_dropout", [&](double v) { o.qa_dropout(v); });
+  r.number("seq_classif_dropout", [&](double v) { o.seq_classif_dropout(v); });
+  if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
+    r.integer("pad_token_id", [&](int64_t x) { o.pad_token_id(x); });
+}
+
+void write_distilbert_config(const BertOptions& o, nlohmann::json& j) {
+  j["vocab_size"] = o.vocab_size();
+  j["max_position_embeddings"] = o.max_position_embeddings();
+  j["sinusoidal_pos_embds"] = o.sinusoidal_pos_embds();
+  j["n_layers"] = o.num_hidden_layers();
+  j["n_heads"] = o.num_attention_heads();
+  j["dim"] = o.hidden_size();
+  j["hidden_dim"] = o.intermediate_size();
+  j["dropout"] = o.hidden_dropout_prob();
+  j["attention_dropout"] = o.attention_probs_dropout_prob();
+  j["activation"] = o.hidden_act();
+  j["initializer_range"] = o.initializer_range();
+  j["qa_dropout"] = std::max(0.0, o.qa_dropout());
+  j["seq_classif_dropout"] = std::max(0.0, o.seq_classif_dropout());
+  j["pad_token_id"] = o.pad_token_id();
+}
+
+}  // namespace unif::models

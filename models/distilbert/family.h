@@ -1,0 +1,90 @@
+// DistilBERT as HF: `embeddings` (word, position, LayerNorm; no token types), `transformer.layer.N`
+// (attention.{q_lin,k_lin,v_lin,out_lin}, sa_layer_norm, ffn.{lin1,lin2}, output_layer_norm), no
+// pooler. Sequence head `pre_classifier` → ReLU → dropout (seq_classif_dropout) → `classifier` on
+// the first token; QA dropout qa_dropout; MLM head `vocab_transform` → activation →
+// `vocab_layer_norm` → `vocab_projector` (tied, own bias). DistilBertConfig's keys map onto
+// BertOptions: dim → hidden_size, hidden_dim → intermediate_size, n_layers, n_heads, activation →
+// hidden_act, dropout → hidden_dropout_prob, attention_dropout → attention_probs_dropout_prob.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include <nlohmann/json_fwd.hpp>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+
+#include "models/bert/dropout.h"
+#include "models/bert/embeddings.h"
+#include "models/bert/options.h"
+#include "models/encoder_model.h"
+
+namespace unif::models {
+
+class HfJson;
+
+/// DistilBertSelfAttention: q_lin, k_lin, v_lin, out_lin (H, H).
+class DistilBertAttentionImpl : public torch::nn::Module {
+ public:
+  explicit DistilBertAttentionImpl(const BertOptions& options);
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask);
+  int64_t heads;
+  torch::nn::Linear q_lin{nullptr}, k_lin{nullptr}, v_lin{nullptr}, out_lin{nullptr};
+  Dropout dropout{nullptr};
+};
+TORCH_MODULE(DistilBertAttention);
+
+/// FFN: lin1 (I, H) → activation → lin2 (H, I) → dropout.
+class DistilBertFfnImpl : public torch::nn::Module {
+ public:
+  explicit DistilBertFfnImpl(const BertOptions& options);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::nn::Linear lin1{nullptr}, lin2{nullptr};
+  Dropout dropout{nullptr};
+  std::function<torch::Tensor(const torch::Tensor&)> act;
+};
+TORCH_MODULE(DistilBertFfn);
+
+/// TransformerBlock: sa_layer_norm(attention(x) + x), then output_layer_norm(ffn(a) + a).
+class DistilBertBlockImpl : public torch::nn::Module {
+ public:
+  explicit DistilBertBlockImpl(const BertOptions& options);
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask);
+  DistilBertAttention attention{nullptr};
+  torch::nn::LayerNorm sa_layer_norm{nullptr};
+  DistilBertFfn ffn{nullptr};
+  torch::nn::LayerNorm output_layer_norm{nullptr};
+};
+TORCH_MODULE(DistilBertBlock);
+
+/// Transformer: `layer` (n_layers blocks).
+class DistilBertTransformerImpl : public torch::nn::Module {
+ public:
+  explicit DistilBertTransformerImpl(const BertOptions& options);
+  torch::nn::ModuleList layer{nullptr};
+};
+TORCH_MODULE(DistilBertTransformer);
+
+class DistilBertModelImpl : public EncoderModel {
+ public:
+  explicit DistilBertModelImpl(BertOptions options);
+  EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                       const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
+                       bool first_token_only) override;
+  torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
+  const BertOptions& encoder_options() const override { return options; }
+
+  BertOptions options;
+  BertEmbeddings embeddings{nullptr};
+  DistilBertTransformer transformer{nullptr};
+};
+
+std::shared_ptr<EncoderModel> make_distilbert_encoder(const BertOptions& options, bool add_pooling_layer);
+std::unique_ptr<SequenceHead> make_distilbert_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+                                                            int64_t num_labels);
+std::unique_ptr<LmHead> make_distilbert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
+void read_distilbert_config(const HfJson& config, BertOptions& options);
+void write_distilbert_config(const BertOptions& options, nlohmann::json& config);
+
+}  // namespace unif::models

@@ -1,0 +1,111 @@
+// ELECTRA: see family.h.
+#include "models/electra/family.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/nn/modules/normalization.h>
+
+#include "models/bert/bert_model.h"
+#include "models/bert/family.h"
+#include "models/bert/init.h"
+#include "models/bert/linear.h"
+#include "models/full_precision.h"
+#include "models/heads/family_parts.h"
+#include "models/hf_json.h"
+
+namespace unif::models {
+
+ElectraModelImpl::ElectraModelImpl(BertOptions options_) : options(std::move(options_)) {
+  options.validate();
+  embeddings = register_module("embeddings", BertEmbeddings(options));
+  if (options.embedding_width() != options.hidden_size())
+    embeddings_project =
+        register_module("embeddings_project", torch::nn::Linear(options.embedding_width(), options.hidden_size()));
+  encoder = register_module("encoder", BertEncoder(options));
+  init_bert_weights(*this, options.initializer_range());
+}
+
+EncoderOutput ElectraModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                                       const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
+                                       bool first_token_only) {
+  EncoderOutput out;
+  out.embedding_output =
+      embeddings->forward(torch::Tensor(), token_type_ids, embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
+  torch::Tensor x = embeddings_project ? linear(embeddings_project, out.embedding_output) : out.embedding_output;
+  const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
+  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);
+  return out;
+}
+
+namespace {
+
+class ElectraSequenceHead : public SequenceHead {
+ public:
+  ElectraSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels) {
+    classifier_ = owner.register_module("classifier", ClassificationHead(o, num_labels, "gelu"));
+  }
+  torch::Tensor forward(const EncoderOutput& encoded) override { return classifier_(encoded.last_hidden_state); }
+
+ private:
+  ClassificationHead classifier_{nullptr};
+};
+
+// ElectraGeneratorPredictions: dense(H, E) → gelu → LayerNorm(E).
+class ElectraGeneratorPredictionsImpl : public torch::nn::Module {
+ public:
+  explicit ElectraGeneratorPredictionsImpl(const BertOptions& o) {
+    layer_norm = register_module(
+        "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding_width()}).eps(o.layer_norm_eps())));
+    dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.embedding_width()));
+  }
+  torch::nn::LayerNorm layer_norm{nullptr};
+  torch::nn::Linear dense{nullptr};
+};
+TORCH_MODULE(ElectraGeneratorPredictions);
+
+class ElectraLm : public LmHead {
+ public:
+  ElectraLm(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
+    const BertOptions& o = encoder.encoder_options();
+    predictions_ = owner.register_module("generator_predictions", ElectraGeneratorPredictions(o));
+    decoder_ = owner.register_module("generator_lm_head", TiedDecoder(o.vocab_size()));
+    init_bert_weights(*predictions_, o.initializer_range());
+  }
+  torch::Tensor forward(const torch::Tensor& hidden) override {
+    const torch::Tensor x = predictions_->layer_norm(full_precision(torch::gelu(linear(predictions_->dense, hidden))));
+    return decoder_(x, encoder_.word_embeddings()->weight);
+  }
+
+ private:
+  EncoderModel& encoder_;
+  ElectraGeneratorPredictions predictions_{nullptr};
+  TiedDecoder decoder_{nullptr};
+};
+
+}  // namespace
+
+std::shared_ptr<EncoderModel> make_electra_encoder(const BertOptions& options, bool /*add_pooling_layer*/) {
+  return std::make_shared<ElectraModelImpl>(options);
+}
+
+std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+                                                         int64_t num_labels) {
+  return std::make_unique<ElectraSequenceHead>(owner, options, num_labels);
+}
+
+std::unique_ptr<LmHead> make_electra_lm_head(torch::nn::Module& owner, EncoderModel& encoder) {
+  return std::make_unique<ElectraLm>(owner, encoder);
+}
+
+void read_electra_config(const HfJson& config, BertOptions& o) {
+  // ElectraConfig's defaults where BertConfig's differ.
+  o.embedding_size(128).hidden_size(256).num_attention_heads(4).intermediate_size(1024);
+  read_bert_config(config, o);
+  config.integer("embedding_size", [&](int64_t v) { o.embedding_size(v); });
+}
+
+void write_electra_config(const BertOptions& o, nlohmann::json& config) {
+  write_bert_config(o, config);
+  config["embedding_size"] = o.embedding_width();
+}
+
+}  // namespace unif::models

@@ -1,0 +1,46 @@
+// ELECTRA (the discriminator, and ElectraForMaskedLM's generator head) as HF: embeddings of width
+// embedding_size (BERT's modules), `embeddings_project` Linear(E, H) when embedding_size differs
+// from hidden_size, BERT's encoder layers, no pooler. Sequence head `classifier.dense` /
+// `classifier.out_proj` on the first token with gelu; MLM head `generator_predictions` (dense(H, E),
+// gelu, LayerNorm(E)) and `generator_lm_head` (tied to the word embeddings, own bias). ElectraConfig
+// keys: BertConfig's + embedding_size.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include <nlohmann/json_fwd.hpp>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+
+#include "models/bert/embeddings.h"
+#include "models/bert/encoder.h"
+#include "models/bert/options.h"
+#include "models/encoder_model.h"
+
+namespace unif::models {
+
+class HfJson;
+
+class ElectraModelImpl : public EncoderModel {
+ public:
+  ElectraModelImpl(BertOptions options);
+  EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
+                       const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
+                       bool first_token_only) override;
+  torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
+  const BertOptions& encoder_options() const override { return options; }
+
+  BertOptions options;
+  BertEmbeddings embeddings{nullptr};
+  torch::nn::Linear embeddings_project{nullptr};  // (H, E); null when E == H
+  BertEncoder encoder{nullptr};
+};
+
+std::shared_ptr<EncoderModel> make_electra_encoder(const BertOptions& options, bool add_pooling_layer);
+std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+                                                         int64_t num_labels);
+std::unique_ptr<LmHead> make_electra_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
+void read_electra_config(const HfJson& config, BertOptions& options);
+void write_electra_config(const BertOptions& options, nlohmann::json& config);
+
+}  // namespace unif::models

@@ -1,0 +1,58 @@
+// EncoderTaskModel: the part every task head shares — the family's encoder registered under the
+// family's prefix (so keys start with `bert.`, `roberta.`, `distilbert.`, ... as in HF), the
+// word-embedding perturbation hook of TaskModel, and parameter copying for clone_model(). The family
+// comes from options.model_type() (models/architectures.h). Heads (sequence_classification.h,
+// token_classification.h, span_extraction.h, masked_lm.h) add their output layer and loss.
+#pragma once
+#include <memory>
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include "framework/common/task.h"
+#include "models/bert/options.h"
+#include "models/encoder_model.h"
+#include "models/heads/loss.h"
+#include "models/task_model.h"
+
+namespace unif::models {
+
+struct Architecture;
+
+class EncoderTaskModel : public TaskModel {
+ public:
+  /// Builds the encoder of options.model_type()'s family (std::invalid_argument for an unknown
+  /// family or bad options).
+  EncoderTaskModel(const BertOptions& options, bool add_pooling_layer);
+
+  torch::nn::Embedding word_embeddings() override { return encoder_->word_embeddings(); }
+  virtual Task kind() const = 0;
+  virtual int64_t num_labels() const = 0;
+  const BertOptions& options() const { return encoder_->encoder_options(); }
+  /// The family's encoder (BertModel, RobertaModel, ...).
+  EncoderModel& encoder() { return *encoder_; }
+  /// The family's row in the architecture table.
+  const Architecture& architecture() const { return *arch_; }
+  /// training.loss of the classification and token-classification heads (loss.h); other heads
+  /// ignore it. clone_model() copies it.
+  void set_loss_options(LossOptions options) { loss_ = std::move(options); }
+  const LossOptions& loss_options() const { return loss_; }
+
+ protected:
+  /// The encoder on the batch, word_embedding_delta (B, L, H_emb) or undefined added to its word
+  /// embeddings. first_token_only: see EncoderModel::encode (heads that read position 0 alone).
+  EncoderOutput encode(const Batch& batch, const torch::Tensor& word_embedding_delta, bool first_token_only = false);
+  /// Multiplies l_b (B) by batch.sample_weights when defined.
+  static torch::Tensor weighted(const torch::Tensor& example_losses, const Batch& batch);
+  /// Dropout probability of the head: classifier_dropout, or hidden_dropout_prob when it is null (< 0).
+  static double head_dropout(const BertOptions& options);
+
+  const Architecture* arch_;
+  std::shared_ptr<EncoderModel> encoder_;
+  LossOptions loss_;
+};
+
+/// Copies every parameter and buffer of `from` into `to` (same names and shapes; new storage on
+/// `from`'s device), and the training mode. Used by clone_model().
+void copy_module_state(const torch::nn::Module& from, torch::nn::Module& to);
+
+}  // namespace unif::models

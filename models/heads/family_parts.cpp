@@ -1,0 +1,31 @@
+// Shared head parts: see family_parts.h.
+#include "models/heads/family_parts.h"
+
+#include "models/bert/activations.h"
+#include "models/bert/init.h"
+#include "models/bert/linear.h"
+
+namespace unif::models {
+
+ClassificationHeadImpl::ClassificationHeadImpl(const BertOptions& o, int64_t num_labels, const std::string& act) {
+  act_ = act == "tanh" ? std::function<torch::Tensor(const torch::Tensor&)>([](const torch::Tensor& x) { return torch::tanh(x); })
+                       : activation(act);
+  dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
+  dropout = register_module("dropout", Dropout(o.classifier_dropout() >= 0 ? o.classifier_dropout() : o.hidden_dropout_prob()));
+  out_proj = register_module("out_proj", torch::nn::Linear(o.hidden_size(), num_labels));
+  init_bert_weights(*this, o.initializer_range());
+}
+
+torch::Tensor ClassificationHeadImpl::forward(const torch::Tensor& features) {
+  torch::Tensor x = dropout(features.select(1, 0));
+  x = dropout(act_(linear(dense, x)));
+  return linear(out_proj, x);
+}
+
+TiedDecoderImpl::TiedDecoderImpl(int64_t vocab_size) { bias = register_parameter("bias", torch::zeros({vocab_size})); }
+
+torch::Tensor TiedDecoderImpl::forward(const torch::Tensor& hidden, const torch::Tensor& weight) {
+  return at::linear(hidden, weight, bias);
+}
+
+}  // namespace unif::models

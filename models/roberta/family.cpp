@@ -1,0 +1,85 @@
+// The RoBERTa family's row parts: see family.h.
+#include "models/roberta/family.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+
+#include "models/bert/family.h"
+#include "models/bert/init.h"
+#include "models/bert/linear.h"
+#include "models/full_precision.h"
+#include "models/heads/family_parts.h"
+#include "models/hf_json.h"
+#include "models/roberta/roberta_model.h"
+
+namespace unif::models {
+namespace {
+
+class RobertaSequenceHead : public SequenceHead {
+ public:
+  RobertaSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels) {
+    classifier_ = owner.register_module("classifier", ClassificationHead(o, num_labels, "tanh"));
+  }
+  torch::Tensor forward(const EncoderOutput& encoded) override { return classifier_(encoded.last_hidden_state); }
+
+ private:
+  ClassificationHead classifier_{nullptr};
+};
+
+// RobertaLMHead, registered as `lm_head`: dense → gelu → layer_norm → decoder (tied) + bias.
+class RobertaLmHeadImpl : public torch::nn::Module {
+ public:
+  explicit RobertaLmHeadImpl(const BertOptions& o) {
+    dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
+    layer_norm = register_module(
+        "layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden_size()}).eps(o.layer_norm_eps())));
+    bias = register_parameter("bias", torch::zeros({o.vocab_size()}));
+  }
+  torch::nn::Linear dense{nullptr};
+  torch::nn::LayerNorm layer_norm{nullptr};
+  torch::Tensor bias;
+};
+TORCH_MODULE(RobertaLmHead);
+
+class RobertaLm : public LmHead {
+ public:
+  RobertaLm(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
+    const BertOptions& o = encoder.encoder_options();
+    head_ = owner.register_module("lm_head", RobertaLmHead(o));
+    init_bert_weights(*head_, o.initializer_range());
+  }
+  torch::Tensor forward(const torch::Tensor& hidden) override {
+    // LayerNorm on float32 under autocast, as the encoder's.
+    const torch::Tensor x = head_->layer_norm(full_precision(torch::gelu(linear(head_->dense, hidden))));
+    return at::linear(x, encoder_.word_embeddings()->weight, head_->bias);
+  }
+
+ private:
+  EncoderModel& encoder_;
+  RobertaLmHead head_{nullptr};
+};
+
+}  // namespace
+
+std::shared_ptr<EncoderModel> make_roberta_encoder(const BertOptions& options, bool add_pooling_layer) {
+  return std::make_shared<RobertaModelImpl>(options, add_pooling_layer);
+}
+
+std::unique_ptr<SequenceHead> make_roberta_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+                                                         int64_t num_labels) {
+  return std::make_unique<RobertaSequenceHead>(owner, options, num_labels);
+}
+
+std::unique_ptr<LmHead> make_roberta_lm_head(torch::nn::Module& owner, EncoderModel& encoder) {
+  return std::make_unique<RobertaLm>(owner, encoder);
+}
+
+void read_roberta_config(const HfJson& config, BertOptions& o) {
+  o.vocab_size(50265).pad_token_id(1);  // RobertaConfig's defaults where BertConfig's differ
+  read_bert_config(config, o);
+}
+
+void write_roberta_config(const BertOptions& options, nlohmann::json& config) { write_bert_config(options, config); }
+
+}  // namespace unif::models

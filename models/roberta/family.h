@@ -1,0 +1,25 @@
+// The RoBERTa family's row parts (RoBERTa and XLM-RoBERTa rows of models/architectures.cpp): the
+// encoder, the sequence head (`classifier.dense` / `classifier.out_proj` on <s>, tanh), the MLM head
+// (`lm_head`), and RobertaConfig's keys (BertConfig's, with RoBERTa's defaults).
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include <nlohmann/json_fwd.hpp>
+#include <torch/nn/module.h>
+
+#include "models/bert/options.h"
+#include "models/encoder_model.h"
+
+namespace unif::models {
+
+class HfJson;
+
+std::shared_ptr<EncoderModel> make_roberta_encoder(const BertOptions& options, bool add_pooling_layer);
+std::unique_ptr<SequenceHead> make_roberta_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+                                                         int64_t num_labels);
+std::unique_ptr<LmHead> make_roberta_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
+void read_roberta_config(const HfJson& config, BertOptions& options);
+void write_roberta_config(const BertOptions& options, nlohmann::json& config);
+
+}  // namespace unif::models
