@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
 #include <utf8proc.h>
 
 #include "framework/common/error.h"
@@ -19,6 +21,11 @@ namespace {
 
 constexpr char32_t kMeta = 0x2581;  // '▁'
 constexpr float kUnkPenalty = 10.0f;
+
+bool is_mark(char32_t c) {
+  const auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+  return cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_MC || cat == UTF8PROC_CATEGORY_ME;
+}
 
 // Protocol buffer reading: just what a ModelProto needs.
 struct Reader {
@@ -67,7 +74,7 @@ struct Reader {
 
 }  // namespace
 
-SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& model, const std::string& where) {
+SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, const std::string& where, bool albert) {
   struct Piece {
     std::string text;
     float score = 0.0f;
@@ -99,26 +106,52 @@ SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& mod
   if (pieces.size() < 3) throw UserError(where + ": not a SentencePiece model (fewer than 3 pieces)");
   if (model_type != 1)
     throw UserError(where + ": a SentencePiece model of type " + std::to_string(model_type) +
-                             "; only unigram models (type 1, XLM-R's) are supported");
-  if (pieces[0].type != 2)
-    throw UserError(where + ": expected XLM-R's layout (<unk>, <s>, </s> as the model's first pieces)");
+                             "; only unigram models (type 1, XLM-R's and ALBERT's) are supported");
 
   SentencePieceTokenizer t;
-  // XLM-R's template: <s> a </s></s> b </s>, every token type 0.
-  t.specials_ = {"<s>", "</s>", "<pad>", "<mask>", "<unk>", /*pair_double_sep=*/true, /*pair_token_types=*/false};
-  // HF's vocabulary: fairseq's four, the model's pieces after its own <unk> <s> </s>, then <mask>.
-  t.pieces_ = {{"<s>", 0.0f}, {"<pad>", 0.0f}, {"</s>", 0.0f}, {"<unk>", 0.0f}};
+  t.albert_ = albert;
   float min_score = 0.0f;
-  for (size_t i = 3; i < pieces.size(); ++i) {
-    const auto id = static_cast<int64_t>(t.pieces_.size());
-    t.pieces_.emplace_back(pieces[i].text, pieces[i].score);
-    min_score = std::min(min_score, pieces[i].score);
-    if (pieces[i].type == 1 || pieces[i].type == 4) {
+  if (albert) {
+    // ALBERT's template: [CLS] a [SEP] b [SEP], every token type 0 (transformers 5 returns none).
+    t.specials_ = {"[CLS]", "[SEP]", "<pad>", "[MASK]", "<unk>", /*pair_double_sep=*/false, /*pair_token_types=*/false};
+    // HF's vocabulary is the model's pieces in order, every one of them matchable (HF's Unigram
+    // puts all of them in its trie, control symbols included).
+    t.unk_id_ = -1;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const auto id = static_cast<int64_t>(i);
+      t.pieces_.emplace_back(pieces[i].text, pieces[i].score);
+      min_score = std::min(min_score, pieces[i].score);
       t.ids_.emplace(pieces[i].text, id);
       t.max_piece_bytes_ = std::max(t.max_piece_bytes_, pieces[i].text.size());
+      if (pieces[i].type == 2 && t.unk_id_ < 0) t.unk_id_ = id;
     }
+    const SpecialTokens& sp = t.specials_;
+    t.added_.clear();
+    for (const std::string* token : {&sp.pad, &sp.unk, &sp.cls, &sp.sep, &sp.mask}) {
+      if (!t.ids_.count(*token))
+        throw UserError(where + ": not an ALBERT SentencePiece model (it has no piece '" + *token +
+                        "'; ALBERT's are <pad>, <unk>, [CLS], [SEP], [MASK])");
+      t.added_.push_back({*token});
+    }
+    if (t.unk_id_ < 0) t.unk_id_ = t.ids_.at(sp.unk);
+  } else {
+    if (pieces[0].type != 2)
+      throw UserError(where + ": expected XLM-R's layout (<unk>, <s>, </s> as the model's first pieces)");
+    // XLM-R's template: <s> a </s></s> b </s>, every token type 0.
+    t.specials_ = {"<s>", "</s>", "<pad>", "<mask>", "<unk>", /*pair_double_sep=*/true, /*pair_token_types=*/false};
+    // HF's vocabulary: fairseq's four, the model's pieces after its own <unk> <s> </s>, then <mask>.
+    t.pieces_ = {{"<s>", 0.0f}, {"<pad>", 0.0f}, {"</s>", 0.0f}, {"<unk>", 0.0f}};
+    for (size_t i = 3; i < pieces.size(); ++i) {
+      const auto id = static_cast<int64_t>(t.pieces_.size());
+      t.pieces_.emplace_back(pieces[i].text, pieces[i].score);
+      min_score = std::min(min_score, pieces[i].score);
+      if (pieces[i].type == 1 || pieces[i].type == 4) {
+        t.ids_.emplace(pieces[i].text, id);
+        t.max_piece_bytes_ = std::max(t.max_piece_bytes_, pieces[i].text.size());
+      }
+    }
+    t.pieces_.emplace_back("<mask>", 0.0f);
   }
-  t.pieces_.emplace_back("<mask>", 0.0f);
   t.unk_score_ = min_score - kUnkPenalty;
 
   if (!charsmap.empty()) {  // uint32 trie size, the double array, then the replacement strings
@@ -134,16 +167,63 @@ SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& mod
   return t;
 }
 
-SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& dir) {
-  const std::string path = dir + "/sentencepiece.bpe.model";
+SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& model, const std::string& where) {
+  return parse(model, where, /*albert=*/false);
+}
+
+SentencePieceTokenizer SentencePieceTokenizer::albert_from_bytes(const std::string& model, const std::string& where,
+                                                                 AlbertOptions options) {
+  SentencePieceTokenizer t = parse(model, where, /*albert=*/true);
+  t.albert_options_ = options;
+  return t;
+}
+
+namespace {
+
+std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot be read");
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  return from_bytes(bytes.str(), path);
+  return bytes.str();
+}
+
+}  // namespace
+
+SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& dir) {
+  const std::string path = dir + "/sentencepiece.bpe.model";
+  return from_bytes(read_file(path), path);
+}
+
+SentencePieceTokenizer SentencePieceTokenizer::load_albert(const std::string& dir) {
+  AlbertOptions options;
+  const std::string config = dir + "/tokenizer_config.json";
+  std::error_code ec;
+  if (std::filesystem::exists(config, ec)) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(read_file(config));
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError(config + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!j.is_object()) throw UserError(config + ": not a JSON object");
+    for (auto [key, flag] : {std::pair<const char*, bool*>{"do_lower_case", &options.do_lower_case},
+                             std::pair<const char*, bool*>{"keep_accents", &options.keep_accents}}) {
+      const auto it = j.find(key);
+      if (it == j.end() || it->is_null()) continue;
+      if (!it->is_boolean()) throw UserError(config + ": " + key + " must be true or false");
+      *flag = it->get<bool>();
+    }
+  }
+  const std::string path = dir + "/spiece.model";
+  return albert_from_bytes(read_file(path), path, options);
 }
 
 int64_t SentencePieceTokenizer::find_id(std::string_view piece) const {
+  if (albert_) {
+    const auto it = ids_.find(std::string(piece));
+    return it == ids_.end() ? -1 : it->second;
+  }
   for (size_t i = 0; i < added_.size(); ++i)
     if (piece == added_[i].content) return i < 4 ? static_cast<int64_t>(i) : vocab_size() - 1;
   const auto it = ids_.find(std::string(piece));
@@ -176,6 +256,70 @@ const char* SentencePieceTokenizer::charsmap_lookup(std::string_view bytes) cons
 }
 
 std::u32string SentencePieceTokenizer::normalize(const std::u32string& text, std::vector<CharSpan>* alignment) const {
+  // Each step keeps, per character, its span in `text`: HF's NormalizedString alignments.
+  std::u32string cur = text;
+  std::vector<CharSpan> spans(text.size());
+  for (size_t i = 0; i < text.size(); ++i) spans[i] = {static_cast<int64_t>(i), static_cast<int64_t>(i) + 1};
+  if (!albert_) return precompiled(cur, spans, alignment);
+  std::u32string next;
+  std::vector<CharSpan> next_spans;
+  auto step = [&] {
+    cur.swap(next);
+    spans.swap(next_spans);
+    next.clear();
+    next_spans.clear();
+  };
+  // Replace("``", "\"") then Replace("''", "\""): leftmost matches, the quote takes the span of the
+  // pair's second character (HF aligns a replacement to the last character it removes).
+  for (char32_t q : {U'`', U'\''}) {
+    for (size_t i = 0; i < cur.size(); ++i) {
+      if (cur[i] == q && i + 1 < cur.size() && cur[i + 1] == q) {
+        next.push_back(U'"');
+        next_spans.push_back(spans[++i]);
+      } else {
+        next.push_back(cur[i]);
+        next_spans.push_back(spans[i]);
+      }
+    }
+    step();
+  }
+  if (!albert_options_.keep_accents) {
+    // NFKD, then StripAccents: HF drops every combining mark (General_Category M: Mn, Mc, Me). A
+    // decomposition's characters share their source's span. (NFKD's canonical reordering only
+    // moves characters of nonzero combining class, all of them marks, which are dropped.)
+    utf8proc_int32_t buf[64];
+    for (size_t i = 0; i < cur.size(); ++i) {
+      utf8proc_int32_t boundclass = 0;
+      const auto n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cur[i]), buf, 64,
+                                             static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT),
+                                             &boundclass);
+      const bool ok = n > 0 && n <= 64;
+      for (utf8proc_ssize_t k = 0; k < (ok ? n : 1); ++k) {
+        const char32_t c = ok ? static_cast<char32_t>(buf[k]) : cur[i];
+        if (is_mark(c)) continue;
+        next.push_back(c);
+        next_spans.push_back(spans[i]);
+      }
+    }
+    step();
+  }
+  if (albert_options_.do_lower_case) {  // HF's Lowercase: each character's full lower-case mapping
+    std::u32string lower;
+    for (size_t i = 0; i < cur.size(); ++i) {
+      lower.clear();
+      unicode::append_lower(cur[i], lower);
+      for (char32_t c : lower) {
+        next.push_back(c);
+        next_spans.push_back(spans[i]);
+      }
+    }
+    step();
+  }
+  return precompiled(cur, spans, alignment);
+}
+
+std::u32string SentencePieceTokenizer::precompiled(const std::u32string& text, const std::vector<CharSpan>& spans,
+                                                   std::vector<CharSpan>* alignment) const {
   // HF's Precompiled normalizer: per extended grapheme cluster, the cluster's replacement when it
   // is shorter than 6 bytes and has one, else each character's. Its (char, change) list then
   // aligns the output to the input as NormalizedString::transform does: change 0 replaces the next
@@ -217,11 +361,11 @@ std::u32string SentencePieceTokenizer::normalize(const std::u32string& text, std
   std::u32string out;
   int64_t orig = 0;
   for (const auto& [c, change] : changes) {
-    CharSpan span;
+    CharSpan span;  // in the original text, through `spans`
     if (change > 0) {
-      span = orig == 0 ? CharSpan{0, 0} : CharSpan{orig - 1, orig};
+      span = orig == 0 ? CharSpan{0, 0} : spans[static_cast<size_t>(std::min(orig, n) - 1)];
     } else {
-      span = {orig, std::min(orig + 1, n)};
+      span = orig < n ? spans[static_cast<size_t>(orig)] : CharSpan{spans.back().end, spans.back().end};
       orig += 1 - change;  // the replaced character and the -change dropped after it
     }
     out.push_back(c);
@@ -261,13 +405,13 @@ void SentencePieceTokenizer::viterbi(const std::u32string& word, const std::vect
     if (!single) {
       const double score = here + unk_score_;
       Node& target = best[s + 1];
-      if (target.start < 0 || score > target.score) target = {score, static_cast<int64_t>(s), 3};
+      if (target.start < 0 || score > target.score) target = {score, static_cast<int64_t>(s), unk_id_};
     }
   }
   // Back from the end; consecutive unknowns become one <unk> (HF's fuse_unk).
   std::vector<std::pair<int64_t, int64_t>> path;  // (start, id), last piece first
   for (int64_t e = static_cast<int64_t>(n); e > 0; e = best[e].start) {
-    if (best[e].id == 3 && !path.empty() && path.back().second == 3) path.back().first = best[e].start;
+    if (best[e].id == unk_id_ && !path.empty() && path.back().second == unk_id_) path.back().first = best[e].start;
     else path.emplace_back(best[e].start, best[e].id);
   }
   std::reverse(path.begin(), path.end());
@@ -285,7 +429,11 @@ void SentencePieceTokenizer::encode_segment(const std::u32string& text, int64_t 
   std::vector<CharSpan> spans;
   const std::u32string norm = normalize(text.substr(begin, end - begin), &spans);
   for (auto& s : spans) s.start += begin, s.end += begin;
-  // WhitespaceSplit, then Metaspace: "▁" before each word, with the span of the word's first character.
+  // WhitespaceSplit, then Metaspace (prepend_scheme always, split): "▁" before each word that does
+  // not start with one, with the span of the word's first character; the word is then cut before
+  // every "▁" in it, and each part gets its pieces on its own.
+  std::u32string part;
+  std::vector<CharSpan> part_spans;
   for (size_t i = 0; i < norm.size();) {
     if (unicode::is_white_space(norm[i])) {
       ++i;
@@ -293,13 +441,22 @@ void SentencePieceTokenizer::encode_segment(const std::u32string& text, int64_t 
     }
     size_t j = i;
     while (j < norm.size() && !unicode::is_white_space(norm[j])) ++j;
-    std::u32string word(1, kMeta);
-    std::vector<CharSpan> word_spans{spans[i]};
-    for (size_t k = i; k < j; ++k) {
-      word.push_back(norm[k] == U' ' ? kMeta : norm[k]);
-      word_spans.push_back(spans[k]);
+    part.clear();
+    part_spans.clear();
+    if (norm[i] != kMeta) {
+      part.push_back(kMeta);
+      part_spans.push_back(spans[i]);
     }
-    viterbi(word, word_spans, out);
+    for (size_t k = i; k < j; ++k) {
+      if (norm[k] == kMeta && !part.empty()) {
+        viterbi(part, part_spans, out);
+        part.clear();
+        part_spans.clear();
+      }
+      part.push_back(norm[k]);
+      part_spans.push_back(spans[k]);
+    }
+    viterbi(part, part_spans, out);
     i = j;
   }
 }

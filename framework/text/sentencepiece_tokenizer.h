@@ -1,11 +1,25 @@
-// SentencePieceTokenizer: XLM-R's tokenizer (a SentencePiece unigram model, sentencepiece.bpe.model)
-// as HF's fast XLMRobertaTokenizer runs it: the model's precompiled normalization (nmt_nfkc), split
-// on white space, "▁" before each word, unigram pieces by Viterbi over the model's scores (unknown
-// characters one fused <unk>), ids in fairseq's order (<s>=0, <pad>=1, </s>=2, <unk>=3, the model's
-// pieces shifted by one, <mask> last), and code point offsets in the input as HF gives them.
+// SentencePieceTokenizer: a SentencePiece unigram model run as HF's fast tokenizers run it, in one
+// of two layouts:
+//
+// XLM-R (load, sentencepiece.bpe.model; HF's XLMRobertaTokenizer): the model's precompiled
+// normalization (nmt_nfkc), split on white space, "▁" before each word, unigram pieces by Viterbi
+// over the model's scores (unknown characters one fused <unk>), ids in fairseq's order (<s>=0,
+// <pad>=1, </s>=2, <unk>=3, the model's pieces shifted by one, <mask> last); template
+// <s> a </s></s> b </s>, types all 0.
+//
+// ALBERT (load_albert, spiece.model; HF's AlbertTokenizer): the model's own ids (<pad>=0, <unk>=1,
+// [CLS]=2, [SEP]=3, [MASK]=4 in ALBERT's models); before the precompiled map, HF's ALBERT
+// normalizers: `` and '' become ", then unless keep_accents NFKD and every combining mark
+// (categories Mn, Mc, Me) dropped, then if do_lower_case lower-casing (per character); template
+// [CLS] a [SEP] b [SEP], types all 0 (transformers 5's AlbertTokenizer returns no token_type_ids,
+// so the model sees zeros).
+//
+// Both give code point offsets in the input as HF does (a replaced `` has the span of its second
+// character, characters an expansion adds the span of their source).
 //
 //   auto sp = SentencePieceTokenizer::load("model_dir");   // sentencepiece.bpe.model
 //   auto out = sp.tokenize_with_offsets("Hello world");    // {"▁Hello", "▁world"}, {0,5}, {6,11}
+//   auto al = SentencePieceTokenizer::load_albert("albert_dir");  // spiece.model (+ tokenizer_config.json)
 //
 // Written here rather than on Google's libsentencepiece: Debian's build of it carries its own copy
 // of protobuf whose exported symbols collide with the libprotobuf LibTorch loads (the process dies
@@ -33,22 +47,42 @@ class SentencePieceTokenizer : public Tokenizer {
   /// A model from its serialized ModelProto bytes (`where` names it in errors).
   static SentencePieceTokenizer from_bytes(const std::string& model, const std::string& where);
 
+  /// HF AlbertTokenizer's options (tokenizer_config.json).
+  struct AlbertOptions {
+    bool do_lower_case = true;  // lower-case each character
+    bool keep_accents = false;  // false: NFKD, then drop combining marks
+  };
+  /// ALBERT's layout: reads `dir`/spiece.model, and do_lower_case / keep_accents from
+  /// `dir`/tokenizer_config.json when it has them (else HF's defaults, true / false). Throws
+  /// UserError naming the file when a file is missing or bad, or the model lacks one of <pad>,
+  /// <unk>, [CLS], [SEP], [MASK].
+  static SentencePieceTokenizer load_albert(const std::string& dir);
+  /// ALBERT's layout from serialized ModelProto bytes.
+  static SentencePieceTokenizer albert_from_bytes(const std::string& model, const std::string& where,
+                                                  AlbertOptions options);
+  /// The ALBERT options in use (defaults for the XLM-R layout, where they do not apply).
+  bool albert() const { return albert_; }
+  const AlbertOptions& albert_options() const { return albert_options_; }
+
   /// Pieces of `utf8` (no <s>/</s> added) with their code point spans in `utf8` (HF's offset_mapping).
   Tokenized tokenize_with_offsets(std::string_view utf8) const override;
 
-  /// HF ids (fairseq order); -1 for a piece the model does not have.
+  /// HF ids (XLM-R: fairseq order; ALBERT: the model's); -1 for a piece the model does not have.
   int64_t find_id(std::string_view piece) const override;
   bool continues_word(const std::string& piece) const override { return piece.rfind("\xE2\x96\x81", 0) != 0; }  // "▁"
   std::string id_to_token(int64_t id) const override;
-  /// The model's pieces + <pad> + <mask> (HF's len(tokenizer)).
+  /// HF's len(tokenizer): XLM-R the model's pieces + <pad> + <mask>; ALBERT the model's pieces.
   int64_t vocab_size() const override { return static_cast<int64_t>(pieces_.size()); }
 
-  /// The precompiled normalization of `text` (code points), with each output character's span in
-  /// the input (exposed for tests).
+  /// The normalization of `text` (code points): ALBERT's steps, then the precompiled map, with each
+  /// output character's span in the input (exposed for tests).
   std::u32string normalize(const std::u32string& text, std::vector<CharSpan>* alignment) const;
 
  private:
   SentencePieceTokenizer() = default;
+  static SentencePieceTokenizer parse(const std::string& model, const std::string& where, bool albert);
+  std::u32string precompiled(const std::u32string& text, const std::vector<CharSpan>& spans,
+                             std::vector<CharSpan>* alignment) const;
   void encode_segment(const std::u32string& text, int64_t begin, int64_t end, Tokenized& out) const;
   void viterbi(const std::u32string& word, const std::vector<CharSpan>& spans, Tokenized& out) const;
   const char* charsmap_lookup(std::string_view bytes) const;
@@ -57,9 +91,12 @@ class SentencePieceTokenizer : public Tokenizer {
   std::unordered_map<std::string, int64_t> ids_;        // piece -> HF id (matchable pieces only)
   size_t max_piece_bytes_ = 0;
   float unk_score_ = 0.0f;
+  int64_t unk_id_ = 3;          // the id Viterbi gives unknown characters
+  bool albert_ = false;
+  AlbertOptions albert_options_;
   std::vector<uint32_t> trie_;  // the charsmap's double array (darts-clone units)
   std::string normalized_;      // the charsmap's NUL-terminated replacement strings
-  std::vector<AddedToken> added_{{"<s>"}, {"<pad>"}, {"</s>"}, {"<unk>"}, {"<mask>"}};
+  std::vector<AddedToken> added_{{"<s>"}, {"<pad>"}, {"</s>"}, {"<unk>"}, {"<mask>"}};  // ALBERT: its five
 };
 
 }  // namespace unif::framework

@@ -54,7 +54,11 @@ TokenizerFiles load_tokenizer(const fs::path& dir, const models::Architecture& a
       t.files = {dir / "sentencepiece.bpe.model"};
       break;
     case models::TokenizerKind::SentencePiece:
-      throw UserError(std::string("the ") + arch.class_prefix + " tokenizer (spiece.model) is not supported yet");
+      // ALBERT: do_lower_case / keep_accents come from dir/tokenizer_config.json (HF's defaults without it).
+      require(dir / "spiece.model", arch);
+      t.tokenizer = std::make_shared<SentencePieceTokenizer>(SentencePieceTokenizer::load_albert(dir.string()));
+      t.files = {dir / "spiece.model"};
+      break;
   }
   return t;
 }

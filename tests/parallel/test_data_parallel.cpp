@@ -884,3 +884,49 @@ TEST_CASE("dropout on 3 replicas repeats exactly from the same global seed (per-
   CHECK(differ(a, f1));
   CHECK_FALSE(differ(f1, grads_of(11, 1)));
 }
+
+// Every encoder family (tests/fixtures/families, dropout 0): token classification and masked_lm
+// (its tied decoder) on 2 and 3 replicas equal one device, sparse and dense word-embedding
+// gradients; FreeLB's perturbation (of the family's word embeddings, width embedding_size for
+// ELECTRA and ALBERT) on 2 replicas equals one device.
+TEST_CASE("every encoder family: 2 and 3 replicas equal one device (token classification, masked_lm, freelb)",
+          "[parallel][families]") {
+  const std::string family = GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert");
+  const fs::path dir = fs::path(UNIF_TEST_FIXTURES) / "families" / family;
+  auto [batch, z] = token_batch(7, 12, 5);
+  torch::manual_seed(13);
+  auto picked = (torch::rand({7, 12}) < 0.3) & (batch.attention_mask == 1);
+  auto mlm_labels =
+      torch::where(picked, torch::randint(0, 120, {7, 12}, torch::kLong), torch::full({7, 12}, -100, torch::kLong));
+  const double mlm_z = static_cast<double>(picked.sum().item<int64_t>());
+  for (bool sparse : {true, false})
+    for (unif::Task task : {unif::Task::TokenClassification, unif::Task::MaskedLm}) {
+      auto config = framework::read_hf_config(dir / "config.json");
+      config.bert.hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0).classifier_dropout(0.0);
+      framework::PretrainedOptions options;
+      options.task = task;
+      options.num_labels = 5;
+      options.sparse_embeddings = sparse;
+      options.fresh_mismatched_head = true;  // the fixtures' 3-label heads
+      torch::manual_seed(7);
+      auto proto = framework::load_pretrained(dir, config, options).model;
+      proto->train();
+      models::Batch b = batch;
+      double zz = z;
+      if (task == unif::Task::MaskedLm) b.labels = mlm_labels, zz = mlm_z;
+      const auto local = local_step(*proto, b, zz);
+      for (int64_t n : {2, 3}) {
+        INFO(family << " " << to_string(task) << (sparse ? " sparse " : " dense ") << n << " replicas");
+        require_same_step(parallel_step(*proto, n, b, zz), local);
+      }
+      if (task != unif::Task::TokenClassification) continue;
+      adversarial::FreeLb local_freelb(0.05, 0.03, 2, 0.1), dp_freelb(0.05, 0.03, 2, 0.1);
+      const auto [one, one_loss] = strategy_step(*proto, 0, local_freelb, b, zz);
+      const auto [two, two_loss] = strategy_step(*proto, 2, dp_freelb, b, zz);
+      CHECK(two_loss == Approx(one_loss).epsilon(1e-6));
+      for (const auto& [key, value] : one) {
+        INFO(family << " freelb" << (sparse ? " sparse " : " dense ") << key);
+        CHECK(worst_excess(two.at(key), value) <= 0);
+      }
+    }
+}

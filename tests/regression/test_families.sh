@@ -1,0 +1,83 @@
+#!/bin/sh
+# Every encoder family end to end on its tiny checkpoint (tests/fixtures/families): `unif train` on
+# SIB-200 Chinese topic classification (7 topics) learns above the majority class (0.2525), the
+# output directory is the family's (config.json's model_type and architectures, its tokenizer files),
+# `unif eval` and `unif predict` read it, and HF's Auto classes load it with the same logits (where a
+# Python with torch and transformers is found: $UNIF_HF_PYTHON, .cache/venv-pypi, .cache/hf-families-venv).
+# Usage: test_families.sh UNIF_BINARY SOURCE_DIR [FAMILY...]
+set -u
+UNIF=$1
+cd "$2"
+shift 2
+families=${*:-roberta xlm-roberta distilbert electra albert}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+ok() { echo "ok   $*"; }
+
+py=""
+for p in "${UNIF_HF_PYTHON:-}" .cache/venv-pypi/bin/python .cache/hf-families-venv/bin/python; do
+  if [ -n "$p" ] && [ -x "$p" ] && "$p" -c 'import torch, transformers' 2>/dev/null; then py=$p; break; fi
+done
+[ -n "$py" ] || echo "note: no Python with torch and transformers: HF's reading of the output directories is not checked"
+
+for family in $families; do
+  out="$tmp/$family"
+  cat > "$tmp/$family.yaml" <<YAML
+task: classification
+output_dir: $out
+seed: 42
+model:
+  pretrained: tests/fixtures/families/$family
+  bert: {hidden_dropout_prob: 0.0, attention_probs_dropout_prob: 0.0}
+  max_seq_length: 64
+data:
+  train: data/sib200_zh/train.jsonl
+  dev: data/sib200_zh/dev.jsonl
+  text_fields: [text]
+  label_field: label
+training:
+  batch_size: 16
+  epochs: 4
+  optimizer: {name: adamw, lr: 5.0e-3}
+  schedule: {name: linear, warmup_ratio: 0.1}
+  log_every: 20
+YAML
+  if ! "$UNIF" train "$tmp/$family.yaml" > "$tmp/$family.log" 2>&1; then
+    fail "$family: unif train:"; tail -5 "$tmp/$family.log"; continue
+  fi
+  best=$(sed -n 's/.*best dev accuracy=\([0-9.]*\).*/\1/p' "$tmp/$family.log" | tail -n 1)
+  if awk -v a="${best:-0}" 'BEGIN { exit !(a > 0.30) }'; then ok "$family: best dev accuracy $best (majority 0.2525)"
+  else fail "$family: best dev accuracy ${best:-none} is not above 0.30"; fi
+
+  model_type=$(sed -n 's/.*"model_type": "\([^"]*\)".*/\1/p' "$out/final/config.json")
+  [ "$model_type" = "$family" ] && ok "$family: final/config.json model_type $model_type" ||
+    fail "$family: final/config.json model_type '$model_type'"
+  grep -q 'ForSequenceClassification"' "$out/final/config.json" || fail "$family: no <Family>ForSequenceClassification"
+
+  if "$UNIF" eval "$tmp/$family.yaml" --model "$out/best" > "$tmp/eval.json" 2> "$tmp/eval.err" &&
+     grep -q '"accuracy"' "$tmp/eval.json"; then
+    acc=$(sed -n 's/.*"accuracy": *\([0-9.]*\).*/\1/p' "$tmp/eval.json")
+    awk -v a="$acc" -v b="$best" 'BEGIN { d = a - b; exit !(d < 0.00006 && d > -0.00006) }' && ok "$family: unif eval of best/ gives the run's accuracy $acc" ||
+      fail "$family: unif eval of best/ gives accuracy '$acc', the run said $best"
+  else
+    fail "$family: unif eval:"; cat "$tmp/eval.err" "$tmp/eval.json"
+  fi
+
+  head -n 8 data/sib200_zh/dev.jsonl > "$tmp/in.jsonl"
+  if ! "$UNIF" predict --model "$out/final" --input "$tmp/in.jsonl" --output "$tmp/$family.pred.jsonl" 2> "$tmp/pred.err"; then
+    fail "$family: unif predict:"; cat "$tmp/pred.err"; continue
+  fi
+  [ "$(grep -c '"label"' "$tmp/$family.pred.jsonl")" -eq 8 ] && ok "$family: unif predict answers 8 lines" ||
+    fail "$family: unif predict answered $(grep -c '' "$tmp/$family.pred.jsonl") lines"
+  if [ -n "$py" ]; then
+    if "$py" tests/regression/check_hf_family.py "$out/final" "$tmp/$family.pred.jsonl" > "$tmp/hf.log" 2>&1; then
+      ok "$family: HF: $(tail -n 1 "$tmp/hf.log")"
+    else
+      fail "$family: HF does not read final/ with the same logits:"; tail -n 5 "$tmp/hf.log"
+    fi
+  fi
+done
+[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all families passed"
