@@ -9,11 +9,15 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "framework/checkpoint/atomic_file.h"
 #include "framework/checkpoint/pretrained.h"
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
+#include "framework/common/json_input.h"
 #include "models/architectures.h"
 #include "models/heads/factory.h"
 
@@ -107,13 +111,30 @@ void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, 
       fs::copy_file(file, tmp / name, fs::copy_options::overwrite_existing);
     }
     write_model_meta(tmp / "unif.yaml", meta);
-    const std::string lower =
-        arch.tokenizer == models::TokenizerKind::WordPiece
-            ? std::string("\"do_lower_case\": ") + (meta.do_lower_case ? "true" : "false") + ", "
-            : std::string();
-    detail::write_text_file_atomic(tmp / "tokenizer_config.json",
-                                   "{" + lower + "\"model_max_length\": " + std::to_string(meta.max_seq_length) +
-                                       ", \"tokenizer_class\": \"" + tokenizer.tokenizer_class + "\"}\n");
+    if (arch.tokenizer == models::TokenizerKind::WordPiece || tokenizer.config.empty()) {
+      const std::string lower =
+          arch.tokenizer == models::TokenizerKind::WordPiece
+              ? std::string("\"do_lower_case\": ") + (meta.do_lower_case ? "true" : "false") + ", "
+              : std::string();
+      detail::write_text_file_atomic(tmp / "tokenizer_config.json",
+                                     "{" + lower + "\"model_max_length\": " + std::to_string(meta.max_seq_length) +
+                                         ", \"tokenizer_class\": \"" + tokenizer.tokenizer_class + "\"}\n");
+    } else {
+      // The pretrained directory's own (its special tokens' flags, normalization), with the run's length.
+      nlohmann::json j;
+      try {
+        std::ifstream in(tokenizer.config);
+        std::stringstream text;
+        text << in.rdbuf();
+        j = parse_json(text.str());
+      } catch (const JsonInputError& e) {
+        throw UserError(tokenizer.config.string() + ": invalid JSON: " + e.what());
+      }
+      if (!j.is_object()) throw UserError(tokenizer.config.string() + ": expected a JSON object");
+      j["model_max_length"] = meta.max_seq_length;
+      if (!j.contains("tokenizer_class")) j["tokenizer_class"] = tokenizer.tokenizer_class;
+      detail::write_text_file_atomic(tmp / "tokenizer_config.json", j.dump(2) + "\n");
+    }
     if (extra) extra(tmp);
     // Durable before it is declared complete: every file, then the directory, then COMPLETE.
     detail::sync_dir_and_files(tmp);

@@ -192,21 +192,33 @@ std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const 
                               join_names<OptimizerKind>(", ", " or ") + ")");
 }
 
+std::optional<int64_t> encoder_layer_index(const std::string& name) {
+  // encoder.layer.N. (BERT, RoBERTa, XLM-R, ELECTRA), transformer.layer.N. (DistilBERT),
+  // encoder.albert_layer_groups.N. (ALBERT: a group of shared layers counts as one layer).
+  static const std::regex layer_re(R"((^|\.)(encoder\.layer|transformer\.layer|encoder\.albert_layer_groups)\.(\d+)\.)");
+  std::smatch m;
+  if (!std::regex_search(name, m, layer_re)) return std::nullopt;
+  return std::stoll(m[3].str());
+}
+
 std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::string, torch::Tensor>>& named,
                                           double weight_decay, double layerwise_lr_decay,
                                           int64_t num_layers) {
-  static const std::regex layer_re(R"((^|\.)encoder\.layer\.(\d+)\.)");
   std::vector<OptimParam> out;
   for (const auto& [name, t] : named) {
     if (!t.requires_grad()) continue;
     OptimParam p{name, t, 1.0, weight_decay};
-    if (name.find("bias") != std::string::npos || name.find("LayerNorm.weight") != std::string::npos)
+    // No decay on biases and LayerNorm weights (HF Trainer's rule, by every family's LayerNorm names).
+    if (name.find("bias") != std::string::npos || name.find("LayerNorm.weight") != std::string::npos ||
+        name.find("layer_norm.weight") != std::string::npos)
       p.weight_decay = 0.0;
     if (layerwise_lr_decay != 1.0) {
       int64_t depth = num_layers + 1;
-      std::smatch m;
-      if (name.find("embeddings.") != std::string::npos) depth = 0;
-      else if (std::regex_search(name, m, layer_re)) depth = std::stoll(m[2].str()) + 1;
+      if (name.find("embeddings.") != std::string::npos || name.find("embeddings_project.") != std::string::npos ||
+          name.find("embedding_hidden_mapping_in.") != std::string::npos)
+        depth = 0;
+      else if (const auto layer = encoder_layer_index(name))
+        depth = *layer + 1;
       p.lr_scale = std::pow(layerwise_lr_decay, static_cast<double>(num_layers + 1 - depth));
     }
     out.push_back(std::move(p));

@@ -5,6 +5,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,10 +59,14 @@ class Optimizer {
 /// Builds the named optimizer; throws std::invalid_argument on an unknown name.
 std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const OptimizerOptions& opt);
 
-/// Parameter groups the BERT way: no weight decay on names containing "bias" or "LayerNorm.weight";
-/// layer-wise LR decay (UNIF/ELECTRA): depth 0 = embeddings, i+1 = encoder layer i, num_layers+1 =
-/// everything else (pooler, head); lr_scale = decay^(num_layers + 1 - depth). Frozen parameters
-/// (requires_grad false) are left out.
+/// The encoder layer a parameter belongs to, by each family's layer names (encoder.layer.N,
+/// transformer.layer.N, ALBERT's encoder.albert_layer_groups.N), or nullopt.
+std::optional<int64_t> encoder_layer_index(const std::string& name);
+
+/// Parameter groups the BERT way: no weight decay on names containing "bias", "LayerNorm.weight" or
+/// "layer_norm.weight"; layer-wise LR decay (UNIF/ELECTRA): depth 0 = embeddings (and their
+/// projection), i+1 = encoder layer i, num_layers+1 = everything else (pooler, head); lr_scale =
+/// decay^(num_layers + 1 - depth). Frozen parameters (requires_grad false) are left out.
 std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::string, torch::Tensor>>& named,
                                           double weight_decay, double layerwise_lr_decay,
                                           int64_t num_layers);

@@ -60,6 +60,7 @@ TokenizerFiles load_tokenizer(const fs::path& dir, const models::Architecture& a
       t.files = {dir / "spiece.model"};
       break;
   }
+  if (fs::is_regular_file(dir / "tokenizer_config.json", ec)) t.config = dir / "tokenizer_config.json";
   return t;
 }
 

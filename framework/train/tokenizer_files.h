@@ -22,6 +22,8 @@ struct TokenizerFiles {
   std::vector<std::filesystem::path> files;  // read from; copied into saved model directories
   std::string tokenizer_class;               // HF's class name for tokenizer_config.json (BertTokenizer, ...)
   bool do_lower_case = false;                // WordPiece's lower-casing (written to tokenizer_config.json)
+  std::filesystem::path config;              // the directory's tokenizer_config.json, if any (special
+                                             // tokens, normalization flags: kept when saving)
 };
 
 /// The tokenizer of `arch`'s family in `dir`. vocab (WordPiece only): the vocabulary file to use

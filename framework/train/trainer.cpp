@@ -160,10 +160,8 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   std::vector<std::pair<std::string, torch::Tensor>> named;
   for (auto& p : s.parts.model->named_parameters()) named.emplace_back(p.key(), p.value());
   int64_t layers = 0;
-  for (auto& [name, _] : named) {
-    auto pos = name.find("encoder.layer.");
-    if (pos != std::string::npos) layers = std::max<int64_t>(layers, std::stoll(name.substr(pos + 14)) + 1);
-  }
+  for (auto& [name, _] : named)
+    if (const auto layer = encoder_layer_index(name)) layers = std::max<int64_t>(layers, *layer + 1);
   OptimizerOptions oo;
   oo.name = t.optimizer.name;
   oo.weight_decay = t.optimizer.weight_decay;

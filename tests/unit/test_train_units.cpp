@@ -247,6 +247,31 @@ TEST_CASE("parameter groups: no decay on biases and LayerNorm weights, layer-wis
   REQUIRE(g[3].lr_scale == Approx(1.0));    // head
 }
 
+TEST_CASE("parameter groups by every family's names: DistilBERT and ALBERT layers, LayerNorm spellings", "[unit][train]") {
+  auto t = torch::zeros({1}).requires_grad_(true);
+  auto g = bert_param_groups({{"distilbert.transformer.layer.1.sa_layer_norm.weight", t},
+                              {"distilbert.transformer.layer.0.ffn.lin1.weight", t},
+                              {"albert.encoder.albert_layer_groups.0.albert_layers.0.full_layer_layer_norm.weight", t},
+                              {"albert.encoder.embedding_hidden_mapping_in.weight", t},
+                              {"electra.embeddings_project.weight", t},
+                              {"lm_head.layer_norm.weight", t},
+                              {"roberta.encoder.layer.1.attention.self.key.weight", t}},
+                             0.01, 0.5, 2);
+  CHECK(g[0].weight_decay == 0.0);  // sa_layer_norm
+  CHECK(g[1].weight_decay == 0.01);
+  CHECK(g[2].weight_decay == 0.0);  // full_layer_layer_norm
+  CHECK(g[5].weight_decay == 0.0);  // lm_head.layer_norm
+  CHECK(g[0].lr_scale == Approx(0.5));    // transformer.layer.1 -> depth 2
+  CHECK(g[1].lr_scale == Approx(0.25));   // transformer.layer.0 -> depth 1
+  CHECK(g[2].lr_scale == Approx(0.25));   // group 0 -> depth 1
+  CHECK(g[3].lr_scale == Approx(0.125));  // the embeddings' projection: depth 0
+  CHECK(g[4].lr_scale == Approx(0.125));
+  CHECK(g[5].lr_scale == Approx(1.0));    // head
+  CHECK(g[6].lr_scale == Approx(0.5));
+  CHECK(encoder_layer_index("bert.encoder.layer.11.output.dense.weight") == 11);
+  CHECK_FALSE(encoder_layer_index("classifier.out_proj.weight").has_value());
+}
+
 TEST_CASE("bad data files are errors naming file and line", "[unit][data]") {
   DataConfig dc;
   REQUIRE_THAT(user_error_of([] { read_records("/nonexistent/train.jsonl"); }), Catch::Contains("data file not found"));

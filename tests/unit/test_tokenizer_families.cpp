@@ -1,0 +1,238 @@
+// Every family's tokenizer, loaded as unif loads it, against HF transformers 5's fast tokenizers with
+// special tokens (tests/fixtures/families, made by make.py / make_words.py):
+//   tokenizer.ref.jsonl   edge texts, pairs, longest_first truncation to 12, dev lines: encode()'s ids,
+//                         token types, offsets ([0, 0] for HF's added specials, {-1, -1} here) and tokens
+//   tokenizer.hash.jsonl  every text of data/*/*.jsonl: a hash of the ids and offsets (100% must match)
+//   words.ref.jsonl       pre-split words (HF is_split_into_words; RoBERTa with add_prefix_space):
+//                         encode_words()'s ids, offsets and where each word starts
+// Families: roberta (byte-level BPE), xlm-roberta (SentencePiece, fairseq ids), distilbert and electra
+// (WordPiece, lower-cased), albert (SentencePiece, ALBERT's ids and normalisation).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/text/bert_tokenizer.h"
+#include "framework/text/byte_level_bpe.h"
+#include "framework/text/encoding.h"
+#include "framework/text/sentencepiece_tokenizer.h"
+#include "framework/text/vocab.h"
+
+using namespace unif::framework;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kRoot = UNIF_SOURCE_DIR;
+const fs::path kFamilies = kRoot / "tests/fixtures/families";
+constexpr int kNoLimit = 1 << 20;
+
+std::vector<json> read_jsonl(const fs::path& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::vector<json> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(json::parse(line));
+  return out;
+}
+
+// The family's tokenizer as unif loads it from a model directory (framework/train/tokenizer_files.cpp).
+std::unique_ptr<Tokenizer> load_family(const std::string& family) {
+  const fs::path dir = kFamilies / family;
+  if (family == "roberta") return std::make_unique<ByteLevelBpe>(ByteLevelBpe::load(dir.string()));
+  if (family == "xlm-roberta")
+    return std::make_unique<SentencePieceTokenizer>(SentencePieceTokenizer::load(dir.string()));
+  if (family == "albert")
+    return std::make_unique<SentencePieceTokenizer>(SentencePieceTokenizer::load_albert(dir.string()));
+  // WordPiece: do_lower_case from tokenizer_config.json (true for both fixtures).
+  std::ifstream config(dir / "tokenizer_config.json");
+  REQUIRE(config.good());
+  const bool lower = json::parse(config).value("do_lower_case", true);
+  auto vocab = std::make_shared<const Vocab>(Vocab::load((dir / "vocab.txt").string()));
+  return std::make_unique<BertTokenizer>(vocab, lower);
+}
+
+// HF's offsets: [0, 0] for the specials the template adds ({-1, -1} here).
+std::vector<std::vector<int64_t>> hf_offsets(const std::vector<CharSpan>& offsets) {
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& o : offsets)
+    out.push_back(o.start < 0 ? std::vector<int64_t>{0, 0} : std::vector<int64_t>{o.start, o.end});
+  return out;
+}
+
+std::string hash_of(const std::vector<int64_t>& ids, const std::vector<CharSpan>& offsets) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  auto add = [&](int64_t v) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= static_cast<uint64_t>(v) >> (8 * b) & 0xFF;
+      h *= 0x100000001b3ULL;
+    }
+  };
+  for (auto id : ids) add(id);
+  for (const auto& o : hf_offsets(offsets)) add(o[0]), add(o[1]);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+// The text of `field` in a data line, as make.py's texts_of reads it (tokens joined by spaces).
+std::string text_of(const json& record, const std::string& field) {
+  if (field != "tokens") return record.at(field).get<std::string>();
+  std::string text;
+  for (const auto& t : record.at("tokens")) text += (text.empty() ? "" : " ") + t.get<std::string>();
+  return text;
+}
+
+// Whether HF's tokenizer returns token_type_ids: only ELECTRA's (BertTokenizer) of these five.
+// DistilBERT's returns none and its model takes none; ours still types a pair's second segment 1
+// (BertTokenizer's template), which DistilBERT's model ignores.
+bool hf_returns_types(const std::string& family) { return family == "electra"; }
+
+void check_references(const std::string& family) {
+  const auto tok = load_family(family);
+  const auto refs = read_jsonl(kFamilies / family / "tokenizer.ref.jsonl");
+  REQUIRE(refs.size() > 250);
+  if (!hf_returns_types(family) && family != "distilbert") CHECK_FALSE(tok->specials().pair_token_types);
+  if (family == "electra" || family == "distilbert") CHECK(tok->specials().pair_token_types);
+  size_t pairs = 0, truncated = 0;
+  for (const auto& r : refs) {
+    const std::string text = r.at("text");
+    std::optional<std::string> pair;
+    // HF's unbatched tok(a, "") drops an empty second text (its batched call keeps the pair, as
+    // encode() does): the reference line is then a single text.
+    if (!r.at("text_pair").is_null() && !r.at("text_pair").get<std::string>().empty())
+      pair = r.at("text_pair").get<std::string>(), ++pairs;
+    const int max_length = r.contains("max_length") ? r.at("max_length").get<int>() : kNoLimit;
+    if (r.contains("max_length")) {
+      REQUIRE(r.at("truncation") == "longest_first");
+      ++truncated;
+    }
+    INFO(family << ": text from " << r.at("from").get<std::string>() << ": '" << text << "'"
+                << (pair ? " + '" + *pair + "'" : std::string()));
+    const auto e = encode(*tok, text, pair ? std::optional<std::string_view>(*pair) : std::nullopt, max_length,
+                          TruncateMethod::LongestFirst, /*pad_to_max=*/false);
+    CHECK(e.input_ids == r.at("input_ids").get<std::vector<int64_t>>());
+    CHECK(e.tokens == r.at("tokens").get<std::vector<std::string>>());
+    CHECK(hf_offsets(e.offsets) == r.at("offsets").get<std::vector<std::vector<int64_t>>>());
+    if (!r.at("token_type_ids").is_null()) {
+      CHECK(hf_returns_types(family));
+      CHECK(e.token_type_ids == r.at("token_type_ids").get<std::vector<int64_t>>());
+    } else if (family != "distilbert") {
+      CHECK(e.token_type_ids == std::vector<int64_t>(e.input_ids.size(), 0));
+    }
+  }
+  CHECK(pairs >= 10);
+  CHECK(truncated == 10);
+}
+
+void check_all_texts(const std::string& family) {
+  const auto tok = load_family(family);
+  size_t texts = 0, mismatches = 0;
+  for (const auto& file : read_jsonl(kFamilies / family / "tokenizer.hash.jsonl")) {
+    const std::string name = file.at("file");
+    std::ifstream in(kRoot / name);
+    REQUIRE(in.good());
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (const auto& entry : file.at("entries")) {
+      const auto line = entry.at(0).get<size_t>();
+      const std::string field = entry.at(1);
+      REQUIRE(line <= lines.size());
+      const std::string text = text_of(json::parse(lines[line - 1]), field);
+      const auto e = encode(*tok, text, std::nullopt, kNoLimit, TruncateMethod::LongestFirst, false);
+      ++texts;
+      if (hash_of(e.input_ids, e.offsets) != entry.at(3).get<std::string>() ||
+          e.input_ids.size() != entry.at(2).get<size_t>()) {
+        if (++mismatches <= 5)
+          UNSCOPED_INFO(family << ": " << name << " line " << line << " " << field << ": " << e.input_ids.size()
+                               << " ids, HF " << entry.at(2) << "; text '" << text.substr(0, 300) << "'");
+      }
+    }
+  }
+  INFO(family << ": " << texts << " texts compared, " << mismatches << " differ");
+  CHECK(texts > 20000);
+  CHECK(mismatches == 0);
+}
+
+}  // namespace
+
+TEST_CASE("families: encode() gives HF's ids, types, offsets and tokens (edge texts, pairs, truncation)",
+          "[unit][tokenizer][families]") {
+  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert"}) {
+    SECTION(family) { check_references(family); }
+  }
+}
+
+TEST_CASE("families: every text of the bundled datasets with special tokens as HF encodes it",
+          "[unit][tokenizer][families]") {
+  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert"}) {
+    SECTION(family) { check_all_texts(family); }
+  }
+}
+
+TEST_CASE("families: ALBERT's ids, specials and options", "[unit][tokenizer][families][albert]") {
+  const auto al = SentencePieceTokenizer::load_albert((kFamilies / "albert").string());
+  CHECK(al.vocab_size() == 4000);
+  CHECK(al.convert_tokens_to_ids({"<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]", "no such piece"}) ==
+        std::vector<int64_t>{0, 1, 2, 3, 4, 1});
+  CHECK(al.id_to_token(2) == "[CLS]");
+  const SpecialTokens& s = al.specials();
+  CHECK(s.cls == "[CLS]");
+  CHECK(s.sep == "[SEP]");
+  CHECK(s.pad == "<pad>");
+  CHECK(s.mask == "[MASK]");
+  CHECK(s.unk == "<unk>");
+  CHECK_FALSE(s.pair_double_sep);
+  CHECK_FALSE(s.pair_token_types);
+  CHECK(al.albert());
+  CHECK(al.albert_options().do_lower_case);
+  CHECK_FALSE(al.albert_options().keep_accents);
+
+  // tokenizer_config.json's options; the model alone gives HF's defaults.
+  const fs::path dir = fs::temp_directory_path() / ("unif_albert_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(kFamilies / "albert" / "spiece.model", dir / "spiece.model");
+  const auto plain = SentencePieceTokenizer::load_albert(dir.string());
+  CHECK(plain.albert_options().do_lower_case);
+  CHECK_FALSE(plain.albert_options().keep_accents);
+  CHECK(plain.tokenize("Héllo ``World''") == al.tokenize("Héllo ``World''"));
+  std::ofstream(dir / "tokenizer_config.json") << R"({"do_lower_case": false, "keep_accents": true})";
+  const auto cased = SentencePieceTokenizer::load_albert(dir.string());
+  CHECK_FALSE(cased.albert_options().do_lower_case);
+  CHECK(cased.albert_options().keep_accents);
+  std::vector<CharSpan> spans;
+  CHECK(cased.normalize(U"A``é''", &spans) == U"A\"é\"");
+  CHECK(spans == std::vector<CharSpan>{{0, 1}, {2, 3}, {3, 4}, {5, 6}});
+  spans.clear();
+  CHECK(al.normalize(U"A``é''", &spans) == U"a\"e\"");
+  CHECK(spans == std::vector<CharSpan>{{0, 1}, {2, 3}, {3, 4}, {5, 6}});
+  std::ofstream(dir / "tokenizer_config.json") << R"({"do_lower_case": "yes"})";
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load_albert(dir.string()),
+                    Catch::Contains("tokenizer_config.json: do_lower_case must be true or false"));
+  std::ofstream(dir / "tokenizer_config.json") << "{";
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load_albert(dir.string()),
+                    Catch::Contains("tokenizer_config.json: not valid JSON"));
+  fs::remove(dir / "tokenizer_config.json");
+  // XLM-R's model is not ALBERT's (no [CLS]), and ALBERT's is not XLM-R's layout.
+  fs::copy_file(kFamilies / "xlm-roberta" / "sentencepiece.bpe.model", dir / "spiece.model",
+                fs::copy_options::overwrite_existing);
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load_albert(dir.string()),
+                    Catch::Contains("spiece.model: not an ALBERT SentencePiece model"));
+  fs::copy_file(kFamilies / "albert" / "spiece.model", dir / "sentencepiece.bpe.model");
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load(dir.string()), Catch::Contains("expected XLM-R's layout"));
+  fs::remove(dir / "spiece.model");
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load_albert(dir.string()), Catch::Contains("spiece.model: cannot be read"));
+  fs::remove_all(dir);
+}
