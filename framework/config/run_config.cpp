@@ -52,13 +52,9 @@ void prepare(S&, const RunConfig&) {}
 
 void prepare(DataConfig& d, const RunConfig& root) {
   // Task-specific defaults, when the file leaves the key out (see DataConfig).
-  if (root.task == Task::TokenClassification) {
-    d.text_fields = {"tokens"};
-    d.label_field = "tags";
-  } else if (root.task == Task::SpanExtraction) {
-    d.text_fields = {"question", "context"};
-    d.label_field = "answers";
-  }
+  TaskFields fields = default_fields(root.task);
+  d.text_fields = std::move(fields.text_fields);
+  d.label_field = std::move(fields.label_field);
 }
 
 /// Right after key `key` of a section is read (model.pretrained's files fill the keys after it).
@@ -235,21 +231,27 @@ void check(Section& s, DataConfig& d, const RunConfig& root) {
     for (const auto& v : d.labels)
       if (!seen.insert(v).second) ctx.report(s.path("labels"), labels, "duplicate label '" + v + "'");
     if (d.labels.empty()) ctx.report(s.path("labels"), labels, "expected a non-empty list of labels or null");
-    if (task == Task::Regression || task == Task::SpanExtraction || task == Task::MaskedLm)
+    if (!has_label_set(task))
       ctx.report(s.path("labels"), labels, "expected null for task " + to_string(task) + ", got a list");
   }
 
   const YAML::Node fields = s.raw("text_fields");
   const size_t n = d.text_fields.size();
   std::string want;
-  if (task == Task::TokenClassification && n != 1)
-    want = "exactly 1 field (the token list) for token_classification";
-  else if (task == Task::MaskedLm && n != 1)
-    want = "exactly 1 field (the text) for masked_lm";
-  else if (task == Task::SpanExtraction && n != 2)
-    want = "exactly 2 fields (question, context) for span_extraction";
-  else if (n < 1 || n > 2)
-    want = "1 field (a text) or 2 (a text pair)";
+  switch (task_spec(task).input) {  // how many fields each kind of input reads
+    case TaskInput::Tokens:
+      if (n != 1) want = "exactly 1 field (the token list) for " + to_string(task);
+      break;
+    case TaskInput::MlmText:
+      if (n != 1) want = "exactly 1 field (the text) for " + to_string(task);
+      break;
+    case TaskInput::QuestionContext:
+      if (n != 2) want = "exactly 2 fields (question, context) for " + to_string(task);
+      break;
+    case TaskInput::Text:
+      if (n < 1 || n > 2) want = "1 field (a text) or 2 (a text pair)";
+      break;
+  }
   if (!want.empty()) ctx.report(s.path("text_fields"), fields, "expected " + want + ", got " + std::to_string(n));
   if (n == 2 && d.text_fields[0] == d.text_fields[1])
     ctx.report(s.path("text_fields"), fields, "expected two different fields, got '" + d.text_fields[0] + "' twice");
@@ -304,8 +306,7 @@ void check(Section&, DistillConfig& d, const RunConfig&) { d.teacher = expand_mo
 
 void check(Section& s, RunConfig& c, const RunConfig&) {
   const LossConfig& loss = c.training.loss;
-  const bool loss_task = c.task == Task::Classification || c.task == Task::TokenClassification;
-  if (!loss_task && !(loss == LossConfig{}))
+  if (!task_spec(c.task).loss_options && !(loss == LossConfig{}))
     s.context().report("training.loss", "expected the defaults (label_smoothing 0, focal_gamma 0, class_weights "
                        "null) for task " + to_string(c.task) + ": these losses apply to classification and "
                        "token_classification");
@@ -316,8 +317,7 @@ void check(Section& s, RunConfig& c, const RunConfig&) {
   if (c.training.early_stopping.patience > 0 && c.data.dev.empty())
     s.context().report("training.early_stopping.patience", "expected 0 without data.dev (early stopping watches "
                        "the dev evaluations), got " + std::to_string(c.training.early_stopping.patience));
-  if (!c.distill.teacher.empty() && c.task != Task::Classification && c.task != Task::TokenClassification &&
-      c.task != Task::SpanExtraction)
+  if (!c.distill.teacher.empty() && !task_spec(c.task).distillation)
     s.context().report("distill.teacher", "expected null for task " + to_string(c.task) + ": distillation supports "
                        "classification, token_classification and span_extraction");
   using M = AdversarialMethod;
@@ -327,7 +327,7 @@ void check(Section& s, RunConfig& c, const RunConfig&) {
   if (c.task == Task::SpanExtraction && c.model.max_seq_length < 5)
     s.context().report("model.max_seq_length", "expected at least 5 for span_extraction ([CLS] question [SEP] "
                        "context [SEP] with one piece each), got " + std::to_string(c.model.max_seq_length));
-  if ((method == M::Smart || method == M::RDrop) && c.task == Task::Regression)
+  if ((method == M::Smart || method == M::RDrop) && !task_spec(c.task).probabilities)
     s.context().report("adversarial.method", "expected none, fgm, pgd, freelb or freeat for task regression (" +
                        name_of(method) + "'s KL term needs a probability output, which regression has not), got " +
                        name_of(method));

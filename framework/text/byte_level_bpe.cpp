@@ -231,10 +231,12 @@ std::vector<std::string> ByteLevelBpe::bpe(const std::string& symbols) const {
   return parts;
 }
 
-void ByteLevelBpe::split_and_encode(const std::u32string& text, int64_t begin, int64_t end, Tokenized& out) const {
+void ByteLevelBpe::split_and_encode(const std::u32string& text, const std::vector<int64_t>& src, bool add_prefix_space,
+                                    Tokenized& out) const {
+  const auto end = static_cast<int64_t>(text.size());
   std::string symbols;
-  std::vector<int64_t> source;  // per byte symbol: the code point it came from
-  for (int64_t i = begin; i < end;) {
+  std::vector<int64_t> source;  // per byte symbol: the character of `text` it came from
+  for (int64_t i = 0; i < end;) {
     const int64_t n = match_length(text, i, end);
     symbols.clear();
     source.clear();
@@ -250,12 +252,18 @@ void ByteLevelBpe::split_and_encode(const std::u32string& text, int64_t begin, i
     for (auto& piece : bpe(symbols)) {
       const std::u32string cps = unicode::decode_utf8(piece);
       const auto len = static_cast<int64_t>(cps.size());
-      CharSpan span{source[at], source[at + len - 1] + 1};
-      // HF trims the spaces a piece carries from its offsets (trim_offsets).
+      CharSpan span{src[static_cast<size_t>(source[at])], src[static_cast<size_t>(source[at + len - 1])] + 1};
+      // HF trims the spaces a piece carries from its offsets (RobertaProcessing's trim_offsets),
+      // except the one space add_prefix_space put before the text, which is kept on a piece that
+      // is the first or starts at 0 (it has its first character's span).
       int64_t lead = 0, trail = 0;
       while (lead < len && cps[lead] == kSpaceSymbol) ++lead;
       while (trail < len && cps[len - 1 - trail] == kSpaceSymbol) ++trail;
-      if (lead > 0) span.start = std::min(span.start + lead, span.end);
+      if (lead > 0) {
+        const bool first = out.tokens.empty() || span.start == 0;
+        if (first && add_prefix_space && lead == 1) lead = 0;
+        span.start = std::min(span.start + lead, span.end);
+      }
       if (trail > 0 && span.end >= trail) span.end = std::max(span.end - trail, span.start);
       at += static_cast<size_t>(len);
       out.tokens.push_back(std::move(piece));
@@ -265,21 +273,20 @@ void ByteLevelBpe::split_and_encode(const std::u32string& text, int64_t begin, i
   }
 }
 
-Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const {
+Tokenized ByteLevelBpe::tokenize(std::string_view utf8, bool add_prefix_space) const {
   const std::u32string text = unicode::decode_utf8(utf8);
   Tokenized out;
+  std::u32string segment;
+  std::vector<int64_t> src;  // per character of `segment`: its index in `text`
   auto plain = [&](int64_t begin, int64_t end) {
     if (begin >= end) return;
-    if (!add_prefix_space_ || unicode::is_white_space(text[begin])) return split_and_encode(text, begin, end, out);
-    // A space before the segment, mapped onto its first character (then trimmed off the offsets).
-    std::u32string spaced = U" " + text.substr(begin, end - begin);
-    Tokenized part;
-    split_and_encode(spaced, 0, static_cast<int64_t>(spaced.size()), part);
-    for (size_t k = 0; k < part.tokens.size(); ++k) {
-      out.tokens.push_back(part.tokens[k]);
-      const auto shift = [&](int64_t p) { return std::max<int64_t>(p - 1, 0) + begin; };
-      out.offsets.push_back({shift(part.offsets[k].start), std::max(shift(part.offsets[k].end), shift(part.offsets[k].start))});
-    }
+    segment.clear();
+    src.clear();
+    // add_prefix_space: a space before each stretch that does not start with one (HF's ByteLevel
+    // pre-tokenizer), with the span of the stretch's first character.
+    if (add_prefix_space && text[static_cast<size_t>(begin)] != U' ') segment.push_back(U' '), src.push_back(begin);
+    for (int64_t k = begin; k < end; ++k) segment.push_back(text[static_cast<size_t>(k)]), src.push_back(k);
+    split_and_encode(segment, src, add_prefix_space, out);
   };
   split_added_tokens(text, added_, plain, [&](size_t index, int64_t start, int64_t end) {
     out.tokens.push_back(added_[index].content);
@@ -287,5 +294,9 @@ Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const {
   });
   return out;
 }
+
+Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const { return tokenize(utf8, add_prefix_space_); }
+
+Tokenized ByteLevelBpe::tokenize_word(std::string_view word) const { return tokenize(word, /*add_prefix_space=*/true); }
 
 }  // namespace unif::framework

@@ -25,8 +25,9 @@ namespace unif::framework {
 class ByteLevelBpe : public Tokenizer {
  public:
   /// `vocab` piece -> id; `merges` in rank order (first = applied first); `added` the special
-  /// tokens, each of which must be in `vocab`. add_prefix_space: a space is put before the text (HF's
-  /// ByteLevel add_prefix_space; RoBERTa's default is false). ignore_merges: a pre-token that is in
+  /// tokens, each of which must be in `vocab`. add_prefix_space: a space is put before the text and
+  /// each stretch after an added token that does not start with one (HF's ByteLevel
+  /// add_prefix_space; RoBERTa's default is false). ignore_merges: a pre-token that is in
   /// the vocabulary is one piece without merging (HF's BPE ignore_merges).
   ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
                std::vector<AddedToken> added, bool add_prefix_space = false, bool ignore_merges = false);
@@ -39,6 +40,11 @@ class ByteLevelBpe : public Tokenizer {
   /// Pieces of `utf8` (no <s>/</s> added) with their code point spans in `utf8` (HF's
   /// offset_mapping, trimmed).
   Tokenized tokenize_with_offsets(std::string_view utf8) const override;
+
+  /// One pre-split word as HF encodes it with add_prefix_space=True (which HF requires for
+  /// is_split_into_words): a space before it unless it starts with one, so its first piece has "Ġ";
+  /// spans inside the word (the added space takes the first character's).
+  Tokenized tokenize_word(std::string_view word) const override;
 
   int64_t find_id(std::string_view piece) const override;
   bool continues_word(const std::string& piece) const override { return piece.rfind("\xC4\xA0", 0) != 0; }  // "Ġ", a space before the piece
@@ -53,7 +59,11 @@ class ByteLevelBpe : public Tokenizer {
   static char32_t byte_symbol(unsigned char byte);
 
  private:
-  void split_and_encode(const std::u32string& text, int64_t begin, int64_t end, Tokenized& out) const;
+  Tokenized tokenize(std::string_view utf8, bool add_prefix_space) const;
+  // The pieces of `text` (one stretch between added tokens, a space already put before it when
+  // add_prefix_space) with spans through src (per character: its index in the input).
+  void split_and_encode(const std::u32string& text, const std::vector<int64_t>& src, bool add_prefix_space,
+                        Tokenized& out) const;
 
   std::unordered_map<std::string, int64_t> vocab_;
   std::unordered_map<int64_t, std::string> tokens_;  // id -> piece

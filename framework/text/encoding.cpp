@@ -139,7 +139,7 @@ WordEncoding encode_words(const Tokenizer& tokenizer, const std::vector<std::str
   Tokenized all;
   std::vector<int64_t> starts;  // per piece: word index if it is the word's first piece, else -1
   for (size_t w = 0; w < words.size(); ++w) {
-    Tokenized t = tokenizer.tokenize_with_offsets(words[w]);
+    Tokenized t = tokenizer.tokenize_word(words[w]);
     for (size_t i = 0; i < t.tokens.size(); ++i) {
       all.tokens.push_back(std::move(t.tokens[i]));
       all.offsets.push_back(t.offsets[i]);

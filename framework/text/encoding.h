@@ -69,8 +69,9 @@ struct WordEncoding : Encoding {
   std::vector<int64_t> word_start;  // (L)
 };
 
-/// Encodes pre-split words as one segment, each word tokenized on its own (HF
-/// is_split_into_words). offsets are spans inside the piece's own word.
+/// Encodes pre-split words as one segment, each word tokenized on its own by
+/// Tokenizer::tokenize_word (HF is_split_into_words; RoBERTa as with add_prefix_space=True).
+/// offsets are spans inside the piece's own word.
 WordEncoding encode_words(const Tokenizer& tokenizer, const std::vector<std::string>& words,
                           int max_seq_length, TruncateMethod method, bool pad_to_max);
 

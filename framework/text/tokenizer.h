@@ -53,6 +53,10 @@ class Tokenizer {
   /// Pieces of `utf8` (no special tokens added) with their code point spans, as HF's
   /// `tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)`.
   virtual Tokenized tokenize_with_offsets(std::string_view utf8) const = 0;
+  /// Pieces of one pre-split word (HF `is_split_into_words=True`; encode_words), spans inside the
+  /// word. By default tokenize_with_offsets(word); byte-level BPE tokenizes it as if a space came
+  /// before it (HF requires add_prefix_space=True for pre-split words: each word's first piece has "Ġ").
+  virtual Tokenized tokenize_word(std::string_view word) const { return tokenize_with_offsets(word); }
   /// The pieces alone (HF `tokenizer.tokenize(text)`).
   std::vector<std::string> tokenize(std::string_view utf8) const { return tokenize_with_offsets(utf8).tokens; }
 

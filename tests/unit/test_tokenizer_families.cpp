@@ -9,6 +9,7 @@
 // (WordPiece, lower-cased), albert (SentencePiece, ALBERT's ids and normalisation).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -94,6 +96,28 @@ std::string text_of(const json& record, const std::string& field) {
   return text;
 }
 
+// HF fast tokenizers' longest_first for a pair (tokenizers' truncate_encodings): when the pair is
+// over `budget`, the shorter segment stays whole if it takes at most half, else the two get
+// budget/2 and the rest (the longer one, or the second of equals, the larger half). encode()'s
+// LongestFirst is HF 4.28's slow rule (one piece at a time from the longer, ties from the second;
+// tests/parity holds it to BERT's references): they differ when both segments are over half an odd
+// budget and the first is not the longer.
+std::pair<size_t, size_t> fast_longest_first(size_t a, size_t b, size_t budget) {
+  if (a + b <= budget) return {a, b};
+  const bool swap = a > b;
+  size_t n1 = swap ? b : a, n2 = swap ? a : b;
+  n2 = n1 > budget ? n1 : std::max(n1, budget - n1);
+  if (n1 + n2 > budget) n1 = budget / 2, n2 = n1 + budget % 2;
+  return swap ? std::pair<size_t, size_t>{n2, n1} : std::pair<size_t, size_t>{n1, n2};
+}
+
+Tokenized head(const Tokenized& t, size_t n) {
+  Tokenized out;
+  out.tokens.assign(t.tokens.begin(), t.tokens.begin() + static_cast<std::ptrdiff_t>(n));
+  out.offsets.assign(t.offsets.begin(), t.offsets.begin() + static_cast<std::ptrdiff_t>(n));
+  return out;
+}
+
 // Whether HF's tokenizer returns token_type_ids: only ELECTRA's (BertTokenizer) of these five.
 // DistilBERT's returns none and its model takes none; ours still types a pair's second segment 1
 // (BertTokenizer's template), which DistilBERT's model ignores.
@@ -105,7 +129,7 @@ void check_references(const std::string& family) {
   REQUIRE(refs.size() > 250);
   if (!hf_returns_types(family) && family != "distilbert") CHECK_FALSE(tok->specials().pair_token_types);
   if (family == "electra" || family == "distilbert") CHECK(tok->specials().pair_token_types);
-  size_t pairs = 0, truncated = 0;
+  size_t pairs = 0, truncated = 0, slow_rule_differs = 0;
   for (const auto& r : refs) {
     const std::string text = r.at("text");
     std::optional<std::string> pair;
@@ -120,8 +144,25 @@ void check_references(const std::string& family) {
     }
     INFO(family << ": text from " << r.at("from").get<std::string>() << ": '" << text << "'"
                 << (pair ? " + '" + *pair + "'" : std::string()));
-    const auto e = encode(*tok, text, pair ? std::optional<std::string_view>(*pair) : std::nullopt, max_length,
-                          TruncateMethod::LongestFirst, /*pad_to_max=*/false);
+    auto e = encode(*tok, text, pair ? std::optional<std::string_view>(*pair) : std::nullopt, max_length,
+                    TruncateMethod::LongestFirst, /*pad_to_max=*/false);
+    if (pair && max_length < kNoLimit) {
+      // A truncated pair: HF's references follow the fast rule. Where encode()'s (4.28) rule keeps
+      // other lengths, check it against that rule, and HF against our pieces cut by the fast one.
+      const Tokenized ta = tok->tokenize_with_offsets(text), tb = tok->tokenize_with_offsets(*pair);
+      const size_t budget = static_cast<size_t>(max_length - tok->specials().pair_overhead());
+      const auto slow = truncate_ranges({ta.tokens.size(), tb.tokens.size()}, budget, TruncateMethod::LongestFirst);
+      CHECK(e.length() == static_cast<int64_t>(slow[0].second + slow[1].second) + tok->specials().pair_overhead());
+      const auto fast = fast_longest_first(ta.tokens.size(), tb.tokens.size(), budget);
+      if (fast != std::make_pair(slow[0].second, slow[1].second)) {
+        ++slow_rule_differs;
+        WARN(family << ": longest_first keeps " << slow[0].second << " + " << slow[1].second << " pieces of " << ta.tokens.size()
+                    << " + " << tb.tokens.size() << ", HF's fast tokenizer " << fast.first << " + " << fast.second << ": '"
+                    << text << "' + '" << *pair << "'");
+        const Tokenized ca = head(ta, fast.first), cb = head(tb, fast.second);
+        e = encode_tokenized(*tok, ca, &cb, kNoLimit, TruncateMethod::LongestFirst, false);
+      }
+    }
     CHECK(e.input_ids == r.at("input_ids").get<std::vector<int64_t>>());
     CHECK(e.tokens == r.at("tokens").get<std::vector<std::string>>());
     CHECK(hf_offsets(e.offsets) == r.at("offsets").get<std::vector<std::vector<int64_t>>>());
@@ -134,6 +175,31 @@ void check_references(const std::string& family) {
   }
   CHECK(pairs >= 10);
   CHECK(truncated == 10);
+  // The pairs where HF's fast longest_first keeps other lengths than encode() (see fast_longest_first).
+  const size_t expected_differ = family == "albert" ? 3 : family == "distilbert" || family == "electra" ? 1 : 0;
+  CHECK(slow_rule_differs == expected_differ);
+}
+
+// encode_words() against HF's is_split_into_words (words.ref.jsonl, made by make_words.py).
+void check_words(const std::string& family) {
+  const auto tok = load_family(family);
+  const auto refs = read_jsonl(kFamilies / family / "words.ref.jsonl");
+  REQUIRE(refs.size() >= 20);
+  for (const auto& r : refs) {
+    const auto words = r.at("words").get<std::vector<std::string>>();
+    INFO(family << ": words from " << r.at("from").get<std::string>() << ": " << r.at("words").dump());
+    const auto e = encode_words(*tok, words, kNoLimit, TruncateMethod::LongestFirst, /*pad_to_max=*/false);
+    CHECK(e.input_ids == r.at("input_ids").get<std::vector<int64_t>>());
+    CHECK(e.tokens == r.at("tokens").get<std::vector<std::string>>());
+    CHECK(hf_offsets(e.offsets) == r.at("offsets").get<std::vector<std::vector<int64_t>>>());
+    // HF's word_ids: where a word's first piece sits is where its index first appears.
+    std::vector<int64_t> starts(e.input_ids.size(), -1);
+    const auto& word_ids = r.at("word_ids");
+    REQUIRE(word_ids.size() == r.at("input_ids").size());
+    for (size_t i = 0; i < word_ids.size() && i < starts.size(); ++i)
+      if (!word_ids[i].is_null() && (i == 0 || word_ids[i - 1] != word_ids[i])) starts[i] = word_ids[i].get<int64_t>();
+    CHECK(e.word_start == starts);
+  }
 }
 
 void check_all_texts(const std::string& family) {
@@ -178,6 +244,13 @@ TEST_CASE("families: every text of the bundled datasets with special tokens as H
           "[unit][tokenizer][families]") {
   for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert"}) {
     SECTION(family) { check_all_texts(family); }
+  }
+}
+
+TEST_CASE("families: encode_words() gives HF's pieces, offsets and word starts for pre-split words",
+          "[unit][tokenizer][families][words]") {
+  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert"}) {
+    SECTION(family) { check_words(family); }
   }
 }
 
