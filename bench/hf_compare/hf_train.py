@@ -2,7 +2,8 @@
 `unif train` run wrote) trained with HF transformers on PyTorch, as unif trains it:
 
 - model: BertForSequenceClassification (classification, regression) / BertForTokenClassification /
-  BertForQuestionAnswering (span_extraction) from model.pretrained, the new head initialised by HF
+  BertForQuestionAnswering (span_extraction) from model.pretrained (another family's directory: its
+  AutoModelFor... class and AutoTokenizer), the new head initialised by HF
   after torch.manual_seed(seed); without model.pretrained, a random-init BertConfig(**model.bert)
   (vocab_size from model.vocab) initialised by HF after torch.manual_seed(seed);
 - span_extraction: unif's windows (framework/data/span_dataset.cpp, ported below: the question cut
@@ -44,8 +45,9 @@ import torch
 # every core this process may use, as unif does (HF_THREADS overrides).
 torch.set_num_threads(int(os.environ.get("HF_THREADS", "0")) or len(os.sched_getaffinity(0)))
 import yaml
-from transformers import (BertConfig, BertForQuestionAnswering, BertForSequenceClassification,
-                          BertForTokenClassification, BertTokenizerFast)
+from transformers import (AutoModelForQuestionAnswering, AutoModelForSequenceClassification,
+                          AutoModelForTokenClassification, AutoTokenizer, BertConfig, BertForQuestionAnswering,
+                          BertForSequenceClassification, BertForTokenClassification, BertTokenizerFast)
 
 MASK64 = (1 << 64) - 1
 
@@ -437,7 +439,15 @@ def main():
             os.path.isdir(os.path.join(pretrained, "0_Transformer")):
         pretrained = os.path.join(pretrained, "0_Transformer")
     lower = bool(m.get("do_lower_case", True))
-    if pretrained:
+    model_type = "bert"
+    if pretrained and os.path.isfile(os.path.join(pretrained, "config.json")):
+        model_type = json.load(open(os.path.join(pretrained, "config.json"))).get("model_type", "bert")
+    if pretrained and model_type != "bert":
+        # Another family: its own tokenizer and classes (bench/families); a SentencePiece one without
+        # a tokenizer.json is the slow tokenizer (training time leaves tokenization out anyway).
+        spm = any(os.path.isfile(os.path.join(pretrained, f)) for f in ("sentencepiece.bpe.model", "spiece.model"))
+        tokenizer = AutoTokenizer.from_pretrained(pretrained, use_fast=not spm)
+    elif pretrained:
         tokenizer = BertTokenizerFast.from_pretrained(pretrained, do_lower_case=lower)
     else:
         tokenizer = BertTokenizerFast(vocab_file=m["vocab"], do_lower_case=lower)
@@ -459,7 +469,12 @@ def main():
         kind, extra = BertForSequenceClassification, {"num_labels": len(labels),
                                                       "problem_type": "single_label_classification"}
     overrides = dict(m.get("bert") or {})
-    if pretrained:
+    if pretrained and model_type != "bert":
+        auto = {BertForQuestionAnswering: AutoModelForQuestionAnswering,
+                BertForTokenClassification: AutoModelForTokenClassification,
+                BertForSequenceClassification: AutoModelForSequenceClassification}[kind]
+        model = auto.from_pretrained(pretrained, ignore_mismatched_sizes=True, **overrides, **extra)
+    elif pretrained:
         model = kind.from_pretrained(pretrained, **overrides, **extra)
     else:
         with open(m["vocab"], encoding="utf-8") as f:

