@@ -175,7 +175,7 @@ def entity_f1(gold, pred):
 def pad_inputs(data, idx):
     """input_ids, token_type_ids, attention_mask of examples idx, padded to the longest (dynamic padding)."""
     L = max(len(data.ids[i]) for i in idx)
-    ids = torch.zeros(len(idx), L, dtype=torch.long)
+    ids = torch.full((len(idx), L), getattr(data, "pad_id", 0), dtype=torch.long)
     types = torch.zeros(len(idx), L, dtype=torch.long)
     mask = torch.zeros(len(idx), L, dtype=torch.long)
     for b, i in enumerate(idx):
@@ -195,6 +195,9 @@ class Data:
         rows = read_jsonl(path)
         max_len = int(cfg["model"]["max_seq_length"])
         self.ids, self.types, self.labels, self.gold_tags = [], [], [], []
+        self.pad_id = tokenizer.pad_token_id or 0
+        # Families whose tokenizer gives no token types (RoBERTa, DistilBERT, ...) get none.
+        self.has_types = "token_type_ids" in tokenizer.model_input_names
         if task == "token_classification":
             words = [r[fields[0]] for r in rows]
             enc = tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_len)
@@ -208,7 +211,7 @@ class Data:
                     prev = w
                 self.labels.append(lab)
                 self.ids.append(enc["input_ids"][k])
-                self.types.append(enc["token_type_ids"][k])
+                self.types.append(enc["token_type_ids"][k] if self.has_types else [0] * len(enc["input_ids"][k]))
             self.word_ids = [enc.word_ids(k) for k in range(len(rows))]
             return
         a = [str(r[fields[0]]) for r in rows]
@@ -216,7 +219,8 @@ class Data:
             enc = tokenizer(a, [str(r[fields[1]]) for r in rows], truncation="longest_first", max_length=max_len)
         else:
             enc = tokenizer(a, truncation=True, max_length=max_len)
-        self.ids, self.types = enc["input_ids"], enc["token_type_ids"]
+        self.ids = enc["input_ids"]
+        self.types = enc["token_type_ids"] if self.has_types else [[0] * len(x) for x in self.ids]
         for r in rows:
             v = r[d["label_field"]]
             self.labels.append(float(v) if task == "regression" else labels.index(str(v)))
@@ -235,6 +239,8 @@ class Data:
             labels = torch.tensor([self.labels[i] for i in idx], dtype=torch.float32)
         else:
             labels = torch.tensor([self.labels[i] for i in idx], dtype=torch.long)
+        if not self.has_types:
+            return dict(input_ids=ids, attention_mask=mask, labels=labels)
         return dict(input_ids=ids, token_type_ids=types, attention_mask=mask, labels=labels)
 
 
