@@ -278,6 +278,7 @@ Tokenized ByteLevelBpe::tokenize(std::string_view utf8, bool add_prefix_space) c
   Tokenized out;
   std::u32string segment;
   std::vector<int64_t> src;  // per character of `segment`: its index in `text`
+  int64_t cursor = 0;        // the end of what was handed on (the white space an rstrip took included)
   auto plain = [&](int64_t begin, int64_t end) {
     if (begin >= end) return;
     segment.clear();
@@ -287,10 +288,20 @@ Tokenized ByteLevelBpe::tokenize(std::string_view utf8, bool add_prefix_space) c
     if (add_prefix_space && text[static_cast<size_t>(begin)] != U' ') segment.push_back(U' '), src.push_back(begin);
     for (int64_t k = begin; k < end; ++k) segment.push_back(text[static_cast<size_t>(k)]), src.push_back(k);
     split_and_encode(segment, src, add_prefix_space, out);
+    cursor = end;
   };
   split_added_tokens(text, added_, plain, [&](size_t index, int64_t start, int64_t end) {
+    // HF's added token carries the white space its lstrip took, which trim_offsets cuts off its
+    // span, except one character on a first piece or one at 0 with add_prefix_space (as above).
+    int64_t lead = 0;
+    if (added_[index].lstrip)
+      while (start - lead > cursor && unicode::is_white_space(text[static_cast<size_t>(start - lead - 1)])) ++lead;
+    const bool keep = add_prefix_space && lead == 1 && (out.tokens.empty() || start - lead == 0);
     out.tokens.push_back(added_[index].content);
-    out.offsets.push_back({start, end});
+    out.offsets.push_back({keep ? start - 1 : start, end});
+    cursor = end;
+    if (added_[index].rstrip)
+      while (cursor < static_cast<int64_t>(text.size()) && unicode::is_white_space(text[static_cast<size_t>(cursor)])) ++cursor;
   });
   return out;
 }

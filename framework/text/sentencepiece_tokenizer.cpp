@@ -139,18 +139,19 @@ SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, c
       throw UserError(where + ": expected XLM-R's layout (<unk>, <s>, </s> as the model's first pieces)");
     // XLM-R's template: <s> a </s></s> b </s>, every token type 0.
     t.specials_ = {"<s>", "</s>", "<pad>", "<mask>", "<unk>", /*pair_double_sep=*/true, /*pair_token_types=*/false};
-    // HF's vocabulary: fairseq's four, the model's pieces after its own <unk> <s> </s>, then <mask>.
+    // HF's vocabulary: fairseq's four, the model's pieces after its own <unk> <s> </s>, then <mask>;
+    // every one of them matchable, as in HF's Unigram trie (text that normalizes to "<pad>", e.g.
+    // the full-width "＜pad＞", is that piece).
     t.pieces_ = {{"<s>", 0.0f}, {"<pad>", 0.0f}, {"</s>", 0.0f}, {"<unk>", 0.0f}};
     for (size_t i = 3; i < pieces.size(); ++i) {
-      const auto id = static_cast<int64_t>(t.pieces_.size());
       t.pieces_.emplace_back(pieces[i].text, pieces[i].score);
       min_score = std::min(min_score, pieces[i].score);
-      if (pieces[i].type == 1 || pieces[i].type == 4) {
-        t.ids_.emplace(pieces[i].text, id);
-        t.max_piece_bytes_ = std::max(t.max_piece_bytes_, pieces[i].text.size());
-      }
     }
     t.pieces_.emplace_back("<mask>", 0.0f);
+    for (size_t id = 0; id < t.pieces_.size(); ++id) {
+      t.ids_.emplace(t.pieces_[id].first, static_cast<int64_t>(id));
+      t.max_piece_bytes_ = std::max(t.max_piece_bytes_, t.pieces_[id].first.size());
+    }
   }
   t.unk_score_ = min_score - kUnkPenalty;
 

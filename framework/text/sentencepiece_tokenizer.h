@@ -14,8 +14,10 @@
 // [CLS] a [SEP] b [SEP], types all 0 (transformers 5's AlbertTokenizer returns no token_type_ids,
 // so the model sees zeros).
 //
-// Both give code point offsets in the input as HF does (a replaced `` has the span of its second
-// character, characters an expansion adds the span of their source).
+// In both, every piece of HF's vocabulary can match normalized text, control pieces included, as in
+// HF's Unigram trie (full-width "＜pad＞" normalizes to the piece <pad>). Both give code point
+// offsets in the input as HF does (a replaced `` has the span of its second character, characters
+// an expansion adds the span of their source).
 //
 //   auto sp = SentencePieceTokenizer::load("model_dir");   // sentencepiece.bpe.model
 //   auto out = sp.tokenize_with_offsets("Hello world");    // {"▁Hello", "▁world"}, {0,5}, {6,11}
