@@ -459,7 +459,7 @@ bool has_tokenizer_files(const std::string& pretrained) {
   } catch (const UserError&) {
     return false;
   }
-  for (const char* name : {"vocab.txt", "vocab.json", "tokenizer.json", "sentencepiece.bpe.model", "spiece.model"})
+  for (const char* name : {"vocab.txt", "vocab.json", "tokenizer.json", "sentencepiece.bpe.model", "spiece.model", "spm.model"})
     if (std::filesystem::is_regular_file(dir / name, ec)) return true;
   return false;
 }
