@@ -13,6 +13,7 @@ Command add_tokenize(CLI::App& app);
 Command add_train(CLI::App& app);
 Command add_eval(CLI::App& app);
 Command add_predict(CLI::App& app);
+Command add_serve(CLI::App& app);
 Command add_init(CLI::App& app);
 
 /// `unif help keys`: every config key with its default and meaning (docs/spec.md section 8).

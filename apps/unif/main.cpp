@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   add(unif::app::add_train);
   add(unif::app::add_eval);
   add(unif::app::add_predict);
+  add(unif::app::add_serve);
   add(unif::app::add_tokenize);
   add(unif::app::add_init);
   app.add_subcommand("help", "List the commands; `unif help CMD` = `unif CMD --help`; `unif help keys`: every config key");

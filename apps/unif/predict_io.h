@@ -1,4 +1,4 @@
-// `unif predict`'s input and output ends, shared by every task, and what a task answers with.
+// `unif predict`'s input and output ends, shared by every task.
 //
 // PredictInput opens `--input` (`-` = standard input; a missing path or a directory is a
 // UserError) and reads it through its own buffer, so it can tell whether another line is already
@@ -17,7 +17,6 @@
 #include <ostream>
 #include <streambuf>
 #include <string>
-#include <functional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,10 +31,6 @@ struct PredictLine {
   framework::Record record;
   std::string error;
 };
-
-/// A task's answers to a batch of lines, one object per line. It sets `error` on a line it cannot
-/// take (its answer is then not used); `keep_going` false lets it stop at the first such line.
-using PredictAnswerer = std::function<std::vector<nlohmann::json>(std::vector<PredictLine>& lines, bool keep_going)>;
 
 class PredictInput {
  public:

@@ -2,6 +2,7 @@
 #include "framework/data/word_windows.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace unif::framework {
 
@@ -59,13 +60,17 @@ std::vector<EncodedExample> encode_word_windows(const Tokenizer& tokenizer, cons
 
 std::vector<std::optional<int64_t>> word_window_predictions(const Example& example,
                                                            const std::vector<const EncodedExample*>& windows,
-                                                           const std::vector<torch::Tensor>& logits) {
+                                                           const std::vector<torch::Tensor>& logits,
+                                                           std::vector<double>* scores) {
   std::vector<std::optional<int64_t>> out(example.texts.size());
+  if (scores) scores->assign(example.texts.size(), std::numeric_limits<double>::quiet_NaN());
   std::vector<int64_t> best(example.texts.size(), -1);  // the context of the window each tag came from
   for (size_t k = 0; k < windows.size(); ++k) {
     const auto& starts = windows[k]->word_start;
     const auto arg = logits[k].argmax(-1);
     const auto a = arg.accessor<int64_t, 1>();
+    torch::Tensor probs;
+    if (scores) probs = torch::softmax(logits[k].to(torch::kDouble), -1).contiguous();
     const auto pieces = static_cast<int64_t>(starts.size()) - 2;  // without [CLS] and [SEP]
     for (size_t p = 0; p < starts.size() && static_cast<int64_t>(p) < arg.size(0); ++p) {
       if (starts[p] < 0) continue;
@@ -74,6 +79,7 @@ std::vector<std::optional<int64_t>> word_window_predictions(const Example& examp
       if (context > best[w]) {
         best[w] = context;
         out[w] = a[static_cast<int64_t>(p)];
+        if (scores) (*scores)[w] = probs[static_cast<int64_t>(p)][*out[w]].item<double>();
       }
     }
   }

@@ -28,9 +28,11 @@ std::vector<EncodedExample> encode_word_windows(const Tokenizer& tokenizer, cons
 
 /// Per word, the argmax of its first piece's logits in the window where that piece has the most
 /// pieces on its shorter side (the first such window on ties); nullopt for a word that yields no
-/// piece. `windows` and `logits` (L, C) are the example's entries in order.
+/// piece. `windows` and `logits` (L, C) are the example's entries in order. With `scores`, also
+/// each word's softmax probability of that tag (NaN for a word without a piece).
 std::vector<std::optional<int64_t>> word_window_predictions(const Example& example,
                                                            const std::vector<const EncodedExample*>& windows,
-                                                           const std::vector<torch::Tensor>& logits);
+                                                           const std::vector<torch::Tensor>& logits,
+                                                           std::vector<double>* scores = nullptr);
 
 }  // namespace unif::framework

@@ -33,3 +33,6 @@
 // Training: the parts a run is built from, and the Trainer.
 #include "framework/train/build.h"
 #include "framework/train/trainer.h"
+
+// Inference: a model directory loaded once, predictions on batches of records (unif::Predictor).
+#include "framework/inference/predictor.h"

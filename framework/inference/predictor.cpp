@@ -1,0 +1,453 @@
+// Predictor: see predictor.h.
+#include "framework/inference/predictor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <numeric>
+
+#include <c10/core/InferenceMode.h>
+
+#include "framework/common/error.h"
+#include "framework/data/dataset.h"
+#include "framework/data/word_windows.h"
+#include "framework/engines/auto_devices.h"
+#include "framework/engines/devices.h"
+#include "framework/parallel/worker_pool.h"
+#include "framework/text/unicode.h"
+#include "framework/train/evaluate.h"
+#include "framework/train/model_dir.h"
+#include "models/architectures.h"
+
+namespace unif {
+
+using nlohmann::json;
+namespace fw = framework;
+
+namespace {
+
+const char* const kNotFinite = "the model's outputs are not finite (NaN or inf) for this input";
+
+std::vector<double> to_vec(const torch::Tensor& t) {
+  auto c = t.to(torch::kDouble).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+// Every label with its probability, highest first (label order on ties).
+std::vector<LabelScore> ranked(const std::vector<std::string>& names, const std::vector<double>& probs) {
+  std::vector<size_t> order(probs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return probs[a] > probs[b]; });
+  std::vector<LabelScore> out;
+  out.reserve(order.size());
+  for (size_t i : order) out.push_back({names.at(i), probs[i]});
+  return out;
+}
+
+}  // namespace
+
+json Prediction::to_json() const {
+  json j;
+  if (!error.empty()) {
+    j = {{"error", error}};
+  } else {
+    const auto top = [&] {
+      json t = json::array();
+      for (size_t i = 0; i < scores.size() && static_cast<int64_t>(i) < top_k; ++i)
+        t.push_back({{"label", scores[i].label}, {"score", scores[i].score}});
+      return t;
+    };
+    switch (task_spec(task).output) {
+      case PredictKind::Label:
+        j = {{"label", label}, {"probs", probs}, {"logits", logits}};
+        if (top_k > 0) j["top"] = top();
+        break;
+      case PredictKind::Labels:
+        j = {{"labels", labels}, {"probs", probs}};
+        if (top_k > 0) j["top"] = top();
+        break;
+      case PredictKind::Value: j = {{"value", value}}; break;
+      case PredictKind::Tags: {
+        json t = json::array();  // null: a word without any word piece, which the model never sees
+        for (const auto& tag : tags) t.push_back(tag ? json(*tag) : json(nullptr));
+        j = {{"tags", t}};
+        if (has_entities) {
+          json w = json::array(), e = json::array();
+          for (const auto& word : words) w.push_back(word.text);
+          for (const auto& x : entities)
+            e.push_back({{"type", x.type}, {"text", x.text}, {"start", x.start}, {"end", x.end}, {"score", x.score}});
+          j["words"] = w;
+          j["entities"] = e;
+        }
+        break;
+      }
+      case PredictKind::Answer: j = {{"answer", answer}, {"start", start}, {"end", end}, {"score", score}}; break;
+      case PredictKind::Masks: {
+        json m = json::array();
+        for (const auto& f : masks) m.push_back({{"tokens", f.tokens}, {"scores", f.scores}});
+        j = {{"masks", m}};
+        break;
+      }
+    }
+  }
+  if (!input.is_null()) j["input"] = input;
+  return j;
+}
+
+struct Predictor::State {
+  fw::LoadedModel lm;
+  bool plain_hf = false;
+  fw::LabelSet labels;
+  PredictorOptions options;
+  std::unique_ptr<fw::WorkerPool> workers;
+  mutable std::mutex forward;  // one forward pass (over the worker pool) at a time
+
+  // The text fields of one record. A model directory with unif.yaml names them; a plain HF
+  // directory takes `text`, or the pair `text_a`/`text_b` (SPEC §4) for the sequence tasks.
+  std::vector<std::string> text_fields_for(const fw::Record& r, const std::string& source) const {
+    const bool sequence_task = task_spec(lm.meta.task).input == TaskInput::Text;
+    if (!plain_hf || !sequence_task) return lm.meta.text_fields;
+    const auto has = [&](const char* f) { return r.fields.contains(f) && !r.fields.at(f).is_null(); };
+    if (has("text")) return {"text"};
+    if (!has("text_a"))
+      throw UserError(source + ":" + std::to_string(r.line) +
+                      ": missing field 'text' (or 'text_a' and 'text_b' for a sentence pair)");
+    if (!has("text_b")) return {"text_a"};
+    // A pair needs token types 0 and 1: a model with one (RoBERTa-style type_vocab_size 1) cannot take it.
+    std::vector<std::string> pair{"text_a", "text_b"};
+    fw::check_segments(lm.meta.task, pair, source + ":" + std::to_string(r.line), models::usable_token_types(lm.hf.bert),
+                       "the model (its config.json)");
+    return pair;
+  }
+
+  std::vector<Prediction> fill_masks(const std::vector<fw::Record>& records, const std::string& source) const;
+  std::vector<Prediction> run(const std::vector<fw::Record>& records, const std::string& source) const;
+};
+
+// masked_lm: HF's fill-mask on the model's text field (predict_fill_mask's answers).
+std::vector<Prediction> Predictor::State::fill_masks(const std::vector<fw::Record>& records,
+                                                     const std::string& source) const {
+  std::vector<Prediction> out(records.size());
+  const std::string field = lm.meta.text_fields.empty() ? "text" : lm.meta.text_fields.front();
+  std::vector<std::string> texts;
+  std::vector<size_t> slot;
+  for (size_t i = 0; i < records.size(); ++i) {
+    auto& p = out[i];
+    p.task = lm.meta.task;
+    const auto& f = records[i].fields;
+    if (f.is_null()) {
+      p.error = "blank line";
+      continue;
+    }
+    if (!f.is_object() || !f.contains(field) || !f.at(field).is_string()) {
+      p.error = source + ":" + std::to_string(records[i].line) + ": expected a JSON object with a string field '" +
+                field + "'";
+      p.rejected = true;
+      continue;
+    }
+    texts.push_back(f.at(field).get<std::string>());
+    slot.push_back(i);
+  }
+  if (texts.empty()) return out;
+  std::vector<fw::FillMaskResult> fills;
+  {
+    std::lock_guard<std::mutex> lock(forward);
+    c10::InferenceMode inference;
+    fills = fw::fill_mask(*lm.model, *lm.tokenizer, texts, lm.meta.max_seq_length, options.batch_size, 5, workers.get());
+  }
+  for (size_t k = 0; k < fills.size(); ++k) {
+    auto& p = out[slot[k]];
+    if (!fills[k].error.empty()) p.error = fills[k].error;
+    else if (fills[k].masks.empty()) p.error = "no [MASK] in the text";
+    else p.masks = std::move(fills[k].masks);
+    p.input = records[slot[k]].fields;
+  }
+  return out;
+}
+
+// Classification, multilabel, regression, token classification and span extraction.
+std::vector<Prediction> Predictor::State::run(const std::vector<fw::Record>& records, const std::string& source) const {
+  const Task task = lm.meta.task;
+  if (task_spec(task).output == PredictKind::Masks) return fill_masks(records, source);
+  std::vector<Prediction> out(records.size());
+  fw::TaskData data;
+  data.file = source;
+  data.span = lm.meta.span;
+  std::vector<int64_t> example_of(records.size(), -1);
+  std::vector<std::vector<Word>> words_of(records.size());  // token classification's {"text"} input
+  std::vector<bool> text_input_of(records.size(), false);
+  const bool tokens_task = task_spec(task).input == TaskInput::Tokens;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    out[i].task = task;
+    if (r.fields.is_null()) {
+      out[i].error = "blank line";
+      continue;
+    }
+    try {
+      if (!r.fields.is_object()) throw UserError(fw::where(source, r) + "expected a JSON object");
+      fw::DataConfig dc;
+      dc.text_fields = text_fields_for(r, source);
+      dc.label_field = lm.meta.label_field;
+      std::vector<fw::Example> ex;
+      // Token classification of a text: its words (split_words) stand for the list of tokens.
+      const std::string& tokens_field = dc.text_fields.empty() ? std::string() : dc.text_fields.front();
+      const auto& f = r.fields;
+      const bool text_input = tokens_task && f.contains("text") && f.at("text").is_string() &&
+                              (tokens_field == "text" || !f.contains(tokens_field) || f.at(tokens_field).is_null());
+      if (text_input) {
+        text_input_of[i] = true;
+        words_of[i] = split_words(f.at("text").get_ref<const std::string&>());
+        if (words_of[i].empty()) {  // nothing to tag: no words, no entities
+          out[i].input = f;
+          out[i].has_entities = true;
+          continue;
+        }
+        fw::Record words_record{json::object(), r.line};
+        json list = json::array();
+        for (const auto& w : words_of[i]) list.push_back(w.text);
+        words_record.fields[tokens_field] = std::move(list);
+        ex = fw::make_examples(task, dc, labels, source, {words_record}, false);
+        for (auto& e : ex) e.record = f;
+      } else {
+        ex = fw::make_examples(task, dc, labels, source, {r}, false);
+      }
+      example_of[i] = static_cast<int64_t>(data.examples.size());
+      for (auto& e : ex) {
+        e.has_label = false;  // labels in the input are checked, then ignored: no metrics here
+        data.examples.push_back(std::move(e));
+      }
+    } catch (const UserError& e) {
+      out[i].error = e.what();
+      out[i].rejected = true;
+    }
+  }
+  if (data.examples.empty()) return out;
+  const int max_len = static_cast<int>(lm.meta.max_seq_length);
+  const auto method = fw::parse_truncate_method(lm.meta.truncate_method);
+  // Token classification: every word gets a tag from the model, in windows when the input is long.
+  data.encoded = tokens_task ? fw::encode_word_windows(*lm.tokenizer, data.examples, max_len, method)
+                             : fw::encode_examples(task, data.examples, *lm.tokenizer, max_len, method, lm.meta.span);
+  fw::Evaluation ev;
+  {
+    std::lock_guard<std::mutex> lock(forward);
+    c10::InferenceMode inference;
+    ev = fw::evaluate(*lm.model, task, data, labels, options.batch_size, {}, true, workers.get());
+  }
+  c10::InferenceMode inference;
+  std::vector<std::vector<const fw::EncodedExample*>> entries(data.examples.size());
+  std::vector<std::vector<torch::Tensor>> logits(data.examples.size());
+  for (size_t k = 0; k < data.encoded.size(); ++k) {
+    const auto x = static_cast<size_t>(data.encoded[k].example);
+    entries[x].push_back(&data.encoded[k]);
+    logits[x].push_back(ev.logits[k].cpu());
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (example_of[i] < 0) continue;
+    const auto x = static_cast<size_t>(example_of[i]);
+    auto& p = out[i];
+    p.input = data.examples[x].record;
+    p.top_k = options.top_k;
+    bool finite = true;
+    for (const auto& l : logits[x]) finite = finite && torch::isfinite(l).all().item<bool>();
+    if (!finite) {
+      p.error = kNotFinite;
+      continue;
+    }
+    const auto& row = logits[x].at(0);
+    switch (task_spec(task).output) {
+      case PredictKind::Label: {
+        p.label = labels.names.at(static_cast<size_t>(row.argmax().item<int64_t>()));
+        p.probs = to_vec(torch::softmax(row, -1));
+        p.logits = to_vec(row);
+        p.scores = ranked(labels.names, p.probs);
+        break;
+      }
+      case PredictKind::Labels: {
+        auto probs = torch::sigmoid(row);
+        for (int64_t c = 0; c < probs.size(0); ++c)
+          if (probs[c].item<double>() > 0.5) p.labels.push_back(labels.names.at(static_cast<size_t>(c)));
+        p.probs = to_vec(probs);
+        p.scores = ranked(labels.names, p.probs);
+        break;
+      }
+      case PredictKind::Value: p.value = row.flatten()[0].item<double>(); break;
+      case PredictKind::Tags: {
+        for (const auto& id : fw::word_window_predictions(data.examples[x], entries[x], logits[x], &p.tag_scores))
+          p.tags.push_back(id ? std::optional<std::string>(labels.names.at(static_cast<size_t>(*id))) : std::nullopt);
+        if (text_input_of[i]) {
+          p.has_entities = true;
+          p.words = std::move(words_of[i]);
+          p.entities = group_entities(p.input.at("text").get_ref<const std::string&>(), p.words, p.tags, p.tag_scores);
+        }
+        break;
+      }
+      case PredictKind::Answer: {
+        const auto& a = ev.answers.at(x);
+        p.answer = a.text;
+        p.start = a.start;
+        p.end = a.end;
+        p.score = a.score;
+        break;
+      }
+      case PredictKind::Masks: break;
+    }
+  }
+  return out;
+}
+
+Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptions& options) {
+  if (options.batch_size < 1) throw UserError("batch size must be at least 1");
+  if (options.threads < 0) throw UserError("threads must be 0 (automatic) or more");
+  if (options.top_k < 0) throw UserError("top_k must be 0 or more");
+  const auto devices = fw::parse_devices({options.device});
+  fw::check_present(devices);
+  auto s = std::make_shared<State>();
+  s->options = options;
+  s->lm = fw::load_model_dir(dir);
+  s->plain_hf = !std::filesystem::exists(dir / "unif.yaml");
+  s->labels = fw::LabelSet::from_names(s->lm.meta.labels);
+  const auto device = fw::eval_device(devices);
+  if (device.is_cuda()) s->lm.model->to(device);
+  s->lm.model->eval();
+  const int64_t workers = device.is_cuda() ? 1
+                          : options.threads > 0
+                              ? options.threads
+                              : fw::cpu_eval_workers(fw::DeviceSet{}, s->lm.model->options().hidden_size());
+  s->workers = std::make_unique<fw::WorkerPool>(workers);
+  return Predictor(std::move(s));
+}
+
+std::vector<Prediction> Predictor::predict(const std::vector<fw::Record>& records, const std::string& source) const {
+  return state_->run(records, source);
+}
+
+std::vector<Prediction> Predictor::predict(const std::vector<json>& records) const {
+  std::vector<fw::Record> r(records.size());
+  std::vector<size_t> not_object;
+  for (size_t i = 0; i < records.size(); ++i) {
+    r[i].line = static_cast<int64_t>(i) + 1;
+    if (records[i].is_object()) r[i].fields = records[i];
+    else not_object.push_back(i);
+  }
+  std::vector<fw::Record> objects;
+  std::vector<size_t> slot;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (records[i].is_object()) {
+      objects.push_back(std::move(r[i]));
+      slot.push_back(i);
+    }
+  auto answered = state_->run(objects, "record");
+  std::vector<Prediction> out(records.size());
+  for (size_t k = 0; k < slot.size(); ++k) out[slot[k]] = std::move(answered[k]);
+  for (size_t i : not_object) {
+    out[i].task = task();
+    out[i].error = "record:" + std::to_string(i + 1) + ": expected a JSON object";
+    out[i].rejected = true;
+  }
+  return out;
+}
+
+Prediction Predictor::predict_one(const json& record) const { return predict(std::vector<json>{record}).at(0); }
+
+Task Predictor::task() const { return state_->lm.meta.task; }
+const std::vector<std::string>& Predictor::labels() const { return state_->labels.names; }
+const std::vector<std::string>& Predictor::text_fields() const { return state_->lm.meta.text_fields; }
+const std::string& Predictor::label_field() const { return state_->lm.meta.label_field; }
+const PredictorOptions& Predictor::options() const { return state_->options; }
+int64_t Predictor::max_seq_length() const { return state_->lm.meta.max_seq_length; }
+bool Predictor::plain_hf() const { return state_->plain_hf; }
+
+std::vector<Word> split_words(std::string_view text) {
+  namespace u = fw::unicode;
+  std::vector<Word> words;
+  const std::u32string cps = u::decode_utf8(text);
+  Word cur;
+  bool open = false;
+  const auto close = [&] {
+    if (open) words.push_back(std::move(cur));
+    cur = Word{};
+    open = false;
+  };
+  for (size_t i = 0; i < cps.size(); ++i) {
+    const char32_t c = cps[i];
+    const auto at = static_cast<int64_t>(i);
+    if (c == 0 || c == 0xFFFD || u::is_bert_whitespace(c) || u::is_white_space(c) || u::is_control(c)) {
+      close();
+      continue;
+    }
+    if (u::is_punctuation(c) || u::is_chinese_char(c)) {
+      close();
+      Word w;
+      u::append_utf8(w.text, c);
+      w.start = at;
+      w.end = at + 1;
+      words.push_back(std::move(w));
+      continue;
+    }
+    if (!open) {
+      open = true;
+      cur.start = at;
+    }
+    u::append_utf8(cur.text, c);
+    cur.end = at + 1;
+  }
+  close();
+  return words;
+}
+
+std::vector<Entity> group_entities(std::string_view text, const std::vector<Word>& words,
+                                   const std::vector<std::optional<std::string>>& tags,
+                                   const std::vector<double>& scores) {
+  const std::u32string cps = fw::unicode::decode_utf8(text);
+  std::vector<Entity> out;
+  // The open group: its type ("O" too, dropped at the end as HF drops it), words, and whether it
+  // may still grow (an "E-" or "S-" word closes it).
+  std::string type;
+  size_t first = 0, last = 0;
+  std::vector<double> group_scores;
+  bool open = false, closed = false;
+  const auto flush = [&] {
+    if (open && type != "O") {
+      Entity e;
+      e.type = type;
+      e.start = words[first].start;
+      e.end = words[last].end;
+      const auto a = static_cast<size_t>(std::clamp<int64_t>(e.start, 0, static_cast<int64_t>(cps.size())));
+      const auto b = static_cast<size_t>(std::clamp<int64_t>(e.end, 0, static_cast<int64_t>(cps.size())));
+      e.text = fw::unicode::encode_utf8(std::u32string_view(cps).substr(a, b - a));
+      double sum = 0;
+      for (double s : group_scores) sum += s;
+      e.score = group_scores.empty() ? 0.0 : sum / static_cast<double>(group_scores.size());
+      out.push_back(std::move(e));
+    }
+    open = false;
+    closed = false;
+    group_scores.clear();
+  };
+  for (size_t w = 0; w < words.size() && w < tags.size(); ++w) {
+    if (!tags[w]) continue;  // no word piece: the model gave it nothing (HF has no token for it)
+    const std::string& tag = *tags[w];
+    char prefix = 'I';
+    std::string t = tag;
+    if (tag.size() > 2 && tag[1] == '-' && (tag[0] == 'B' || tag[0] == 'I' || tag[0] == 'E' || tag[0] == 'S')) {
+      prefix = tag[0];
+      t = tag.substr(2);
+    }
+    const bool continues = open && !closed && t == type && (prefix == 'I' || prefix == 'E');
+    if (!continues) {
+      flush();
+      open = true;
+      type = t;
+      first = w;
+    }
+    last = w;
+    group_scores.push_back(w < scores.size() ? scores[w] : 0.0);
+    if (prefix == 'E' || prefix == 'S') closed = true;
+  }
+  flush();
+  return out;
+}
+
+}  // namespace unif

@@ -1,0 +1,165 @@
+// Predictor: inference on a model directory unif writes or reads (every task, every architecture
+// unif supports), loaded once, then asked for predictions on batches of records. `unif predict`
+// and `unif serve` answer through it, so the JSON objects to_json() gives are exactly the lines
+// `unif predict` writes (docs/spec.md §4).
+//
+//   #include <unif/unif.h>
+//   auto p = unif::Predictor::load("runs/demo/best", {/*device*/ "cpu", /*batch_size*/ 32});
+//   auto out = p.predict({{{"text", "今天天气很好"}}, {{"text", "明天下雨"}}});
+//   out[0].label;           // classification: the best label; out[0].scores: every label, best first
+//   out[0].to_json().dump() // {"input":{...},"label":"...","logits":[...],"probs":[...]}
+//
+// A record is what one `unif predict` input line holds: a JSON object with the model's text fields
+// (unif.yaml text_fields; a plain HF directory: "text", or "text_a" and "text_b"; token
+// classification: "tokens", a list of words, or "text", a string split into words by split_words;
+// span extraction: "question" and "context"; masked_lm: the text with [MASK]). Other fields are
+// carried through as "input". A record that cannot be read (a missing or mistyped field) gets a
+// Prediction with `error` set and `rejected` true; the others in the batch are answered.
+//
+// Thread safety: predict() may be called from any number of threads at once; the forward passes
+// of concurrent calls run one at a time (each already spreads its batches over the worker threads).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/common/task.h"
+#include "framework/data/records.h"
+#include "framework/train/fill_mask.h"
+
+namespace unif {
+
+struct PredictorOptions {
+  /// "cpu", "cuda", "cuda:N", or "auto" (the first GPU when one is visible, else the CPU).
+  std::string device = "cpu";
+  /// Examples per forward pass (batches are length-sorted within one predict() call).
+  int64_t batch_size = 32;
+  /// CPU worker threads running batches at once; 0: one per physical core for models up to hidden
+  /// size 768, else 1 (the `auto` rule of parallel.devices).
+  int64_t threads = 0;
+  /// Classification and multilabel: to_json() adds "top" with the k best labels (0: no "top").
+  int64_t top_k = 0;
+};
+
+/// A label and its probability.
+struct LabelScore {
+  std::string label;
+  double score = 0.0;
+};
+
+/// A named entity found in token classification's {"text"} input: `start` and `end` are
+/// character (Unicode code point) offsets into the text, `text` = that slice, `score` the mean of
+/// its words' tag probabilities.
+struct Entity {
+  std::string type;
+  std::string text;
+  int64_t start = 0;
+  int64_t end = 0;
+  double score = 0.0;
+};
+
+/// One word of a text (split_words): its text and code point span [start, end).
+struct Word {
+  std::string text;
+  int64_t start = 0;
+  int64_t end = 0;
+};
+
+/// The answer to one record. Which fields are set depends on the task (see to_json()).
+struct Prediction {
+  Task task = Task::Classification;
+  /// Set when the record has no answer: a rejected record ("<source>:<N>: missing field 'text'"),
+  /// a blank line, or outputs that are not finite. to_json() is then {"error": ...} (+ "input").
+  std::string error;
+  /// The record itself is bad (a missing or mistyped field): `unif predict` stops at such a line
+  /// unless --keep-going.
+  bool rejected = false;
+  /// The record, carried through as "input" (null: none, e.g. a rejected record).
+  nlohmann::json input;
+
+  // classification: `label`, `probs` (softmax), `logits`; multilabel: `labels` (probability above
+  // 0.5), `probs` (sigmoid). Both: `scores`, every label with its probability, highest first.
+  std::string label;
+  std::vector<std::string> labels;
+  std::vector<double> probs, logits;
+  std::vector<LabelScore> scores;
+  int64_t top_k = 0;  // how many of `scores` to_json() writes as "top" (PredictorOptions::top_k)
+  // regression
+  double value = 0.0;
+  // token classification: a tag per word (nullopt: a word without any word piece, which the model
+  // never sees) and its probability (NaN where nullopt). {"text"} input also: the words and the
+  // entities (has_entities).
+  std::vector<std::optional<std::string>> tags;
+  std::vector<double> tag_scores;
+  std::vector<Word> words;
+  std::vector<Entity> entities;
+  bool has_entities = false;
+  // span extraction: the answer and its code point span in the context
+  std::string answer;
+  int64_t start = 0, end = 0;
+  double score = 0.0;
+  // masked_lm: per [MASK], the top 5 tokens with their probabilities
+  std::vector<framework::MaskFill> masks;
+
+  bool ok() const { return error.empty(); }
+  /// The object `unif predict` writes for this record.
+  nlohmann::json to_json() const;
+};
+
+class Predictor {
+ public:
+  /// Loads a model directory (ours, with unif.yaml, or a plain HF one). UserError for a directory
+  /// that is missing, incomplete or corrupt, or a device that is not there.
+  static Predictor load(const std::filesystem::path& dir, const PredictorOptions& options = {});
+
+  /// One Prediction per record, in order. A record that is not a JSON object, or lacks a field,
+  /// gets an error naming it "record:N" (N from 1).
+  std::vector<Prediction> predict(const std::vector<nlohmann::json>& records) const;
+  /// The same for records read from a file: errors name `source` and each record's line, and a
+  /// record whose fields are null (a blank line) gets {"error": "blank line"}.
+  std::vector<Prediction> predict(const std::vector<framework::Record>& records, const std::string& source) const;
+  /// One record.
+  Prediction predict_one(const nlohmann::json& record) const;
+
+  Task task() const;
+  /// The label names in id order (empty for regression and span extraction).
+  const std::vector<std::string>& labels() const;
+  /// The record fields the model reads (unif.yaml text_fields) and its label field (read from
+  /// records only to be checked: predictions ignore it).
+  const std::vector<std::string>& text_fields() const;
+  const std::string& label_field() const;
+  const PredictorOptions& options() const;
+  /// The model's maximum sequence length (pieces, with special tokens).
+  int64_t max_seq_length() const;
+  /// Whether the directory has no unif.yaml (a plain HF model directory).
+  bool plain_hf() const;
+
+ private:
+  struct State;
+  explicit Predictor(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  std::shared_ptr<State> state_;
+};
+
+/// Token classification's {"text"} input as words, the way BERT's basic tokenizer pre-splits
+/// text: white space separates words and is dropped (so are control characters), and every
+/// punctuation character (Unicode P*, ASCII symbols) and every CJK ideograph is a word of its own.
+/// One rule for every tokenizer family.
+std::vector<Word> split_words(std::string_view text);
+
+/// Entities from per-word tags, grouped as HF's token-classification pipeline with
+/// aggregation_strategy="simple" groups its tokens: "B-X" starts an entity of type X, "I-X"
+/// continues one of type X (or starts one after anything else), a tag without a prefix continues
+/// an entity of its own name; BIOES also: "S-X" is a one-word entity, "E-X" ends one. "O" words and
+/// words without a tag (nullopt) are not entities. Score: the mean of the words' scores. `text` is
+/// the text the words' code point offsets point into.
+std::vector<Entity> group_entities(std::string_view text, const std::vector<Word>& words,
+                                   const std::vector<std::optional<std::string>>& tags,
+                                   const std::vector<double>& scores);
+
+}  // namespace unif
