@@ -6,6 +6,7 @@
 
 #include "models/albert/family.h"
 #include "models/bert/family.h"
+#include "models/deberta_v2/family.h"
 #include "models/distilbert/family.h"
 #include "models/electra/family.h"
 #include "models/roberta/family.h"
@@ -34,6 +35,11 @@ const std::vector<Architecture>& architectures() {
       {"albert", "Albert", "albert", TokenizerKind::SentencePiece, PositionScheme::Absolute, false, true,
        make_albert_encoder, make_bert_sequence_head, make_albert_lm_head,
        {"predictions.decoder.weight", "predictions.decoder.bias"}, read_albert_config, write_albert_config},
+      // DeBERTa-v2/v3: token types only when type_vocab_size > 0 (v3: none, usable_token_types).
+      {"deberta-v2", "DebertaV2", "deberta", TokenizerKind::SentencePieceDeberta, PositionScheme::Relative, true, false,
+       make_deberta_v2_encoder, make_deberta_v2_sequence_head, make_deberta_v2_lm_head,
+       {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}, read_deberta_v2_config,
+       write_deberta_v2_config},
   };
   return rows;
 }
@@ -66,8 +72,10 @@ int64_t max_input_length(const BertOptions& options) {
 }
 
 int64_t usable_token_types(const BertOptions& options) {
-  return architecture(options.model_type()).token_type_ids ? options.type_vocab_size()
-                                                           : std::numeric_limits<int64_t>::max();
+  // A family that reads token types reads none when type_vocab_size is 0 (DeBERTa-v3).
+  return architecture(options.model_type()).token_type_ids && options.type_vocab_size() > 0
+             ? options.type_vocab_size()
+             : std::numeric_limits<int64_t>::max();
 }
 
 std::optional<Task> task_from_hf(const std::vector<std::string>& hf_architectures, const std::string& problem_type,

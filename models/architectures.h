@@ -36,7 +36,8 @@ enum class TokenizerKind {
   WordPiece,              ///< vocab.txt (BERT, DistilBERT, ELECTRA)
   ByteLevelBpe,           ///< vocab.json + merges.txt or tokenizer.json (RoBERTa)
   SentencePieceFairseq,   ///< sentencepiece.bpe.model with fairseq's ids (XLM-R)
-  SentencePiece           ///< spiece.model with the model's own ids (ALBERT)
+  SentencePiece,          ///< spiece.model with the model's own ids (ALBERT)
+  SentencePieceDeberta    ///< spm.model with the model's own ids, [MASK] added last (DeBERTa-v2/v3)
 };
 
 /// How positions enter the model: learned absolute embeddings (BERT), absolute with an offset of
@@ -89,7 +90,8 @@ std::string hf_class_name(const Architecture& arch, Task task);
 int64_t max_input_length(const BertOptions& options);
 
 /// How many token types a pair may use with this model: type_vocab_size where the family reads
-/// token types from a pair template that sets them, else unlimited (RoBERTa's pairs are all type 0).
+/// token types from a pair template that sets them, else unlimited (RoBERTa's pairs are all type 0;
+/// DeBERTa-v3, type_vocab_size 0, reads none).
 int64_t usable_token_types(const BertOptions& options);
 
 /// The task HF `architectures` (its first entry) + problem_type + num_labels ask for; the one rule

@@ -477,7 +477,7 @@ std::vector<std::string> path_problems(const RunConfig& c, Purpose purpose) {
     else if (!c.model.pretrained.empty() && c.model.vocab.empty() && !has_tokenizer_files(c.model.pretrained))
       out.push_back(src + "model.pretrained: '" + c.model.pretrained +
                     "' has no vocab.txt (nor another family's tokenizer files: vocab.json + merges.txt, "
-                    "tokenizer.json, sentencepiece.bpe.model, spiece.model); set model.vocab to the model's "
+                    "tokenizer.json, sentencepiece.bpe.model, spiece.model, spm.model); set model.vocab to the model's "
                     "WordPiece vocabulary");
     else
       check_file(src, "model.vocab", c.model.vocab, out);

@@ -74,7 +74,8 @@ struct Reader {
 
 }  // namespace
 
-SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, const std::string& where, bool albert) {
+SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, const std::string& where,
+                                                     Layout layout) {
   struct Piece {
     std::string text;
     float score = 0.0f;
@@ -106,12 +107,42 @@ SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, c
   if (pieces.size() < 3) throw UserError(where + ": not a SentencePiece model (fewer than 3 pieces)");
   if (model_type != 1)
     throw UserError(where + ": a SentencePiece model of type " + std::to_string(model_type) +
-                             "; only unigram models (type 1, XLM-R's and ALBERT's) are supported");
+                             "; only unigram models (type 1, XLM-R's, ALBERT's and DeBERTa's) are supported");
 
   SentencePieceTokenizer t;
-  t.albert_ = albert;
+  t.layout_ = layout;
   float min_score = 0.0f;
-  if (albert) {
+  if (layout == Layout::Deberta) {
+    // DeBERTa's template: [CLS] a [SEP] b [SEP], b and its [SEP] type 1. The model's pieces in
+    // order, every one matchable; [MASK] after them when the model lacks it (HF's added token).
+    t.specials_ = {"[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]", /*pair_double_sep=*/false, /*pair_token_types=*/true};
+    t.unk_id_ = -1;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const auto id = static_cast<int64_t>(i);
+      t.pieces_.emplace_back(pieces[i].text, pieces[i].score);
+      min_score = std::min(min_score, pieces[i].score);
+      t.ids_.emplace(pieces[i].text, id);
+      t.max_piece_bytes_ = std::max(t.max_piece_bytes_, pieces[i].text.size());
+      if (pieces[i].type == 2 && t.unk_id_ < 0) t.unk_id_ = id;
+    }
+    const SpecialTokens& sp = t.specials_;
+    t.added_.clear();
+    for (const std::string* token : {&sp.pad, &sp.cls, &sp.sep, &sp.unk}) {
+      if (!t.ids_.count(*token))
+        throw UserError(where + ": not a DeBERTa SentencePiece model (it has no piece '" + *token +
+                        "'; DeBERTa-v3's are [PAD], [CLS], [SEP], [UNK])");
+      t.added_.push_back({*token});
+    }
+    if (!t.ids_.count(sp.mask)) {
+      t.added_mask_id_ = static_cast<int64_t>(t.pieces_.size());
+      t.pieces_.emplace_back(sp.mask, 0.0f);
+    }
+    t.added_.push_back({sp.mask});
+    if (t.unk_id_ < 0) t.unk_id_ = t.ids_.at(sp.unk);
+    if (charsmap.empty())
+      throw UserError(where + ": a DeBERTa SentencePiece model without a precompiled normalization (charsmap) "
+                              "is not supported");
+  } else if (layout == Layout::Albert) {
     // ALBERT's template: [CLS] a [SEP] b [SEP], every token type 0 (transformers 5 returns none).
     t.specials_ = {"[CLS]", "[SEP]", "<pad>", "[MASK]", "<unk>", /*pair_double_sep=*/false, /*pair_token_types=*/false};
     // HF's vocabulary is the model's pieces in order, every one of them matchable (HF's Unigram
@@ -169,13 +200,20 @@ SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, c
 }
 
 SentencePieceTokenizer SentencePieceTokenizer::from_bytes(const std::string& model, const std::string& where) {
-  return parse(model, where, /*albert=*/false);
+  return parse(model, where, Layout::Fairseq);
 }
 
 SentencePieceTokenizer SentencePieceTokenizer::albert_from_bytes(const std::string& model, const std::string& where,
                                                                  AlbertOptions options) {
-  SentencePieceTokenizer t = parse(model, where, /*albert=*/true);
+  SentencePieceTokenizer t = parse(model, where, Layout::Albert);
   t.albert_options_ = options;
+  return t;
+}
+
+SentencePieceTokenizer SentencePieceTokenizer::deberta_from_bytes(const std::string& model, const std::string& where,
+                                                                  DebertaOptions options) {
+  SentencePieceTokenizer t = parse(model, where, Layout::Deberta);
+  t.deberta_options_ = options;
   return t;
 }
 
@@ -220,8 +258,34 @@ SentencePieceTokenizer SentencePieceTokenizer::load_albert(const std::string& di
   return albert_from_bytes(read_file(path), path, options);
 }
 
+SentencePieceTokenizer SentencePieceTokenizer::load_deberta(const std::string& dir) {
+  DebertaOptions options;
+  const std::string config = dir + "/tokenizer_config.json";
+  std::error_code ec;
+  if (std::filesystem::exists(config, ec)) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(read_file(config));
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError(config + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!j.is_object()) throw UserError(config + ": not a JSON object");
+    for (const char* key : {"do_lower_case", "split_by_punct"}) {
+      const auto it = j.find(key);
+      if (it == j.end() || it->is_null()) continue;
+      if (!it->is_boolean()) throw UserError(config + ": " + key + " must be true or false");
+      if (std::string(key) == "do_lower_case") options.do_lower_case = it->get<bool>();
+      else if (it->get<bool>())
+        throw UserError(config + ": split_by_punct true (punctuation split before the pieces) is not supported");
+    }
+  }
+  const std::string path = dir + "/spm.model";
+  return deberta_from_bytes(read_file(path), path, options);
+}
+
 int64_t SentencePieceTokenizer::find_id(std::string_view piece) const {
-  if (albert_) {
+  if (layout_ == Layout::Deberta && added_mask_id_ >= 0 && piece == specials_.mask) return added_mask_id_;
+  if (layout_ != Layout::Fairseq) {
     const auto it = ids_.find(std::string(piece));
     return it == ids_.end() ? -1 : it->second;
   }
@@ -261,7 +325,7 @@ std::u32string SentencePieceTokenizer::normalize(const std::u32string& text, std
   std::u32string cur = text;
   std::vector<CharSpan> spans(text.size());
   for (size_t i = 0; i < text.size(); ++i) spans[i] = {static_cast<int64_t>(i), static_cast<int64_t>(i) + 1};
-  if (!albert_) return precompiled(cur, spans, alignment);
+  if (layout_ == Layout::Fairseq) return precompiled(cur, spans, alignment);
   std::u32string next;
   std::vector<CharSpan> next_spans;
   auto step = [&] {
@@ -270,6 +334,43 @@ std::u32string SentencePieceTokenizer::normalize(const std::u32string& text, std
     next.clear();
     next_spans.clear();
   };
+  if (layout_ == Layout::Deberta) {
+    if (deberta_options_.do_lower_case) {  // Lowercase, before the precompiled map
+      std::u32string lower;
+      for (size_t i = 0; i < cur.size(); ++i) {
+        lower.clear();
+        unicode::append_lower(cur[i], lower);
+        for (char32_t c : lower) {
+          next.push_back(c);
+          next_spans.push_back(spans[i]);
+        }
+      }
+      step();
+    }
+    std::vector<CharSpan> mapped;
+    cur = precompiled(cur, spans, &mapped);
+    spans.swap(mapped);
+    // Strip(right): trailing white space dropped.
+    while (!cur.empty() && unicode::is_white_space(cur.back())) {
+      cur.pop_back();
+      spans.pop_back();
+    }
+    // Replace(" {2,}", " "): the kept space has the span of the run's last one.
+    for (size_t i = 0; i < cur.size(); ++i) {
+      if (cur[i] == U' ') {
+        size_t j = i;
+        while (j + 1 < cur.size() && cur[j + 1] == U' ') ++j;
+        next.push_back(U' ');
+        next_spans.push_back(spans[j]);
+        i = j;
+      } else {
+        next.push_back(cur[i]);
+        next_spans.push_back(spans[i]);
+      }
+    }
+    if (alignment) *alignment = next_spans;
+    return next;
+  }
   // Replace("``", "\"") then Replace("''", "\""): leftmost matches, the quote takes the span of the
   // pair's second character (HF aligns a replacement to the last character it removes).
   for (char32_t q : {U'`', U'\''}) {
@@ -430,6 +531,30 @@ void SentencePieceTokenizer::encode_segment(const std::u32string& text, int64_t 
   std::vector<CharSpan> spans;
   const std::u32string norm = normalize(text.substr(begin, end - begin), &spans);
   for (auto& s : spans) s.start += begin, s.end += begin;
+  if (layout_ == Layout::Deberta) {
+    // Metaspace (prepend_scheme always, split), no white-space split: each space is "▁" (with the
+    // space's span), one "▁" before the segment unless it starts with one (with the first
+    // character's span), cut before every "▁" (merged with what follows).
+    if (norm.empty()) return;
+    std::u32string part;
+    std::vector<CharSpan> part_spans;
+    if (norm[0] != U' ' && norm[0] != kMeta) {
+      part.push_back(kMeta);
+      part_spans.push_back(spans[0]);
+    }
+    for (size_t k = 0; k < norm.size(); ++k) {
+      const char32_t c = norm[k] == U' ' ? kMeta : norm[k];
+      if (c == kMeta && !part.empty()) {
+        viterbi(part, part_spans, out);
+        part.clear();
+        part_spans.clear();
+      }
+      part.push_back(c);
+      part_spans.push_back(spans[k]);
+    }
+    viterbi(part, part_spans, out);
+    return;
+  }
   // WhitespaceSplit, then Metaspace (prepend_scheme always, split): "▁" before each word that does
   // not start with one, with the span of the word's first character; the word is then cut before
   // every "▁" in it, and each part gets its pieces on its own.

@@ -59,6 +59,12 @@ TokenizerFiles load_tokenizer(const fs::path& dir, const models::Architecture& a
       t.tokenizer = std::make_shared<SentencePieceTokenizer>(SentencePieceTokenizer::load_albert(dir.string()));
       t.files = {dir / "spiece.model"};
       break;
+    case models::TokenizerKind::SentencePieceDeberta:
+      // DeBERTa-v2/v3: do_lower_case from dir/tokenizer_config.json (false without it).
+      require(dir / "spm.model", arch);
+      t.tokenizer = std::make_shared<SentencePieceTokenizer>(SentencePieceTokenizer::load_deberta(dir.string()));
+      t.files = {dir / "spm.model"};
+      break;
   }
   if (fs::is_regular_file(dir / "tokenizer_config.json", ec)) t.config = dir / "tokenizer_config.json";
   return t;

@@ -2,7 +2,7 @@
 // and the files a saved model directory gets so that HF's AutoTokenizer reads the same tokenizer:
 //   WordPiece       vocab.txt (BERT, DistilBERT, ELECTRA)
 //   ByteLevelBpe    tokenizer.json, or vocab.json + merges.txt (RoBERTa)
-//   SentencePiece   sentencepiece.bpe.model (XLM-R), spiece.model (ALBERT)
+//   SentencePiece   sentencepiece.bpe.model (XLM-R), spiece.model (ALBERT), spm.model (DeBERTa-v2/v3)
 //
 //   auto files = load_tokenizer("models/roberta-base", models::architecture("roberta"), false);
 //   encode(*files.tokenizer, "Hello", std::nullopt, 128, TruncateMethod::LIFO, true);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <torch/arg.h>
 
@@ -43,6 +44,25 @@ struct BertOptions {
   TORCH_ARG(double, seq_classif_dropout) = -1.0;
   /// DistilBERT: fixed sinusoidal position embeddings.
   TORCH_ARG(bool, sinusoidal_pos_embds) = false;
+  /// DeBERTa-v2/v3 (DebertaV2Config): disentangled relative attention (relative_attention), its
+  /// range (max_relative_positions, <= 0 = max_position_embeddings) and log buckets (position_buckets,
+  /// <= 0 = none), the attention terms besides content-to-content (pos_att_type: "c2p", "p2c"),
+  /// position projections shared with query_proj / key_proj (share_att_key), the relative embeddings'
+  /// normalisation (norm_rel_ebd: "none" or "layer_norm"), absolute positions added to the input
+  /// (position_biased_input), the sequence heads' ContextPooler (pooler_hidden_size, <= 0 =
+  /// hidden_size; pooler_hidden_act; pooler_dropout) and the MLM head (legacy: `cls.predictions` as
+  /// BERT's, else `lm_predictions.lm_head`).
+  TORCH_ARG(bool, relative_attention) = false;
+  TORCH_ARG(int64_t, max_relative_positions) = -1;
+  TORCH_ARG(int64_t, position_buckets) = -1;
+  TORCH_ARG(std::vector<std::string>, pos_att_type) = {};
+  TORCH_ARG(bool, share_att_key) = false;
+  TORCH_ARG(std::string, norm_rel_ebd) = "none";
+  TORCH_ARG(bool, position_biased_input) = true;
+  TORCH_ARG(int64_t, pooler_hidden_size) = -1;
+  TORCH_ARG(std::string, pooler_hidden_act) = "gelu";
+  TORCH_ARG(double, pooler_dropout) = 0.0;
+  TORCH_ARG(bool, legacy) = true;
   /// Not an HF field: word embeddings produce sparse (COO) gradients.
   TORCH_ARG(bool, sparse_embeddings) = false;
 
@@ -58,7 +78,11 @@ struct BertOptions {
     positive(num_attention_heads(), "num_attention_heads");
     positive(intermediate_size(), "intermediate_size");
     positive(max_position_embeddings(), "max_position_embeddings");
-    positive(type_vocab_size(), "type_vocab_size");
+    // DeBERTa reads no token types when type_vocab_size is 0 (its default).
+    if (model_type() == "deberta-v2" ? type_vocab_size() < 0 : type_vocab_size() <= 0)
+      throw std::invalid_argument(std::string("type_vocab_size must be ") +
+                                  (model_type() == "deberta-v2" ? ">= 0" : "> 0") + ", got " +
+                                  std::to_string(type_vocab_size()));
     positive(num_hidden_groups(), "num_hidden_groups");
     positive(inner_group_num(), "inner_group_num");
     if (hidden_size() % num_attention_heads() != 0)

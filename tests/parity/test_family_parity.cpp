@@ -1,4 +1,4 @@
-// Parity of every encoder family (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ALBERT) with HF
+// Parity of every encoder family (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ALBERT, DeBERTa-v2) with HF
 // transformers 5 on the tiny checkpoints of tests/fixtures/families (see its README.md): for each task
 // head, the head's parameter names and values, the logits, the loss and the gradient of every
 // parameter after one backward pass (eval mode), against what HF computed on the same batch.
@@ -136,6 +136,6 @@ void check_family_head(const std::string& family, const Head& head) {
 }  // namespace
 
 TEST_CASE("every family's task heads equal HF's: names, logits, loss and one-step gradients", "[parity][families]") {
-  const std::string family = GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert");
+  const std::string family = GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2");
   for (const Head& head : kHeads) check_family_head(family, head);
 }

@@ -9,7 +9,7 @@ set -u
 UNIF=$1
 cd "$2"
 shift 2
-families=${*:-roberta xlm-roberta distilbert electra albert}
+families=${*:-roberta xlm-roberta distilbert electra albert deberta-v2}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0

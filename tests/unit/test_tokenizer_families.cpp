@@ -6,7 +6,8 @@
 //   words.ref.jsonl       pre-split words (HF is_split_into_words; RoBERTa with add_prefix_space):
 //                         encode_words()'s ids, offsets and where each word starts
 // Families: roberta (byte-level BPE), xlm-roberta (SentencePiece, fairseq ids), distilbert and electra
-// (WordPiece, lower-cased), albert (SentencePiece, ALBERT's ids and normalisation).
+// (WordPiece, lower-cased), albert (SentencePiece, ALBERT's ids and normalisation), deberta-v2
+// (SentencePiece spm.model, DeBERTa-v3's ids, [MASK] added last, Metaspace without a white-space split).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -57,6 +58,8 @@ std::unique_ptr<Tokenizer> load_family(const std::string& family) {
     return std::make_unique<SentencePieceTokenizer>(SentencePieceTokenizer::load(dir.string()));
   if (family == "albert")
     return std::make_unique<SentencePieceTokenizer>(SentencePieceTokenizer::load_albert(dir.string()));
+  if (family == "deberta-v2")
+    return std::make_unique<SentencePieceTokenizer>(SentencePieceTokenizer::load_deberta(dir.string()));
   // WordPiece: do_lower_case from tokenizer_config.json (true for both fixtures).
   std::ifstream config(dir / "tokenizer_config.json");
   REQUIRE(config.good());
@@ -118,17 +121,17 @@ Tokenized head(const Tokenized& t, size_t n) {
   return out;
 }
 
-// Whether HF's tokenizer returns token_type_ids: only ELECTRA's (BertTokenizer) of these five.
+// Whether HF's tokenizer returns token_type_ids: ELECTRA's (BertTokenizer) and DeBERTa's.
 // DistilBERT's returns none and its model takes none; ours still types a pair's second segment 1
 // (BertTokenizer's template), which DistilBERT's model ignores.
-bool hf_returns_types(const std::string& family) { return family == "electra"; }
+bool hf_returns_types(const std::string& family) { return family == "electra" || family == "deberta-v2"; }
 
 void check_references(const std::string& family) {
   const auto tok = load_family(family);
   const auto refs = read_jsonl(kFamilies / family / "tokenizer.ref.jsonl");
   REQUIRE(refs.size() > 250);
   if (!hf_returns_types(family) && family != "distilbert") CHECK_FALSE(tok->specials().pair_token_types);
-  if (family == "electra" || family == "distilbert") CHECK(tok->specials().pair_token_types);
+  if (family == "electra" || family == "distilbert" || family == "deberta-v2") CHECK(tok->specials().pair_token_types);
   size_t pairs = 0, truncated = 0, slow_rule_differs = 0;
   for (const auto& r : refs) {
     const std::string text = r.at("text");
@@ -176,7 +179,10 @@ void check_references(const std::string& family) {
   CHECK(pairs >= 10);
   CHECK(truncated == 10);
   // The pairs where HF's fast longest_first keeps other lengths than encode() (see fast_longest_first).
-  const size_t expected_differ = family == "albert" ? 3 : family == "distilbert" || family == "electra" ? 1 : 0;
+  const size_t expected_differ = family == "albert"       ? 3
+                                 : family == "deberta-v2" ? 2
+                                 : family == "distilbert" || family == "electra" ? 1
+                                                                                 : 0;
   CHECK(slow_rule_differs == expected_differ);
 }
 
@@ -235,21 +241,21 @@ void check_all_texts(const std::string& family) {
 
 TEST_CASE("families: encode() gives HF's ids, types, offsets and tokens (edge texts, pairs, truncation)",
           "[unit][tokenizer][families]") {
-  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert"}) {
+  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2"}) {
     SECTION(family) { check_references(family); }
   }
 }
 
 TEST_CASE("families: every text of the bundled datasets with special tokens as HF encodes it",
           "[unit][tokenizer][families]") {
-  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert"}) {
+  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2"}) {
     SECTION(family) { check_all_texts(family); }
   }
 }
 
 TEST_CASE("families: encode_words() gives HF's pieces, offsets and word starts for pre-split words",
           "[unit][tokenizer][families][words]") {
-  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert"}) {
+  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2"}) {
     SECTION(family) { check_words(family); }
   }
 }
@@ -307,5 +313,55 @@ TEST_CASE("families: ALBERT's ids, specials and options", "[unit][tokenizer][fam
   CHECK_THROWS_WITH(SentencePieceTokenizer::load(dir.string()), Catch::Contains("expected XLM-R's layout"));
   fs::remove(dir / "spiece.model");
   CHECK_THROWS_WITH(SentencePieceTokenizer::load_albert(dir.string()), Catch::Contains("spiece.model: cannot be read"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("families: DeBERTa-v3's ids, specials and options", "[unit][tokenizer][families][deberta]") {
+  const auto de = SentencePieceTokenizer::load_deberta((kFamilies / "deberta-v2").string());
+  CHECK(de.vocab_size() == 4001);
+  CHECK(de.convert_tokens_to_ids({"[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]", "no such piece"}) ==
+        std::vector<int64_t>{0, 1, 2, 3, 4000, 3});
+  CHECK(de.id_to_token(4000) == "[MASK]");
+  const SpecialTokens& s = de.specials();
+  CHECK(s.cls == "[CLS]");
+  CHECK(s.sep == "[SEP]");
+  CHECK(s.pad == "[PAD]");
+  CHECK(s.mask == "[MASK]");
+  CHECK(s.unk == "[UNK]");
+  CHECK_FALSE(s.pair_double_sep);
+  CHECK(s.pair_token_types);
+  CHECK(de.deberta());
+  CHECK_FALSE(de.albert());
+  CHECK_FALSE(de.deberta_options().do_lower_case);
+  // The space before a piece is in its offsets; [MASK] is an added token, cut out before the model.
+  const Tokenized t = de.tokenize_with_offsets("Hi  there [MASK]!");
+  REQUIRE(t.tokens.size() >= 3);
+  CHECK(t.tokens[t.tokens.size() - 2] == "[MASK]");
+  CHECK(t.offsets[t.offsets.size() - 2] == CharSpan{10, 16});
+  CHECK(t.tokens.back() == "\xE2\x96\x81!");
+  CHECK(t.offsets.back() == CharSpan{16, 17});
+  std::vector<CharSpan> spans;
+  CHECK(de.normalize(U"a   b  ", &spans) == U"a b");
+  CHECK(spans == std::vector<CharSpan>{{0, 1}, {3, 4}, {4, 5}});
+
+  const fs::path dir = fs::temp_directory_path() / ("unif_deberta_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(kFamilies / "deberta-v2" / "spm.model", dir / "spm.model");
+  const auto plain = SentencePieceTokenizer::load_deberta(dir.string());
+  CHECK(plain.tokenize("Héllo World") == de.tokenize("Héllo World"));
+  std::ofstream(dir / "tokenizer_config.json") << R"({"do_lower_case": true})";
+  const auto lower = SentencePieceTokenizer::load_deberta(dir.string());
+  CHECK(lower.deberta_options().do_lower_case);
+  CHECK(lower.tokenize("HELLO") == de.tokenize("hello"));
+  std::ofstream(dir / "tokenizer_config.json") << R"({"split_by_punct": true})";
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load_deberta(dir.string()), Catch::Contains("split_by_punct"));
+  fs::remove(dir / "tokenizer_config.json");
+  // ALBERT's model is not DeBERTa's (no [PAD]).
+  fs::copy_file(kFamilies / "albert" / "spiece.model", dir / "spm.model", fs::copy_options::overwrite_existing);
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load_deberta(dir.string()),
+                    Catch::Contains("spm.model: not a DeBERTa SentencePiece model"));
+  fs::remove(dir / "spm.model");
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load_deberta(dir.string()), Catch::Contains("spm.model: cannot be read"));
   fs::remove_all(dir);
 }
