@@ -114,6 +114,12 @@ int run_server(const ServeOptions& o) {
   svr.set_read_timeout(5, 0);  // a client that stops sending mid-request is dropped after 5 s
   svr.set_write_timeout(5, 0);
   svr.set_keep_alive_timeout(5);
+  // SO_REUSEADDR only: the library's default adds SO_REUSEPORT, with which a second server would
+  // share a port in use instead of being refused.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
 
   svr.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
     t_start = Clock::now();

@@ -9,7 +9,7 @@ namespace {
 
 std::string number(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::snprintf(buf, sizeof buf, "%.12g", v);
   return buf;
 }
 

@@ -1,0 +1,205 @@
+// unif::Predictor's pieces and `unif serve`'s request side, without HTTP: the words of token
+// classification's {"text"} input, entities grouped as HF's aggregation_strategy="simple" groups
+// them (cases reasoned out by hand from transformers' TokenClassificationPipeline.group_entities),
+// the typed results on the tiny fixture (scores by name, to_json), the request decoding, and the
+// dynamic batcher (batches across concurrent callers, bounded queue, stop answers what is queued).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/unif/serve/batcher.h"
+#include "apps/unif/serve/request.h"
+#include "framework/inference/predictor.h"
+
+using nlohmann::json;
+using unif::Word;
+
+namespace {
+
+std::vector<std::string> texts(const std::vector<Word>& words) {
+  std::vector<std::string> out;
+  for (const auto& w : words) out.push_back(w.text);
+  return out;
+}
+
+std::vector<std::optional<std::string>> tags(std::initializer_list<const char*> t) {
+  std::vector<std::optional<std::string>> out;
+  for (const char* s : t) out.push_back(s ? std::optional<std::string>(s) : std::nullopt);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("predict splits a text into words at white space, punctuation and CJK ideographs", "[predict]") {
+  const auto w = unif::split_words("John lives in New-York. 我爱北京 café!");
+  CHECK(texts(w) == std::vector<std::string>{"John", "lives", "in", "New", "-", "York", ".", "我", "爱", "北", "京",
+                                             "café", "!"});
+  // Code point offsets (Python str indices): "café" starts at 29 and is 4 characters long.
+  CHECK(w[0].start == 0);
+  CHECK(w[0].end == 4);
+  CHECK(w[7].start == 24);
+  CHECK(w[11].start == 29);
+  CHECK(w[11].end == 33);
+  CHECK(unif::split_words("  \t\n ").empty());
+  CHECK(texts(unif::split_words("a\x07" "b")) == std::vector<std::string>{"a", "b"});  // a control character splits
+}
+
+TEST_CASE("predict groups BIO tags into entities as HF's simple aggregation does", "[predict]") {
+  // HF: pipeline("ner", aggregation_strategy="simple") on "John lives in New York." with one
+  // token per word tagged B-PER O O B-LOC I-LOC O (scores .9 .99 .99 .8 .6 .99) gives
+  // [{entity_group: PER, score: .9, word: John, start: 0, end: 4},
+  //  {entity_group: LOC, score: .7, word: New York, start: 14, end: 22}].
+  const std::string text = "John lives in New York.";
+  const auto words = unif::split_words(text);
+  REQUIRE(words.size() == 6);
+  auto e = unif::group_entities(text, words, tags({"B-PER", "O", "O", "B-LOC", "I-LOC", "O"}),
+                                {0.9, 0.99, 0.99, 0.8, 0.6, 0.99});
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].type == "PER");
+  CHECK(e[0].text == "John");
+  CHECK(e[0].start == 0);
+  CHECK(e[0].end == 4);
+  CHECK(e[0].score == Approx(0.9));
+  CHECK(e[1].type == "LOC");
+  CHECK(e[1].text == "New York");
+  CHECK(e[1].start == 14);
+  CHECK(e[1].end == 22);
+  CHECK(e[1].score == Approx(0.7));
+
+  // HF's get_tag: B- always starts a group; I- of another type starts one; I- after O starts one.
+  e = unif::group_entities(text, words, tags({"I-PER", "B-PER", "I-LOC", "I-LOC", "O", "I-MISC"}),
+                           {1, 1, 1, 1, 1, 1});
+  REQUIRE(e.size() == 4);
+  CHECK(e[0].text == "John");
+  CHECK(e[1].text == "lives");
+  CHECK(e[1].type == "PER");
+  CHECK(e[2].text == "in New");
+  CHECK(e[2].type == "LOC");
+  CHECK(e[3].text == ".");
+  CHECK(e[3].type == "MISC");
+  // BIOES: S- is one word, E- ends an entity; a word without a tag (no piece) is skipped.
+  e = unif::group_entities(text, words, tags({"S-PER", "S-PER", nullptr, "B-LOC", "E-LOC", "E-LOC"}),
+                           {1, 1, NAN, 1, 1, 1});
+  REQUIRE(e.size() == 4);
+  CHECK(e[0].text == "John");
+  CHECK(e[1].text == "lives");
+  CHECK(e[2].text == "New York");
+  CHECK(e[3].text == ".");
+  // Offsets are code points into the text, the entity text its slice.
+  const std::string zh = "我爱北京天安门";
+  e = unif::group_entities(zh, unif::split_words(zh), tags({"O", "O", "B-LOC", "I-LOC", "B-LOC", "I-LOC", "I-LOC"}),
+                           {1, 1, 0.5, 1, 1, 1, 1});
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].text == "北京");
+  CHECK(e[0].start == 2);
+  CHECK(e[0].end == 4);
+  CHECK(e[0].score == Approx(0.75));
+  CHECK(e[1].text == "天安门");
+}
+
+TEST_CASE("predict through the C++ API gives scores by label name and predict's JSON", "[predict]") {
+  const auto dir = std::filesystem::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
+  unif::PredictorOptions options;
+  options.top_k = 1;
+  const auto p = unif::Predictor::load(dir, options);
+  CHECK(p.task() == unif::Task::Classification);
+  const auto out = p.predict({json{{"text", "今天天气很好"}}, json{{"nope", 1}}, json(3), json{{"text_a", "a"}, {"text_b", "b"}}});
+  REQUIRE(out.size() == 4);
+  REQUIRE(out[0].ok());
+  REQUIRE(out[0].scores.size() == p.labels().size());
+  CHECK(out[0].scores[0].label == out[0].label);
+  CHECK(out[0].scores[0].score >= out[0].scores[1].score);
+  const json j = out[0].to_json();
+  CHECK(j.at("label") == out[0].label);
+  CHECK(j.at("top").size() == 1);
+  CHECK(j.at("input") == json{{"text", "今天天气很好"}});
+  CHECK(out[1].rejected);
+  CHECK(out[1].to_json() == json{{"error", "record:2: missing field 'text' (or 'text_a' and 'text_b' for a sentence pair)"}});
+  CHECK(out[2].to_json() == json{{"error", "record:3: expected a JSON object"}});
+  CHECK(out[3].ok());
+  // Concurrent callers get the answers one caller alone gets.
+  std::vector<std::thread> threads;
+  std::atomic<int> same{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int k = 0; k < 3; ++k) same += p.predict_one(json{{"text", "今天天气很好"}}).label == out[0].label;
+    });
+  for (auto& t : threads) t.join();
+  CHECK(same == 12);
+}
+
+TEST_CASE("serve decodes a request body or says why it refuses it", "[serve]") {
+  using unif::app::serve::decode_predict_request;
+  auto r = decode_predict_request(R"({"inputs": [{"text": "a"}, 3]})", "application/json; charset=utf-8");
+  CHECK(r.status == 200);
+  CHECK(r.inputs.size() == 2);
+  CHECK(decode_predict_request(R"({"inputs": []})", "").status == 200);
+  CHECK(decode_predict_request(R"({"inputs": []})", "application/vnd.api+json").status == 200);
+  CHECK(decode_predict_request(R"({"inputs": []})", "text/plain").status == 415);
+  CHECK(decode_predict_request(R"({"inputs": [)", "application/json").status == 400);
+  CHECK(decode_predict_request(R"({"input": []})", "application/json").status == 400);
+  CHECK(decode_predict_request(R"({"inputs": {}})", "application/json").status == 400);
+  CHECK(decode_predict_request("[1, 2]", "application/json").status == 400);
+  CHECK(decode_predict_request("\"\xff\"", "application/json").status == 400);  // invalid UTF-8
+  CHECK(decode_predict_request(std::string(100000, '['), "application/json").status == 400);  // too deep
+}
+
+TEST_CASE("serve batches the records of concurrent requests and bounds its queue", "[serve]") {
+  using namespace std::chrono_literals;
+  using unif::app::serve::Batcher;
+  std::atomic<int> batches{0};
+  std::atomic<size_t> largest{0};
+  Batcher::Run echo = [&](const std::vector<json>& records) {
+    ++batches;
+    largest = std::max<size_t>(largest, records.size());
+    return records;
+  };
+  {
+    // 8 callers within the 300 ms wait: fewer batches than callers, every caller its own answers.
+    Batcher b(echo, 64, 300ms, 100);
+    std::vector<std::thread> callers;
+    std::atomic<int> right{0};
+    for (int i = 0; i < 8; ++i)
+      callers.emplace_back([&, i] {
+        auto a = b.submit({json(i), json(i + 100)});
+        right += a && *a == std::vector<json>{json(i), json(i + 100)};
+      });
+    for (auto& c : callers) c.join();
+    CHECK(right == 8);
+    CHECK(batches < 8);
+    CHECK(largest > 2);
+  }
+  {
+    // max_batch 3: no batch larger, except one request that is larger on its own.
+    batches = 0;
+    largest = 0;
+    Batcher b(echo, 3, 50ms, 100);
+    std::vector<std::thread> callers;
+    for (int i = 0; i < 6; ++i) callers.emplace_back([&] { b.submit({json(1)}); });
+    for (auto& c : callers) c.join();
+    CHECK(largest <= 3);
+    CHECK(b.submit({json(1), json(2), json(3), json(4), json(5)})->size() == 5);
+  }
+  {
+    // Queue of 1: while one request waits out its 2 s, a second is refused; stop() answers the first.
+    Batcher b(echo, 64, 2000ms, 1);
+    std::optional<std::vector<json>> first;
+    std::thread t([&] { first = b.submit({json("a")}); });
+    while (b.queued() == 0) std::this_thread::sleep_for(1ms);
+    CHECK_FALSE(b.submit({json("b")}).has_value());
+    const auto t0 = std::chrono::steady_clock::now();
+    b.stop();
+    t.join();
+    CHECK(std::chrono::steady_clock::now() - t0 < 1500ms);  // stop does not wait out max_wait
+    REQUIRE(first.has_value());
+    CHECK(*first == std::vector<json>{json("a")});
+    CHECK_FALSE(b.submit({json("c")}).has_value());  // stopped
+  }
+}
