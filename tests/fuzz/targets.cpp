@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "apps/unif/serve/request.h"
 #include "framework/checkpoint/hf_config.h"
 #include "framework/checkpoint/safetensors.h"
 #include "framework/checkpoint/torch_bin.h"
@@ -493,6 +494,29 @@ bool run_spm_model(std::string_view input) {
   }
 }
 
+// ---- unif serve's request body ----
+// The input's first line is the Content-Type header, the rest the body of POST /v1/predict. A
+// refused request says why (400 or 415 and a message); an accepted one's records copy, compare and
+// print (the nesting guard holds).
+bool run_serve_request(std::string_view input) {
+  const size_t nl = input.find('\n');
+  const std::string_view type = nl == std::string_view::npos ? std::string_view() : input.substr(0, nl);
+  const std::string_view body = nl == std::string_view::npos ? input : input.substr(nl + 1);
+  const auto r = unif::app::serve::decode_predict_request(body, type);
+  if (r.status != 200) {
+    FUZZ_CHECK((r.status == 400 || r.status == 415) && !r.error.empty(), "status " + std::to_string(r.status));
+    FUZZ_CHECK(r.inputs.empty(), "a refused request has no records");
+    return false;
+  }
+  FUZZ_CHECK(r.error.empty(), "an accepted request has no error");
+  for (const auto& record : r.inputs) {
+    const nlohmann::json copy = record;
+    FUZZ_CHECK(copy == record, "record copy");
+    (void)record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<Target>& targets() {
@@ -509,6 +533,7 @@ const std::vector<Target>& targets() {
       {"family_tokenizers", run_family_tokenizers, {"tokenizer"}, "byte-level BPE and SentencePiece on arbitrary bytes"},
       {"bpe_files", run_bpe_files, {"bpe_files"}, "a byte-level BPE's tokenizer.json, or vocab.json + merges.txt"},
       {"spm_model", run_spm_model, {"spm_model"}, "a SentencePiece model (sentencepiece.bpe.model)"},
+      {"serve_request", run_serve_request, {"serve_request"}, "unif serve's POST /v1/predict body (first line: the Content-Type)"},
   };
   return all;
 }
