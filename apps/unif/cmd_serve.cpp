@@ -116,9 +116,13 @@ int run_server(const ServeOptions& o) {
   svr.set_keep_alive_timeout(5);
   // SO_REUSEADDR only: the library's default adds SO_REUSEPORT, with which a second server would
   // share a port in use instead of being refused.
-  svr.set_socket_options([](socket_t sock) {
+  // The listening socket is kept to raise its backlog after bind: Debian's library listens with a
+  // backlog of 5, and 32 clients connecting at once would wait out SYN retransmits (1 s).
+  socket_t listening = INVALID_SOCKET;
+  svr.set_socket_options([&listening](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listening = sock;
   });
 
   svr.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
@@ -180,6 +184,7 @@ int run_server(const ServeOptions& o) {
     throw UserError("cannot listen on " + o.host + ":" + std::to_string(port) +
                     " (the port is in use, or the address is not this machine's)");
   }
+  if (listening != INVALID_SOCKET) ::listen(listening, SOMAXCONN);  // a larger backlog, same socket
   // Watches the signal pipe: a signal stops the server once it is running; 'q' ends the watch.
   std::atomic<bool> listening_done{false};
   std::thread watcher([&] {

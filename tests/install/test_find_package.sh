@@ -2,7 +2,8 @@
 # `cmake --install` then find_package(unif) from a separate project (C++14 by its own settings: the
 # exported targets carry cxx_std_17): it configures, builds, links unif::framework, and runs
 # `consumer` (tokenizes and loads the fixture checkpoint) and `train_api`, docs/cpp-api.md's example,
-# on configs/demo.yaml for a few steps: every save leaves a complete directory, config.yaml is written.
+# on configs/demo.yaml for a few steps: every save leaves a complete directory, config.yaml is written;
+# `predict_api`, docs/cpp-api.md's inference example, answers as the installed `unif predict` does.
 # Usage: test_find_package.sh BUILD_DIR SOURCE_DIR [CMAKE_ARG...] (extra arguments configure the
 # consumer: the CUDA compiler and architectures of a CUDA build)
 set -eu
@@ -28,6 +29,14 @@ cmake --build "$tmp/b" > "$tmp/build.log" || { cat "$tmp/build.log"; exit 1; }
 out=$("$tmp/b/consumer" "$src/tests/fixtures/tiny-bert-zh")
 echo "$out"
 echo "$out" | grep -q "今 天 天 气 很 好" && echo "$out" | grep -q "params: 41"
+# The inference example: the JSON lines of unif::Predictor equal the installed `unif predict`'s.
+"$tmp/b/predict_api" "$src/tests/fixtures/tiny-bert-zh" "今天天气很好" "明天下雨" > "$tmp/api.jsonl" 2> "$tmp/api.err" ||
+  { cat "$tmp/api.err"; echo "FAIL: predict_api exited $?"; exit 1; }
+printf '{"text": "今天天气很好"}\n{"text": "明天下雨"}\n' |
+  "$tmp/prefix/bin/unif" predict --model "$src/tests/fixtures/tiny-bert-zh" --input - --top-k 2 > "$tmp/cli.jsonl"
+cmp -s "$tmp/api.jsonl" "$tmp/cli.jsonl" && grep -q '"top"' "$tmp/api.jsonl" ||
+  { cat "$tmp/api.jsonl" "$tmp/cli.jsonl"; echo "FAIL: predict_api's answers differ from unif predict's"; exit 1; }
+echo "predict_api: ok ($(head -1 "$tmp/api.err"))"
 # The API example, run as the doc says, from the repository root (relative paths in the config).
 cd "$src"
 "$tmp/b/train_api" configs/demo.yaml --set output_dir="$tmp/run" --set training.max_steps=6 \

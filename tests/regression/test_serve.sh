@@ -38,6 +38,15 @@ code() {
   shift 2
   curl -s -m 30 -o "$tmp/body" -w '%{http_code}' -X "$m" "$@" "http://127.0.0.1:$PORT$p"
 }
+# queued N: wait (at most 5 s) until N requests wait in the queue (/metrics), so they are in flight.
+queued() {
+  i=0
+  until curl -s -m 5 "http://127.0.0.1:$PORT/metrics" | grep -q "^unif_queue_requests $1\$"; do
+    i=$((i + 1))
+    [ $i -gt 100 ] && { echo "(only $(curl -s -m 5 "http://127.0.0.1:$PORT/metrics" | sed -n 's/^unif_queue_requests //p') queued)"; return 1; }
+    sleep 0.05
+  done
+}
 J='Content-Type: application/json'
 
 # ---- a classification model: curl, answers as predict's, concurrent clients ----
@@ -153,7 +162,7 @@ wait $first
 curl -s -m 30 -o "$tmp/inflight" -w '%{http_code}' -H "$J" -d '{"inputs": [{"text": "天安门"}]}' \
   "http://127.0.0.1:$PORT/v1/predict" > "$tmp/inflight.code" &
 c1=$!
-sleep 0.5
+queued 1 || fail "the request did not reach the queue"
 kill -TERM $NER_PID
 wait $c1
 wait $NER_PID
@@ -162,14 +171,15 @@ rc=$?
   grep -q 'stopping (SIGTERM)' "$tmp/ner.log" && ok "SIGTERM with a request in flight: answered, exit 0" ||
   fail "SIGTERM in flight: exit $rc, $(cat "$tmp/inflight.code") $(cat "$tmp/inflight")"
 
-# ---- SIGINT with 8 concurrent requests in flight (a batch waiting 1 s) ----
-start sigint --model $MODEL --max-wait-ms 1000 --max-batch 64 || exit 1
+
+# ---- SIGINT with 8 concurrent requests in flight (a batch waiting 8 s) ----
+start sigint --model $MODEL --max-wait-ms 8000 --max-batch 64 || exit 1
 SI_PID=$PID
 for i in 1 2 3 4 5 6 7 8; do
   curl -s -m 30 -o "$tmp/si.$i" -w '%{http_code}' -H "$J" -d "{\"inputs\": [{\"text\": \"第$i\"}]}" \
     "http://127.0.0.1:$PORT/v1/predict" > "$tmp/si.$i.code" &
 done
-sleep 0.4
+queued 8 || fail "8 requests did not reach the queue"
 kill -INT $SI_PID
 wait $SI_PID
 rc=$?

@@ -66,11 +66,12 @@ TEST_CASE("docs/spec.md section 8 lists exactly the keys the config parser accep
   CHECK(problems.empty());
 }
 
-TEST_CASE("docs/cpp-api.md shows tests/install/consumer/train_api.cpp verbatim", "[unit][docs]") {
+// docs/cpp-api.md shows `file` (a path from the source root) verbatim between its BEGIN / END markers.
+static void check_shown_verbatim(const std::string& path) {
   const std::string doc = read_text("docs/cpp-api.md");
-  const std::string file = read_text("tests/install/consumer/train_api.cpp");
-  const std::string begin = "<!-- BEGIN tests/install/consumer/train_api.cpp -->\n```cpp\n";
-  const std::string end = "```\n<!-- END tests/install/consumer/train_api.cpp -->";
+  const std::string file = read_text(path);
+  const std::string begin = "<!-- BEGIN " + path + " -->\n```cpp\n";
+  const std::string end = "```\n<!-- END " + path + " -->";
   const auto b = doc.find(begin);
   REQUIRE(b != std::string::npos);
   const auto e = doc.find(end, b);
@@ -84,11 +85,19 @@ TEST_CASE("docs/cpp-api.md shows tests/install/consumer/train_api.cpp verbatim",
     const bool more_a = static_cast<bool>(std::getline(a, la)), more_f = static_cast<bool>(std::getline(f, lf));
     ++line;
     if (!more_a && !more_f) break;
-    INFO("line " << line << " of train_api.cpp: the doc shows '" << (more_a ? la : "(end)") << "', the file has '"
+    INFO("line " << line << " of " << path << ": the doc shows '" << (more_a ? la : "(end)") << "', the file has '"
                   << (more_f ? lf : "(end)") << "' (copy the file into the doc's block)");
     REQUIRE((more_a == more_f && la == lf));
   }
   CHECK(shown == file);
+}
+
+TEST_CASE("docs/cpp-api.md shows tests/install/consumer/train_api.cpp verbatim", "[unit][docs]") {
+  check_shown_verbatim("tests/install/consumer/train_api.cpp");
+}
+
+TEST_CASE("docs/cpp-api.md shows tests/install/consumer/predict_api.cpp verbatim", "[unit][docs]") {
+  check_shown_verbatim("tests/install/consumer/predict_api.cpp");
 }
 
 TEST_CASE("docs/spec.md's Resume section says of every config key whether it may change on resume", "[unit][docs]") {
