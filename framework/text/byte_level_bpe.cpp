@@ -273,7 +273,7 @@ void ByteLevelBpe::split_and_encode(const std::u32string& text, const std::vecto
   }
 }
 
-Tokenized ByteLevelBpe::tokenize(std::string_view utf8, bool add_prefix_space) const {
+Tokenized ByteLevelBpe::tokenize_spaced(std::string_view utf8, bool add_prefix_space) const {
   const std::u32string text = unicode::decode_utf8(utf8);
   Tokenized out;
   std::u32string segment;
@@ -306,8 +306,8 @@ Tokenized ByteLevelBpe::tokenize(std::string_view utf8, bool add_prefix_space) c
   return out;
 }
 
-Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const { return tokenize(utf8, add_prefix_space_); }
+Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const { return tokenize_spaced(utf8, add_prefix_space_); }
 
-Tokenized ByteLevelBpe::tokenize_word(std::string_view word) const { return tokenize(word, /*add_prefix_space=*/true); }
+Tokenized ByteLevelBpe::tokenize_word(std::string_view word) const { return tokenize_spaced(word, /*add_prefix_space=*/true); }
 
 }  // namespace unif::framework

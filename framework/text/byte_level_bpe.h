@@ -59,7 +59,7 @@ class ByteLevelBpe : public Tokenizer {
   static char32_t byte_symbol(unsigned char byte);
 
  private:
-  Tokenized tokenize(std::string_view utf8, bool add_prefix_space) const;
+  Tokenized tokenize_spaced(std::string_view utf8, bool add_prefix_space) const;
   // The pieces of `text` (one stretch between added tokens, a space already put before it when
   // add_prefix_space) with spans through src (per character: its index in the input).
   void split_and_encode(const std::u32string& text, const std::vector<int64_t>& src, bool add_prefix_space,
