@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -234,51 +236,48 @@ SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& dir) {
   return from_bytes(read_file(path), path);
 }
 
-SentencePieceTokenizer SentencePieceTokenizer::load_albert(const std::string& dir) {
-  AlbertOptions options;
+namespace {
+
+// The boolean `keys` that `dir`/tokenizer_config.json sets (a key absent or null is not in the map).
+// UserError naming the file when it is not a JSON object or a value is not a boolean.
+std::map<std::string, bool> tokenizer_config_flags(const std::string& dir, std::initializer_list<const char*> keys) {
+  std::map<std::string, bool> flags;
   const std::string config = dir + "/tokenizer_config.json";
   std::error_code ec;
-  if (std::filesystem::exists(config, ec)) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(read_file(config));
-    } catch (const nlohmann::json::exception& e) {
-      throw UserError(config + ": not valid JSON (" + e.what() + ")");
-    }
-    if (!j.is_object()) throw UserError(config + ": not a JSON object");
-    for (auto [key, flag] : {std::pair<const char*, bool*>{"do_lower_case", &options.do_lower_case},
-                             std::pair<const char*, bool*>{"keep_accents", &options.keep_accents}}) {
-      const auto it = j.find(key);
-      if (it == j.end() || it->is_null()) continue;
-      if (!it->is_boolean()) throw UserError(config + ": " + key + " must be true or false");
-      *flag = it->get<bool>();
-    }
+  if (!std::filesystem::exists(config, ec)) return flags;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(config));
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(config + ": not valid JSON (" + e.what() + ")");
   }
+  if (!j.is_object()) throw UserError(config + ": not a JSON object");
+  for (const char* key : keys) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_boolean()) throw UserError(config + ": " + key + " must be true or false");
+    flags[key] = it->get<bool>();
+  }
+  return flags;
+}
+
+}  // namespace
+
+SentencePieceTokenizer SentencePieceTokenizer::load_albert(const std::string& dir) {
+  AlbertOptions options;
+  const auto flags = tokenizer_config_flags(dir, {"do_lower_case", "keep_accents"});
+  if (flags.count("do_lower_case")) options.do_lower_case = flags.at("do_lower_case");
+  if (flags.count("keep_accents")) options.keep_accents = flags.at("keep_accents");
   const std::string path = dir + "/spiece.model";
   return albert_from_bytes(read_file(path), path, options);
 }
 
 SentencePieceTokenizer SentencePieceTokenizer::load_deberta(const std::string& dir) {
   DebertaOptions options;
-  const std::string config = dir + "/tokenizer_config.json";
-  std::error_code ec;
-  if (std::filesystem::exists(config, ec)) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(read_file(config));
-    } catch (const nlohmann::json::exception& e) {
-      throw UserError(config + ": not valid JSON (" + e.what() + ")");
-    }
-    if (!j.is_object()) throw UserError(config + ": not a JSON object");
-    for (const char* key : {"do_lower_case", "split_by_punct"}) {
-      const auto it = j.find(key);
-      if (it == j.end() || it->is_null()) continue;
-      if (!it->is_boolean()) throw UserError(config + ": " + key + " must be true or false");
-      if (std::string(key) == "do_lower_case") options.do_lower_case = it->get<bool>();
-      else if (it->get<bool>())
-        throw UserError(config + ": split_by_punct true (punctuation split before the pieces) is not supported");
-    }
-  }
+  const auto flags = tokenizer_config_flags(dir, {"do_lower_case", "split_by_punct"});
+  if (flags.count("do_lower_case")) options.do_lower_case = flags.at("do_lower_case");
+  if (flags.count("split_by_punct") && flags.at("split_by_punct"))
+    throw UserError(dir + "/tokenizer_config.json: split_by_punct true (punctuation split before the pieces) is not supported");
   const std::string path = dir + "/spm.model";
   return deberta_from_bytes(read_file(path), path, options);
 }

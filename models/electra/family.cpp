@@ -38,17 +38,6 @@ EncoderOutput ElectraModelImpl::encode(const torch::Tensor& input_ids, const tor
 
 namespace {
 
-class ElectraSequenceHead : public SequenceHead {
- public:
-  ElectraSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels) {
-    classifier_ = owner.register_module("classifier", ClassificationHead(o, num_labels, "gelu"));
-  }
-  torch::Tensor forward(const EncoderOutput& encoded) override { return classifier_(encoded.last_hidden_state); }
-
- private:
-  ClassificationHead classifier_{nullptr};
-};
-
 // ElectraGeneratorPredictions: dense(H, E) → gelu → LayerNorm(E).
 class ElectraGeneratorPredictionsImpl : public torch::nn::Module {
  public:
@@ -89,7 +78,7 @@ std::shared_ptr<EncoderModel> make_electra_encoder(const BertOptions& options, b
 
 std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const BertOptions& options,
                                                          int64_t num_labels) {
-  return std::make_unique<ElectraSequenceHead>(owner, options, num_labels);
+  return make_classification_head(owner, options, num_labels, "gelu");
 }
 
 std::unique_ptr<LmHead> make_electra_lm_head(torch::nn::Module& owner, EncoderModel& encoder) {

@@ -22,6 +22,24 @@ torch::Tensor ClassificationHeadImpl::forward(const torch::Tensor& features) {
   return linear(out_proj, x);
 }
 
+namespace {
+class ClassificationSequenceHead : public SequenceHead {
+ public:
+  ClassificationSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels, const std::string& act) {
+    classifier_ = owner.register_module("classifier", ClassificationHead(o, num_labels, act));
+  }
+  torch::Tensor forward(const EncoderOutput& encoded) override { return classifier_(encoded.last_hidden_state); }
+
+ private:
+  ClassificationHead classifier_{nullptr};
+};
+}  // namespace
+
+std::unique_ptr<SequenceHead> make_classification_head(torch::nn::Module& owner, const BertOptions& options,
+                                                       int64_t num_labels, const std::string& act) {
+  return std::make_unique<ClassificationSequenceHead>(owner, options, num_labels, act);
+}
+
 TiedDecoderImpl::TiedDecoderImpl(int64_t vocab_size) { bias = register_parameter("bias", torch::zeros({vocab_size})); }
 
 torch::Tensor TiedDecoderImpl::forward(const torch::Tensor& hidden, const torch::Tensor& weight) {

@@ -6,12 +6,15 @@
 //     own) with its own `bias` (V): DistilBERT's vocab_projector, ELECTRA's generator_lm_head.
 #pragma once
 #include <functional>
+#include <memory>
+#include <string>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
 #include "models/bert/dropout.h"
 #include "models/bert/options.h"
+#include "models/encoder_model.h"
 
 namespace unif::models {
 
@@ -30,6 +33,11 @@ class ClassificationHeadImpl : public torch::nn::Module {
   std::function<torch::Tensor(const torch::Tensor&)> act_;
 };
 TORCH_MODULE(ClassificationHead);
+
+/// The sequence head of RoBERTa / XLM-R (act "tanh") and ELECTRA (act "gelu"): a ClassificationHead
+/// registered on `owner` as `classifier`, on the encoder's last hidden state.
+std::unique_ptr<SequenceHead> make_classification_head(torch::nn::Module& owner, const BertOptions& options,
+                                                       int64_t num_labels, const std::string& act);
 
 class TiedDecoderImpl : public torch::nn::Module {
  public:

@@ -16,17 +16,6 @@
 namespace unif::models {
 namespace {
 
-class RobertaSequenceHead : public SequenceHead {
- public:
-  RobertaSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels) {
-    classifier_ = owner.register_module("classifier", ClassificationHead(o, num_labels, "tanh"));
-  }
-  torch::Tensor forward(const EncoderOutput& encoded) override { return classifier_(encoded.last_hidden_state); }
-
- private:
-  ClassificationHead classifier_{nullptr};
-};
-
 // RobertaLMHead, registered as `lm_head`: dense → gelu → layer_norm → decoder (tied) + bias.
 class RobertaLmHeadImpl : public torch::nn::Module {
  public:
@@ -68,7 +57,7 @@ std::shared_ptr<EncoderModel> make_roberta_encoder(const BertOptions& options, b
 
 std::unique_ptr<SequenceHead> make_roberta_sequence_head(torch::nn::Module& owner, const BertOptions& options,
                                                          int64_t num_labels) {
-  return std::make_unique<RobertaSequenceHead>(owner, options, num_labels);
+  return make_classification_head(owner, options, num_labels, "tanh");
 }
 
 std::unique_ptr<LmHead> make_roberta_lm_head(torch::nn::Module& owner, EncoderModel& encoder) {
