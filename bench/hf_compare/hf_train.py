@@ -481,7 +481,8 @@ def main():
                 BertForSequenceClassification: AutoModelForSequenceClassification}[kind]
         model = auto.from_pretrained(pretrained, ignore_mismatched_sizes=True, **overrides, **extra)
     elif pretrained:
-        model = kind.from_pretrained(pretrained, **overrides, **extra)
+        # A directory saved with a head of another size (bench/families' bert) gets a new head, as unif.
+        model = kind.from_pretrained(pretrained, ignore_mismatched_sizes=True, **overrides, **extra)
     else:
         with open(m["vocab"], encoding="utf-8") as f:
             overrides.setdefault("vocab_size", sum(1 for _ in f))

@@ -31,10 +31,12 @@ AlbertAttentionImpl::AlbertAttentionImpl(const BertOptions& o) : heads(o.num_att
   layer_norm = register_module("LayerNorm", ::unif::models::layer_norm(h, o.layer_norm_eps()));
 }
 
-torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
-  const torch::Tensor context = multi_head_attention(linear(query, hidden), linear(key, hidden), linear(value, hidden),
+torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
+                                           const torch::Tensor& queries) {
+  const torch::Tensor& q = queries.defined() ? queries : hidden;
+  const torch::Tensor context = multi_head_attention(linear(query, q), linear(key, hidden), linear(value, hidden),
                                                      heads, additive_mask, attention_dropout);
-  return layer_norm(hidden + output_dropout(linear(dense, context)));
+  return layer_norm(q + output_dropout(linear(dense, context)));
 }
 
 AlbertLayerImpl::AlbertLayerImpl(const BertOptions& o) : act(activation(o.hidden_act())) {
@@ -44,8 +46,9 @@ AlbertLayerImpl::AlbertLayerImpl(const BertOptions& o) : act(activation(o.hidden
   ffn_output = register_module("ffn_output", torch::nn::Linear(o.intermediate_size(), o.hidden_size()));
 }
 
-torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask) {
-  const torch::Tensor a = attention(hidden, additive_mask);
+torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
+                                       const torch::Tensor& queries) {
+  const torch::Tensor a = attention(hidden, additive_mask, queries);
   return full_layer_layer_norm(linear(ffn_output, act(linear(ffn, a))) + a);
 }
 
@@ -61,14 +64,20 @@ AlbertTransformerImpl::AlbertTransformerImpl(const BertOptions& o) : options(o) 
   for (int64_t g = 0; g < o.num_hidden_groups(); ++g) albert_layer_groups->push_back(AlbertLayerGroup(o));
 }
 
-torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, const torch::Tensor& additive_mask) {
+torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, const torch::Tensor& additive_mask,
+                                             bool first_token_only) {
   torch::Tensor x = linear(embedding_hidden_mapping_in, embedded);
   const int64_t layers = options.num_hidden_layers(), groups = options.num_hidden_groups();
   for (int64_t i = 0; i < layers; ++i) {
     // HF: int(i / (num_hidden_layers / num_hidden_groups)) in floating point.
     const auto group = static_cast<size_t>(static_cast<double>(i) / (static_cast<double>(layers) / groups));
-    for (const auto& layer : *albert_layer_groups[group]->as<AlbertLayerGroupImpl>()->albert_layers)
-      x = layer->as<AlbertLayerImpl>()->forward(x, additive_mask);
+    const auto& inner = *albert_layer_groups[group]->as<AlbertLayerGroupImpl>()->albert_layers;
+    for (size_t j = 0; j < inner.size(); ++j) {
+      auto* layer = inner[j]->as<AlbertLayerImpl>();
+      const bool last = i + 1 == layers && j + 1 == inner.size();
+      x = first_token_only && last ? layer->forward(x, additive_mask, x.narrow(1, 0, 1).contiguous())
+                                   : layer->forward(x, additive_mask);
+    }
   }
   return x;
 }
@@ -83,13 +92,13 @@ AlbertModelImpl::AlbertModelImpl(BertOptions options_, bool add_pooling_layer) :
 
 EncoderOutput AlbertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                       const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                                      bool /*first_token_only*/) {
+                                      bool first_token_only) {
   EncoderOutput out;
   out.embedding_output =
       embeddings->forward(torch::Tensor(), token_type_ids, embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
   const auto& x = out.embedding_output;
   const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
-  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()));
+  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);
   if (pooler) out.pooler_output = torch::tanh(linear(pooler, out.last_hidden_state.select(1, 0)));
   return out;
 }

@@ -30,7 +30,9 @@ class HfJson;
 class AlbertAttentionImpl : public torch::nn::Module {
  public:
   explicit AlbertAttentionImpl(const BertOptions& options);
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask);
+  /// With `queries` (B, Lq, H) defined, positions Lq only (the residual taken from them).
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
+                        const torch::Tensor& queries = {});
   int64_t heads;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr}, dense{nullptr};
   torch::nn::LayerNorm layer_norm{nullptr};  // "LayerNorm"
@@ -42,7 +44,8 @@ TORCH_MODULE(AlbertAttention);
 class AlbertLayerImpl : public torch::nn::Module {
  public:
   explicit AlbertLayerImpl(const BertOptions& options);
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask);
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
+                        const torch::Tensor& queries = {});
   torch::nn::LayerNorm full_layer_layer_norm{nullptr};
   AlbertAttention attention{nullptr};
   torch::nn::Linear ffn{nullptr}, ffn_output{nullptr};
@@ -61,7 +64,9 @@ TORCH_MODULE(AlbertLayerGroup);
 class AlbertTransformerImpl : public torch::nn::Module {
  public:
   explicit AlbertTransformerImpl(const BertOptions& options);
-  torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& additive_mask);
+  /// first_token_only: the last layer computes position 0 alone (B, 1, H).
+  torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& additive_mask,
+                        bool first_token_only = false);
   BertOptions options;
   torch::nn::Linear embedding_hidden_mapping_in{nullptr};
   torch::nn::ModuleList albert_layer_groups{nullptr};

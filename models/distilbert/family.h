@@ -28,7 +28,9 @@ class HfJson;
 class DistilBertAttentionImpl : public torch::nn::Module {
  public:
   explicit DistilBertAttentionImpl(const BertOptions& options);
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask);
+  /// With `queries` (B, Lq, H) defined, positions Lq only (keys and values from all of `hidden`).
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
+                        const torch::Tensor& queries = {});
   int64_t heads;
   torch::nn::Linear q_lin{nullptr}, k_lin{nullptr}, v_lin{nullptr}, out_lin{nullptr};
   Dropout dropout{nullptr};
@@ -46,11 +48,13 @@ class DistilBertFfnImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DistilBertFfn);
 
-/// TransformerBlock: sa_layer_norm(attention(x) + x), then output_layer_norm(ffn(a) + a).
+/// TransformerBlock: sa_layer_norm(attention(x) + x), then output_layer_norm(ffn(a) + a). With
+/// `queries` (B, Lq, H) the block computes those positions only (the residual taken from them).
 class DistilBertBlockImpl : public torch::nn::Module {
  public:
   explicit DistilBertBlockImpl(const BertOptions& options);
-  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask);
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
+                        const torch::Tensor& queries = {});
   DistilBertAttention attention{nullptr};
   torch::nn::LayerNorm sa_layer_norm{nullptr};
   DistilBertFfn ffn{nullptr};
