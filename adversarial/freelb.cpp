@@ -10,12 +10,13 @@ torch::Tensor FreeLb::initial_delta(const models::Batch& batch, int64_t hidden, 
                                     int64_t micro) const {
   const auto device = batch.input_ids.device();
   const int64_t b = batch.input_ids.size(0), l = batch.input_ids.size(1);
-  if (init_mag_ <= 0.0) return torch::zeros({b, l, hidden}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+  if (init_mag_ <= 0.0)
+    return torch::zeros({b, l, hidden}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
   auto gen = noise_generator(seed, step, micro);
   auto u = torch::empty({b, l, hidden}, torch::kFloat32).uniform_(-1.0, 1.0, gen);  // CPU, (B, L, H)
-  const auto mask = batch.attention_mask.to(torch::kCPU).to(torch::kFloat32);         // (B, L)
-  const auto dims = mask.sum(1) * static_cast<double>(hidden);                          // len_b·H, (B)
-  const auto mag = init_mag_ / dims.clamp_min(1.0).sqrt();                              // (B)
+  const auto mask = batch.attention_mask.to(torch::kCPU).to(torch::kFloat32);       // (B, L)
+  const auto dims = mask.sum(1) * static_cast<double>(hidden);                      // len_b·H, (B)
+  const auto mag = init_mag_ / dims.clamp_min(1.0).sqrt();                          // (B)
   return (u * mask.unsqueeze(-1) * mag.view({-1, 1, 1})).to(device);
 }
 

@@ -14,12 +14,13 @@ OutputKind output_kind(const torch::Tensor& logits, const models::Batch& batch) 
   if (!y.defined()) throw StrategyError("adversarial.method: smart needs labelled training batches");
   const bool integer = !y.is_floating_point();
   if (!integer && y.dim() == 1)
-    throw StrategyError("adversarial.method: smart needs a probability output (classification, multilabel, "
-                    "token_classification); task regression has none — use fgm, pgd, freelb or freeat");
-  if (!integer) return OutputKind::Sigmoid;                                   // multilabel (B, C)
-  if (logits.dim() == 2) return OutputKind::Softmax;                          // (B, C)
+    throw StrategyError(
+        "adversarial.method: smart needs a probability output (classification, multilabel, "
+        "token_classification); task regression has none — use fgm, pgd, freelb or freeat");
+  if (!integer) return OutputKind::Sigmoid;                                          // multilabel (B, C)
+  if (logits.dim() == 2) return OutputKind::Softmax;                                 // (B, C)
   if (y.dim() == 2 && y.size(1) == logits.size(1)) return OutputKind::TokenSoftmax;  // (B, L, C)
-  return OutputKind::SpanSoftmax;                                             // (B, L, 2), labels (B, 2)
+  return OutputKind::SpanSoftmax;                                                    // (B, L, 2), labels (B, 2)
 }
 
 // Σ over the last dim of (p - q)(log p - log q) for softmax distributions.
@@ -37,8 +38,7 @@ torch::Tensor symmetric_kl(const torch::Tensor& logits, const torch::Tensor& tar
   // On the logits' device: a replica's logits on cuda:i meet targets gathered on the master's device.
   const auto a = logits.to(torch::kFloat32), b = target_logits.to(logits.device(), torch::kFloat32);
   switch (kind) {
-    case OutputKind::Softmax:
-      return softmax_skl(a, b).sum();
+    case OutputKind::Softmax: return softmax_skl(a, b).sum();
     case OutputKind::Sigmoid:
       // Per label, Bernoulli: KL(p‖q) + KL(q‖p) = (p - q)(logit p - logit q).
       return ((torch::sigmoid(a) - torch::sigmoid(b)) * (a - b)).sum();
@@ -62,7 +62,7 @@ void Smart::update_teacher(GradientEngine& engine, int64_t step) {
   }
   if (teacher_.size() != params.size())
     throw StrategyError("smart teacher: " + std::to_string(teacher_.size()) + " tensors for a model with " +
-                    std::to_string(params.size()) + " parameters (checkpoint of another model?)");
+                        std::to_string(params.size()) + " parameters (checkpoint of another model?)");
   for (size_t i = 0; i < params.size(); ++i) {
     if (!teacher_[i].sizes().equals(params[i].sizes()))
       throw StrategyError("smart teacher: tensor " + std::to_string(i) + " does not match the model's parameter shape");
@@ -168,7 +168,8 @@ StepResult Smart::accumulate(GradientEngine& engine, const models::Batch& batch,
   const double lambda = lambda_, mu = bregman_;
   clean.loss_fn = [&batch, adv_logits, teacher_logits, lambda, mu](const models::ModelOutput& out, int64_t first) {
     const int64_t n = out.logits.size(0);
-    auto loss = out.example_losses.sum() + lambda * symmetric_kl(out.logits, adv_logits.narrow(0, first, n), batch, first);
+    auto loss =
+        out.example_losses.sum() + lambda * symmetric_kl(out.logits, adv_logits.narrow(0, first, n), batch, first);
     if (mu > 0.0) loss = loss + mu * symmetric_kl(out.logits, teacher_logits.narrow(0, first, n), batch, first);
     return loss;
   };

@@ -31,8 +31,8 @@ using framework::task_pass;
 struct StepResult {
   double loss_sum = 0.0;
   models::ModelOutput output;
-  int64_t passes = 0;          // forward/backward passes used
-  bool stepped = false;        // the strategy already stepped the optimizer (FreeAT)
+  int64_t passes = 0;                       // forward/backward passes used
+  bool stepped = false;                     // the strategy already stepped the optimizer (FreeAT)
   std::vector<double> pass_losses;          // sum_b l_b of each pass, in order (diagnostics, tests)
   std::vector<int64_t> projected_examples;  // per ascent step: examples projected back onto the ε ball
 };
@@ -42,8 +42,8 @@ class Strategy {
   virtual ~Strategy() = default;
   /// Accumulates the step's gradient g (scaled by `scale` = 1/Z) into the parameters.
   /// `step` and `seed` seed any random initial noise for the whole global batch.
-  virtual StepResult accumulate(GradientEngine& engine, const models::Batch& batch, double scale,
-                                int64_t seed, int64_t step) = 0;
+  virtual StepResult accumulate(GradientEngine& engine, const models::Batch& batch, double scale, int64_t seed,
+                                int64_t step) = 0;
   virtual std::string name() const = 0;
   /// Forward/backward passes per step (for the log and docs).
   virtual int64_t passes_per_step() const = 0;
@@ -59,8 +59,7 @@ class Strategy {
 /// Plain training: g = gθ(0).
 class NoAdversary final : public Strategy {
  public:
-  StepResult accumulate(GradientEngine& engine, const models::Batch& batch, double scale, int64_t,
-                        int64_t) override {
+  StepResult accumulate(GradientEngine& engine, const models::Batch& batch, double scale, int64_t, int64_t) override {
     auto r = engine.run(batch, {}, scale, false);
     return {r.loss_sum, std::move(r.output), 1, false, {r.loss_sum}, {}};
   }

@@ -90,8 +90,12 @@ models::Batch make_batch(int64_t vocab) {
 Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
                 std::shared_ptr<framework::ProcessGroup> group = nullptr) {
   torch::manual_seed(42);
-  auto o = models::BertOptions().hidden_size(g_hidden).num_hidden_layers(g_layers).num_attention_heads(std::max<int64_t>(1, g_hidden / 64))
-               .intermediate_size(4 * g_hidden).sparse_embeddings(true);
+  auto o = models::BertOptions()
+               .hidden_size(g_hidden)
+               .num_hidden_layers(g_layers)
+               .num_attention_heads(std::max<int64_t>(1, g_hidden / 64))
+               .intermediate_size(4 * g_hidden)
+               .sparse_embeddings(true);
   std::shared_ptr<models::TaskModel> model = models::make_encoder_task_model(unif::Task::Classification, o, 2);
   model->train();
   std::vector<std::pair<std::string, torch::Tensor>> named;
@@ -164,18 +168,27 @@ int main(int argc, char** argv) {
   int64_t threads = 2;
   int only = 0;  // --replicas N: measure that configuration alone (one process each: its own peak memory)
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--steps")) steps = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--warmup")) warmup = std::max(0, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--threads")) threads = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--hidden")) g_hidden = std::max(64, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--layers")) g_layers = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--batch")) g_batch = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--length")) g_length = std::max(8, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--replicas")) only = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--steps"))
+      steps = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--warmup"))
+      warmup = std::max(0, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--hidden"))
+      g_hidden = std::max(64, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--layers"))
+      g_layers = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--batch"))
+      g_batch = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--length"))
+      g_length = std::max(8, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--replicas"))
+      only = std::max(1, std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: bench_parallel [--steps N] [--warmup N] [--threads T] [--hidden H] [--layers L] "
-                           "[--batch B] [--length L] [--replicas N]\n"
-                           "  --replicas 1: only 1 replica x T threads; N > 1: only N replicas x 1 thread\n");
+      std::fprintf(stderr,
+                   "usage: bench_parallel [--steps N] [--warmup N] [--threads T] [--hidden H] [--layers L] "
+                   "[--batch B] [--length L] [--replicas N]\n"
+                   "  --replicas 1: only 1 replica x T threads; N > 1: only N replicas x 1 thread\n");
       return 2;
     }
   }
@@ -203,7 +216,8 @@ int main(int argc, char** argv) {
   if (env) {
     auto group = framework::ProcessGroup::join(*env);
     const auto f = measure(0, threads, steps, warmup, group);
-    if (group->rank() == 0) row(std::to_string(group->size()) + " processes x " + t + " thread" + (threads > 1 ? "s" : ""), f, true);
+    if (group->rank() == 0)
+      row(std::to_string(group->size()) + " processes x " + t + " thread" + (threads > 1 ? "s" : ""), f, true);
     group->barrier();
     return 0;
   }
@@ -216,7 +230,7 @@ int main(int argc, char** argv) {
   if (blas > 0) set_blas_threads(blas);
   at::set_num_threads(static_cast<int>(threads));
   const double one = matmul_rate(1), many = matmul_rate(static_cast<int>(threads));
-  std::printf("matmul 1024^3 float32: %.1f GFLOP/s one at a time, %.1f GFLOP/s %lld at once (reference: %.1f)\n",
-              one, many, static_cast<long long>(threads), std::max(one, many));
+  std::printf("matmul 1024^3 float32: %.1f GFLOP/s one at a time, %.1f GFLOP/s %lld at once (reference: %.1f)\n", one,
+              many, static_cast<long long>(threads), std::max(one, many));
   return 0;
 }

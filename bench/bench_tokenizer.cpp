@@ -80,8 +80,7 @@ int main(int argc, char** argv) {
     std::printf("bench_tokenizer: %zu texts x %d repeats, %s, vocab %s\n", texts.size(), repeat,
                 cased ? "cased" : "uncased", vocab_path.c_str());
     std::printf("  %.3f s  %.0f tokens/s  %.0f lines/s  %.2f MB/s  (%.1f tokens/line)\n", s,
-                static_cast<double>(tokens) / s, lines / s,
-                static_cast<double>(bytes) * repeat / s / 1e6,
+                static_cast<double>(tokens) / s, lines / s, static_cast<double>(bytes) * repeat / s / 1e6,
                 lines > 0 ? static_cast<double>(tokens) / lines : 0.0);
   } catch (const unif::UserError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -62,24 +62,43 @@ int main(int argc, char** argv) {
   Precision precision = Precision::FP32;
   torch::Device device = torch::kCPU;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--steps")) steps = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--warmup")) warmup = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--batch")) B = std::stoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--seq")) L = std::stoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--dropout")) dropout = std::stod(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--hidden")) H = std::stoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--layers")) layers = std::stoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--heads")) heads = std::stoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--intermediate")) inter = std::stoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--vocab")) vocab = std::stoll(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--profile")) profile = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--precision")) precision = parse_precision(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--device")) device = torch::Device(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--steps"))
+      steps = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--warmup"))
+      warmup = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--batch"))
+      B = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seq"))
+      L = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--dropout"))
+      dropout = std::stod(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--hidden"))
+      H = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--layers"))
+      layers = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--heads"))
+      heads = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--intermediate"))
+      inter = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--vocab"))
+      vocab = std::stoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--profile"))
+      profile = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--precision"))
+      precision = parse_precision(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--device"))
+      device = torch::Device(argv[i + 1]);
   }
   torch::manual_seed(0);
   models::BertOptions opt;
-  opt.vocab_size(vocab).hidden_size(H).num_hidden_layers(layers).num_attention_heads(heads).intermediate_size(inter)
-      .max_position_embeddings(512).sparse_embeddings(true).hidden_dropout_prob(dropout)
+  opt.vocab_size(vocab)
+      .hidden_size(H)
+      .num_hidden_layers(layers)
+      .num_attention_heads(heads)
+      .intermediate_size(inter)
+      .max_position_embeddings(512)
+      .sparse_embeddings(true)
+      .hidden_dropout_prob(dropout)
       .attention_probs_dropout_prob(dropout);
   auto model = models::make_encoder_task_model(unif::Task::Classification, opt, 7);
   model->to(device);
@@ -146,16 +165,17 @@ int main(int argc, char** argv) {
   const double tokens = static_cast<double>(B * L);
   const double flops = 6.0 * static_cast<double>(n_nonemb) * tokens + 12.0 * layers * B * L * L * H;
   const double peak = matmul_gflops(device.is_cuda() ? 8192 : 1024, 20, device);
-  std::printf("bench_train_step: hidden %lld, %lld layers, %lld heads, intermediate %lld, vocab %lld, "
-              "batch %lld x seq %lld, dropout %.2f, %s, %s, %d threads\n", static_cast<long long>(H),
-              static_cast<long long>(layers), static_cast<long long>(heads), static_cast<long long>(inter),
-              static_cast<long long>(vocab), static_cast<long long>(B), static_cast<long long>(L), dropout,
-              to_string(precision).c_str(), device.str().c_str(), at::get_num_threads());
+  std::printf(
+      "bench_train_step: hidden %lld, %lld layers, %lld heads, intermediate %lld, vocab %lld, "
+      "batch %lld x seq %lld, dropout %.2f, %s, %s, %d threads\n",
+      static_cast<long long>(H), static_cast<long long>(layers), static_cast<long long>(heads),
+      static_cast<long long>(inter), static_cast<long long>(vocab), static_cast<long long>(B),
+      static_cast<long long>(L), dropout, to_string(precision).c_str(), device.str().c_str(), at::get_num_threads());
   std::printf("  non-embedding parameters: %lld\n", static_cast<long long>(n_nonemb));
   std::printf("  step: %.1f ms   %.1f samples/s   %.0f tokens/s\n", dt * 1e3, B / dt, tokens / dt);
-  std::printf("  phases (ms): forward %.1f  backward %.1f  clip %.1f  optimizer %.1f  zero_grad %.1f\n",
-              ms[0], ms[1], ms[2], ms[3], ms[4]);
-  std::printf("  achieved: %.1f GFLOP/s   matmul %d^3 float32: %.1f GFLOP/s   ratio: %.0f%%\n",
-              flops / dt / 1e9, device.is_cuda() ? 8192 : 1024, peak, 100.0 * flops / dt / 1e9 / peak);
+  std::printf("  phases (ms): forward %.1f  backward %.1f  clip %.1f  optimizer %.1f  zero_grad %.1f\n", ms[0], ms[1],
+              ms[2], ms[3], ms[4]);
+  std::printf("  achieved: %.1f GFLOP/s   matmul %d^3 float32: %.1f GFLOP/s   ratio: %.0f%%\n", flops / dt / 1e9,
+              device.is_cuda() ? 8192 : 1024, peak, 100.0 * flops / dt / 1e9 / peak);
   return 0;
 }

@@ -16,6 +16,7 @@ namespace unif::models {
 const std::vector<Architecture>& architectures() {
   // model_type, class prefix, encoder name, tokenizer, positions, token types, pooled sequence head,
   // encoder, sequence head, MLM head, tied checkpoint keys, config reader, config writer.
+  // clang-format off
   static const std::vector<Architecture> rows{
       {"bert", "Bert", "bert", TokenizerKind::WordPiece, PositionScheme::Absolute, true, true, make_bert_encoder,
        make_bert_sequence_head, make_bert_lm_head, {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"},
@@ -41,6 +42,7 @@ const std::vector<Architecture>& architectures() {
        {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}, read_deberta_v2_config,
        write_deberta_v2_config},
   };
+  // clang-format on
   return rows;
 }
 
@@ -58,8 +60,8 @@ std::string supported_model_types() {
 
 const Architecture& architecture(const std::string& model_type) {
   if (const Architecture* a = find_architecture(model_type)) return *a;
-  throw std::invalid_argument("model_type \"" + model_type + "\" is not supported (supported model types: " +
-                              supported_model_types() + ")");
+  throw std::invalid_argument("model_type \"" + model_type +
+                              "\" is not supported (supported model types: " + supported_model_types() + ")");
 }
 
 std::string hf_class_name(const Architecture& arch, Task task) {

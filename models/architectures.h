@@ -33,11 +33,11 @@ class HfJson;
 
 /// The tokenizer files and algorithm of a family.
 enum class TokenizerKind {
-  WordPiece,              ///< vocab.txt (BERT, DistilBERT, ELECTRA)
-  ByteLevelBpe,           ///< vocab.json + merges.txt or tokenizer.json (RoBERTa)
-  SentencePieceFairseq,   ///< sentencepiece.bpe.model with fairseq's ids (XLM-R)
-  SentencePiece,          ///< spiece.model with the model's own ids (ALBERT)
-  SentencePieceDeberta    ///< spm.model with the model's own ids, [MASK] added last (DeBERTa-v2/v3)
+  WordPiece,             ///< vocab.txt (BERT, DistilBERT, ELECTRA)
+  ByteLevelBpe,          ///< vocab.json + merges.txt or tokenizer.json (RoBERTa)
+  SentencePieceFairseq,  ///< sentencepiece.bpe.model with fairseq's ids (XLM-R)
+  SentencePiece,         ///< spiece.model with the model's own ids (ALBERT)
+  SentencePieceDeberta   ///< spm.model with the model's own ids, [MASK] added last (DeBERTa-v2/v3)
 };
 
 /// How positions enter the model: learned absolute embeddings (BERT), absolute with an offset of

@@ -21,7 +21,7 @@ struct Batch {
 
 /// The output of a task model on a Batch.
 struct ModelOutput {
-  torch::Tensor logits;          // (B, C); token tasks (B, L, C); span extraction (B, L, 2) start/end
+  torch::Tensor logits;  // (B, C); token tasks (B, L, C); span extraction (B, L, 2) start/end
   /// Per-example summed loss l_b (B), defined when the batch has labels. The training loss of a
   /// global batch is sum_b l_b / Z (SPEC §5); loss_count is this batch's share of Z
   /// (examples, or labeled tokens for token tasks).

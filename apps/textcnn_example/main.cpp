@@ -5,7 +5,8 @@
 // dev micro/macro F1 (task: multilabel).
 //
 //   build/bin/textcnn_example apps/textcnn_example/textcnn.yaml [--set a.b=v ...]
-//   build/bin/textcnn_example apps/textcnn_example/textcnn.yaml --set adversarial.method=fgm --set adversarial.epsilon=0.05
+//   build/bin/textcnn_example apps/textcnn_example/textcnn.yaml --set adversarial.method=fgm --set
+//   adversarial.epsilon=0.05
 //
 // The run config is unif's (SPEC §3); model.pretrained and model.bert are ignored (there is no
 // BERT), model.vocab names the WordPiece vocabulary. Exit codes as `unif train`: 0, 2 on bad input.
@@ -89,15 +90,19 @@ int run(int argc, char** argv) {
   }
   std::vector<std::string> overrides;
   for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--set" && i + 1 < args.size()) overrides.push_back(args[++i]);
-    else throw UserError("unexpected argument '" + args[i] + "' (expected --set a.b=v)");
+    if (args[i] == "--set" && i + 1 < args.size())
+      overrides.push_back(args[++i]);
+    else
+      throw UserError("unexpected argument '" + args[i] + "' (expected --set a.b=v)");
   }
   const RunConfig cfg = load_config(args[0], overrides, Purpose::Train);
   if (cfg.task != Task::Classification && cfg.task != Task::Multilabel)
     throw UserError(cfg.source.string() + ": task: the TextCNN example does classification or multilabel, got " +
                     to_string(cfg.task));
-  if (cfg.model.vocab.empty()) throw UserError(cfg.source.string() + ": model.vocab: the TextCNN example needs a vocabulary file");
-  if (cfg.data.dev.empty()) throw UserError(cfg.source.string() + ": data.dev: the TextCNN example evaluates on a dev set");
+  if (cfg.model.vocab.empty())
+    throw UserError(cfg.source.string() + ": model.vocab: the TextCNN example needs a vocabulary file");
+  if (cfg.data.dev.empty())
+    throw UserError(cfg.source.string() + ": data.dev: the TextCNN example evaluates on a dev set");
 
   // Data: unif's reader, labels and BERT WordPiece encoding ([CLS] text [SEP]).
   auto vocab = std::make_shared<const Vocab>(Vocab::load(cfg.model.vocab));

@@ -17,7 +17,8 @@ namespace F = torch::nn::functional;
 
 TextCnn::TextCnn(TextCnnOptions options) : options_(std::move(options)) {
   if (options_.vocab_size < 1 || options_.num_labels < (options_.multilabel ? 1 : 2) || options_.widths.empty())
-    throw std::invalid_argument("TextCnn: needs vocab_size >= 1, num_labels >= 2 (1 multilabel) and at least one width");
+    throw std::invalid_argument(
+        "TextCnn: needs vocab_size >= 1, num_labels >= 2 (1 multilabel) and at least one width");
   embedding_ = register_module("embedding", torch::nn::Embedding(options_.vocab_size, options_.embedding_dim));
   for (size_t i = 0; i < options_.widths.size(); ++i)
     convs_.push_back(register_module(
@@ -25,7 +26,8 @@ TextCnn::TextCnn(TextCnnOptions options) : options_(std::move(options)) {
         torch::nn::Conv1d(torch::nn::Conv1dOptions(options_.embedding_dim, options_.filters, options_.widths[i]))));
   dropout_ = register_module("dropout", models::Dropout(options_.dropout));
   classifier_ = register_module(
-      "classifier", torch::nn::Linear(options_.filters * static_cast<int64_t>(options_.widths.size()), options_.num_labels));
+      "classifier",
+      torch::nn::Linear(options_.filters * static_cast<int64_t>(options_.widths.size()), options_.num_labels));
 }
 
 models::ModelOutput TextCnn::forward(const models::Batch& batch, const torch::Tensor& word_embedding_delta) {
@@ -53,13 +55,12 @@ models::ModelOutput TextCnn::forward(const models::Batch& batch, const torch::Te
   models::ModelOutput out;
   out.logits = classifier_(dropout_(torch::cat(pooled, 1)));  // (B, C)
   if (!batch.labels.defined()) return out;
-  auto losses = options_.multilabel
-                    ? F::binary_cross_entropy_with_logits(
-                          out.logits, batch.labels.to(out.logits.scalar_type()),
-                          F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kNone))
-                          .mean(-1)
-                    : F::cross_entropy(out.logits, batch.labels.to(torch::kLong),
-                                       F::CrossEntropyFuncOptions().reduction(torch::kNone));
+  auto losses = options_.multilabel ? F::binary_cross_entropy_with_logits(
+                                          out.logits, batch.labels.to(out.logits.scalar_type()),
+                                          F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kNone))
+                                          .mean(-1)
+                                    : F::cross_entropy(out.logits, batch.labels.to(torch::kLong),
+                                                       F::CrossEntropyFuncOptions().reduction(torch::kNone));
   if (batch.sample_weights.defined()) losses = losses * batch.sample_weights.to(losses.scalar_type());
   out.example_losses = losses;
   out.loss_count = batch.size();

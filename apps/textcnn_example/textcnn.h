@@ -20,11 +20,11 @@ namespace unif::examples {
 struct TextCnnOptions {
   int64_t vocab_size = 0;
   int64_t embedding_dim = 64;
-  int64_t filters = 64;                  // per width
+  int64_t filters = 64;  // per width
   std::vector<int64_t> widths{2, 3, 4};
   double dropout = 0.1;
   int64_t num_labels = 2;
-  bool multilabel = false;               // sigmoid per label instead of softmax
+  bool multilabel = false;  // sigmoid per label instead of softmax
 };
 
 class TextCnn final : public models::TaskModel {

@@ -32,15 +32,14 @@ Command add_eval(CLI::App& app) {
     if (cfg.data.dev.empty()) throw UserError(*config + ": data.dev: required by `unif eval`");
     auto lm = framework::load_model_dir(*model);
     if (lm.meta.task != cfg.task)
-      throw UserError(*model + ": the model was trained for task " + to_string(lm.meta.task) +
-                      " but the config says " + to_string(cfg.task));
+      throw UserError(*model + ": the model was trained for task " + to_string(lm.meta.task) + " but the config says " +
+                      to_string(cfg.task));
     framework::check_segments(cfg.task, cfg.data.text_fields, *config + ": data.text_fields",
                               models::usable_token_types(lm.hf.bert), "the model (" + *model + ")");
     auto labels = framework::LabelSet::from_names(lm.meta.labels);
-    auto data = framework::load_task_data(cfg.task, cfg.data, labels, cfg.data.dev, *lm.tokenizer,
-                                          lm.meta.max_seq_length, lm.meta.truncate_method, true, cfg.span,
-                                          cfg.task == Task::MaskedLm ? framework::mlm_masking(cfg, *lm.tokenizer)
-                                                                                : framework::MlmMasking{});
+    auto data = framework::load_task_data(
+        cfg.task, cfg.data, labels, cfg.data.dev, *lm.tokenizer, lm.meta.max_seq_length, lm.meta.truncate_method, true,
+        cfg.span, cfg.task == Task::MaskedLm ? framework::mlm_masking(cfg, *lm.tokenizer) : framework::MlmMasking{});
     // The run's loss (training.loss, distill): the same ℓ and Z as the dev evaluations of training.
     const auto setup = framework::evaluation_setup(cfg, lm, labels);
     // On the configured device: parallel.devices' first entry (auto: the first GPU when one is visible).

@@ -24,7 +24,6 @@ namespace unif::app {
 
 namespace {
 
-
 const char* const kTinyModel = "tests/fixtures/tiny-bert-zh";
 
 /// A path that exists from here: `rel` as is when it does, else under unif's source directory when
@@ -42,24 +41,30 @@ std::string bundled(const std::string& rel) {
 /// `s` as a YAML scalar: plain when that reads back as the same string, else double-quoted.
 std::string yaml_scalar(const std::string& s) {
   bool plain = !s.empty();
-  for (unsigned char c : s) plain = plain && (std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c >= 0x80);
+  for (unsigned char c : s)
+    plain = plain && (std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c >= 0x80);
   if (plain) {
-    static const std::set<std::string> special{"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE",
-                                               "yes", "Yes", "no", "No", "on", "On", "off", "Off", "y", "n", "~"};
+    static const std::set<std::string> special{"null",  "Null",  "NULL", "true", "True", "TRUE", "false",
+                                               "False", "FALSE", "yes",  "Yes",  "no",   "No",   "on",
+                                               "On",    "off",   "Off",  "y",    "n",    "~"};
     const bool numeric = s.find_first_not_of("0123456789.-+eE_") == std::string::npos;
     plain = !special.count(s) && !numeric && s[0] != '-' && s[0] != '.';
   }
   if (plain) return s;
   std::string out = "\"";
   for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
+    if (c == '"' || c == '\\')
+      out += '\\', out += static_cast<char>(c);
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02X", c);
       out += buf;
-    } else out += static_cast<char>(c);
+    } else
+      out += static_cast<char>(c);
   }
   return out + "\"";
 }
@@ -71,7 +76,8 @@ std::string yaml_list(const std::vector<std::string>& values) {
 }
 
 /// "key: value" padded so that the comment starts at column 34 (or two spaces after a long value).
-std::string line(const std::string& indent, const std::string& key, const std::string& value, const std::string& comment = "") {
+std::string line(const std::string& indent, const std::string& key, const std::string& value,
+                 const std::string& comment = "") {
   std::string l = indent + key + ": " + value;
   if (!comment.empty()) l += std::string(l.size() < 32 ? 34 - l.size() : 2, ' ') + "# " + comment;
   return l + "\n";
@@ -154,10 +160,14 @@ Fields find_fields(Task task, const fs::path& file) {
       std::string tokens = first_present(first, {"tokens", "words", "token", "sentence"});
       if (tokens.empty())
         for (const auto& [k, v] : first.items())
-          if (is_string_list(v)) { tokens = k; break; }
+          if (is_string_list(v)) {
+            tokens = k;
+            break;
+          }
       std::string tags = first_present(first, {"tags", "ner_tags", "labels", "label", "ner", "bio", "tag"});
       if (tokens.empty() || tags.empty())
-        throw UserError(listed + "; cannot tell which holds the tokens (a list, e.g. 'tokens') and which the tags "
+        throw UserError(listed +
+                        "; cannot tell which holds the tokens (a list, e.g. 'tokens') and which the tags "
                         "(e.g. 'tags'): rename them, or write data.text_fields and data.label_field yourself");
       f.text = {tokens};
       f.label = tags;
@@ -168,7 +178,8 @@ Fields find_fields(Task task, const fs::path& file) {
       std::string c = first_present(first, {"context", "passage", "paragraph"});
       std::string a = first_present(first, {"answers", "answer"});
       if (q.empty() || c.empty() || a.empty())
-        throw UserError(listed + "; span_extraction reads SQuAD-style records (question, context, answers with "
+        throw UserError(listed +
+                        "; span_extraction reads SQuAD-style records (question, context, answers with "
                         "text and answer_start)");
       f.text = {q, c};
       f.label = a;
@@ -176,26 +187,33 @@ Fields find_fields(Task task, const fs::path& file) {
     }
     default: {
       const bool regression = task == Task::Regression;
-      std::string label = regression ? first_present(first, {"label", "score", "target", "labels", "y", "similarity_score"})
-                                     : first_present(first, {"label", "labels", "intent", "category", "class", "target",
-                                                             "sentiment", "topic", "y"});
+      std::string label = regression
+                              ? first_present(first, {"label", "score", "target", "labels", "y", "similarity_score"})
+                              : first_present(first, {"label", "labels", "intent", "category", "class", "target",
+                                                      "sentiment", "topic", "y"});
       if (label.empty() && task != Task::MaskedLm)
-        throw UserError(listed + "; cannot tell which holds the label: name it 'label', or write data.label_field "
+        throw UserError(listed +
+                        "; cannot tell which holds the label: name it 'label', or write data.label_field "
                         "yourself");
       if (task == Task::MaskedLm) label = "label";
-      for (const auto& pair : std::vector<std::pair<const char*, const char*>>{
-               {"text_a", "text_b"}, {"sentence1", "sentence2"}, {"premise", "hypothesis"}, {"question1", "question2"},
-               {"text1", "text2"}, {"sentence_a", "sentence_b"}, {"question", "sentence"}})
+      for (const auto& pair : std::vector<std::pair<const char*, const char*>>{{"text_a", "text_b"},
+                                                                               {"sentence1", "sentence2"},
+                                                                               {"premise", "hypothesis"},
+                                                                               {"question1", "question2"},
+                                                                               {"text1", "text2"},
+                                                                               {"sentence_a", "sentence_b"},
+                                                                               {"question", "sentence"}})
         if (task != Task::MaskedLm && first.contains(pair.first) && first.contains(pair.second)) {
           f.text = {pair.first, pair.second};
           break;
         }
       if (f.text.empty()) {
-        std::string text = first_present(first, {"text", "sentence", "content", "review", "document", "utterance",
-                                                 "query", "question", "title"});
+        std::string text = first_present(
+            first, {"text", "sentence", "content", "review", "document", "utterance", "query", "question", "title"});
         if (text.empty() || text == label) text = longest_text({label});
         if (text.empty())
-          throw UserError(listed + "; cannot tell which holds the text: name it 'text', or write data.text_fields "
+          throw UserError(listed +
+                          "; cannot tell which holds the text: name it 'text', or write data.text_fields "
                           "yourself");
         f.text = {text};
       }
@@ -206,7 +224,8 @@ Fields find_fields(Task task, const fs::path& file) {
     const auto it = first.find(f.label);
     if (it != first.end() && it->is_array())
       throw UserError(file.string() + ":" + std::to_string(records.front().line) + ": field '" + f.label +
-                      "' holds a list of labels: that is task multilabel (unif init multilabel --data " + file.string() + ")");
+                      "' holds a list of labels: that is task multilabel (unif init multilabel --data " +
+                      file.string() + ")");
   }
   // The label values, for the comment (and the checks a user would otherwise meet at train time).
   if (has_label_set(task)) {
@@ -237,7 +256,8 @@ std::string init_config(const std::string& task_name, const std::string& model, 
   int64_t max_positions = 512;
   if (!model.empty()) {
     if (!fs::is_directory(model, ec))
-      throw UserError("--model: '" + model + "' is not a directory; expected an HF model directory (config.json, "
+      throw UserError("--model: '" + model +
+                      "' is not a directory; expected an HF model directory (config.json, "
                       "tokenizer files, model weights)");
   } else {
     pretrained = bundled(kTinyModel);
@@ -279,7 +299,8 @@ std::string init_config(const std::string& task_name, const std::string& model, 
     << "# Every key with its default and meaning: `unif help keys`; the reference is docs/spec.md.\n"
     << "# Relative paths resolve against the current directory, not this file's folder.\n\n";
   y << line("", "task", task_name);
-  y << line("", "output_dir", yaml_scalar("runs/" + task_name), "checkpoints/, final/, best/, metrics.jsonl, train.log");
+  y << line("", "output_dir", yaml_scalar("runs/" + task_name),
+            "checkpoints/, final/, best/, metrics.jsonl, train.log");
   y << line("", "seed", "42") << "\n";
 
   y << "model:\n";
@@ -287,22 +308,25 @@ std::string init_config(const std::string& task_name, const std::string& model, 
     y << "  # No --model given: unif's bundled tiny random-weight BERT, so that this config trains as is\n"
          "  # (a check of the data and the set-up; it learns little). Put your HF model directory here\n"
          "  # (config.json, tokenizer files, weights), e.g. a local bert-base-uncased, or run\n"
-         "  # `unif init " << task_name << " --model DIR`.\n";
+         "  # `unif init "
+      << task_name << " --model DIR`.\n";
     y << line("  ", "pretrained", yaml_scalar(pretrained));
-    y << line("  ", "bert", "{hidden_dropout_prob: 0.0, attention_probs_dropout_prob: 0.0}", "too small to need dropout");
+    y << line("  ", "bert", "{hidden_dropout_prob: 0.0, attention_probs_dropout_prob: 0.0}",
+              "too small to need dropout");
   } else {
     y << line("  ", "pretrained", yaml_scalar(pretrained), "an HF model directory");
   }
-  y << line("  ", "max_seq_length", std::to_string(max_len),
-            "tokens incl. [CLS]/[SEP]; at most the model's max_position_embeddings (" + std::to_string(max_positions) + ")");
-  if (fields.text.size() == 2)
-    y << line("  ", "truncate_method", "longer-FO", "cut the longer text of the pair first");
+  y << line(
+      "  ", "max_seq_length", std::to_string(max_len),
+      "tokens incl. [CLS]/[SEP]; at most the model's max_position_embeddings (" + std::to_string(max_positions) + ")");
+  if (fields.text.size() == 2) y << line("  ", "truncate_method", "longer-FO", "cut the longer text of the pair first");
   y << "\n";
 
   y << "data:\n";
   if (data.empty())
     y << "  # No --data given: the sample data set of this task in unif's source directory. Yours:\n"
-         "  # `unif init " << task_name << " --data FILE`.\n";
+         "  # `unif init "
+      << task_name << " --data FILE`.\n";
   y << "  # .jsonl, or .tsv / .csv with a header row; .conll / .bio / .iob for token_classification\n"
        "  # (docs/spec.md, \"Data files\").\n";
   y << line("  ", "train", yaml_scalar(train));
@@ -334,11 +358,13 @@ std::string init_config(const std::string& task_name, const std::string& model, 
   y << "\n";
 
   y << "training:\n";
-  y << line("  ", "batch_size", tiny ? "16" : "32", "the global batch, split over all devices (HF: per-device size x devices)");
+  y << line("  ", "batch_size", tiny ? "16" : "32",
+            "the global batch, split over all devices (HF: per-device size x devices)");
   y << line("  ", "epochs", "3", "or max_steps (wins when > 0)");
   y << line("  ", "max_steps", "0");
   if (tiny)
-    y << line("  ", "optimizer", "{name: adamw, lr: 5.0e-3}", "high, as for random weights; 2e-5 to 5e-5 for a pretrained model");
+    y << line("  ", "optimizer", "{name: adamw, lr: 5.0e-3}",
+              "high, as for random weights; 2e-5 to 5e-5 for a pretrained model");
   else
     y << line("  ", "optimizer", "{name: adamw, lr: 5.0e-5, weight_decay: 0.01}", "HF: learning_rate, weight_decay");
   y << line("  ", "schedule", "{name: linear, warmup_ratio: 0.1}", "linear | constant | cosine");
@@ -359,8 +385,9 @@ std::string init_config(const std::string& task_name, const std::string& model, 
 
 Command add_init(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "init", "Print a commented config for TASK that `unif train` accepts as is: unif init TASK [--model DIR] "
-              "[--data FILE] > config.yaml");
+      "init",
+      "Print a commented config for TASK that `unif train` accepts as is: unif init TASK [--model DIR] "
+      "[--data FILE] > config.yaml");
   auto task = std::make_shared<std::string>();
   auto model = std::make_shared<std::string>();
   auto data = std::make_shared<std::string>();
@@ -373,8 +400,9 @@ Command add_init(CLI::App& app) {
   cmd->footer("Then: unif train config.yaml. Every config key: unif help keys; reference: docs/spec.md.");
   return [task, model, data]() -> int {
     if (task->empty())
-      throw UserError("unif init TASK: name the task, one of classification | multilabel | regression | "
-                      "token_classification | span_extraction | masked_lm");
+      throw UserError(
+          "unif init TASK: name the task, one of classification | multilabel | regression | "
+          "token_classification | span_extraction | masked_lm");
     std::string command = "unif init " + *task;
     if (!model->empty()) command += " --model " + *model;
     if (!data->empty()) command += " --data " + *data;

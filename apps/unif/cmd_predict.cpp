@@ -106,7 +106,9 @@ Command add_predict(CLI::App& app) {
   auto keep_going = std::make_shared<bool>(false);
   auto top_k = std::make_shared<int64_t>(0);
   cmd->add_option("--model", *model, "Model directory (ours or a plain HF one)")->required();
-  cmd->add_option("--input", *input, "JSONL, .tsv, .csv (or .conll for token classification) file of inputs; - reads standard input")->required();
+  cmd->add_option("--input", *input,
+                  "JSONL, .tsv, .csv (or .conll for token classification) file of inputs; - reads standard input")
+      ->required();
   cmd->add_option("--output", *output, "Write here instead of standard output (- is standard output)");
   // A plain range: CLI::PositiveNumber would print its bound, the largest double (~300 digits).
   cmd->add_option("--batch-size", *batch_size, "Examples per forward pass (1 to 1048576)")

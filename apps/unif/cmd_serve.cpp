@@ -137,8 +137,9 @@ int run_server(const ServeOptions& o) {
     const size_t n = decoded.inputs.size();
     auto answers = batcher.submit(std::move(decoded.inputs));
     if (!answers)
-      return answer_error(res, 503, "the queue is full (" + std::to_string(o.queue) +
-                                        " requests waiting) or the server is stopping: try again later");
+      return answer_error(res, 503,
+                          "the queue is full (" + std::to_string(o.queue) +
+                              " requests waiting) or the server is stopping: try again later");
     t_records = n;
     for (const auto& a : *answers) t_record_errors += a.contains("error");
     res.set_content(json{{"outputs", std::move(*answers)}}.dump() + "\n", "application/json");
@@ -151,16 +152,13 @@ int run_server(const ServeOptions& o) {
   });
   // The library's own answers (404, 413, 400 for a request it cannot read) get a JSON body too.
   svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty())
-      answer_error(res, res.status, status_text(res.status));
+    if (res.body.empty()) answer_error(res, res.status, status_text(res.status));
   });
   svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unknown exception";
     try {
       std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
+    } catch (const std::exception& e) { what = e.what(); } catch (...) {
     }
     answer_error(res, 500, "internal: " + what);
   });
@@ -227,7 +225,8 @@ Command add_serve(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, int64_t{60000}));
   cmd->add_option("--queue", o->queue, "Most requests waiting for a batch; more are answered 503 (default 1024)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("--max-body-bytes", o->max_body_bytes, "Largest request body; larger ones are answered 413 (default 8388608)")
+  cmd->add_option("--max-body-bytes", o->max_body_bytes,
+                  "Largest request body; larger ones are answered 413 (default 8388608)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 34));
   return [o] { return run_server(*o); };
 }

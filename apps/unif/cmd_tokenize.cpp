@@ -72,9 +72,7 @@ int run_tokenize(const TokenizeArgs& args, bool encode_inputs) {
       Encoding enc;
       try {
         enc = encode(tokenizer, a, b, args.max_seq_length, method, /*pad_to_max=*/true);
-      } catch (const UserError& e) {
-        throw UserError("stdin line " + std::to_string(line_no) + ": " + e.what());
-      }
+      } catch (const UserError& e) { throw UserError("stdin line " + std::to_string(line_no) + ": " + e.what()); }
       auto tokens = enc.tokens;
       tokens.resize(enc.input_ids.size(), pad);
       out["tokens"] = tokens;
@@ -82,8 +80,7 @@ int run_tokenize(const TokenizeArgs& args, bool encode_inputs) {
       out["token_type_ids"] = enc.token_type_ids;
       out["attention_mask"] = enc.attention_mask;
     }
-    std::cout << out.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace)
-              << '\n';
+    std::cout << out.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace) << '\n';
   }
   std::cout.flush();
   return 0;
@@ -105,8 +102,8 @@ Command add_tokenize(CLI::App& app) {
   cmd->add_option("--model", args->model, "a model directory (config.json + its tokenizer files)");
   cmd->add_option("--vocab", args->vocab, "vocab.txt: one WordPiece token per line");
   cmd->add_flag("--cased", args->cased, "keep case and accents (default: lower-case, strip accents)");
-  auto* len = cmd->add_option("--max-seq-length", args->max_seq_length,
-                              "encode full model inputs of exactly N positions");
+  auto* len =
+      cmd->add_option("--max-seq-length", args->max_seq_length, "encode full model inputs of exactly N positions");
   cmd->add_option("--truncate-method", args->truncate_method,
                   "with --max-seq-length: LIFO (default), FIFO, longer-FO or longest_first")
       ->capture_default_str();

@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
   add(unif::app::add_serve);
   add(unif::app::add_tokenize);
   add(unif::app::add_init);
-  app.add_subcommand("help", "List the commands; `unif help CMD` = `unif CMD --help`; `unif help keys`: every config key");
+  app.add_subcommand("help",
+                     "List the commands; `unif help CMD` = `unif CMD --help`; `unif help keys`: every config key");
 
   std::vector<std::string> names;
   std::string listed;
@@ -103,8 +104,9 @@ int main(int argc, char** argv) {
     return unknown_command(args[0]);
   }
   if (!args.empty() && args[0] == "train")
-    g_interrupt_note = "\ninterrupted before training started (loading the config, model and data): nothing was trained; "
-                       "run the command again to start\n";
+    g_interrupt_note =
+        "\ninterrupted before training started (loading the config, model and data): nothing was trained; "
+        "run the command again to start\n";
   std::signal(SIGINT, on_startup_signal);
   std::signal(SIGTERM, on_startup_signal);
 

@@ -62,9 +62,7 @@ PredictInput::PredictInput(const std::string& input) : stream_(nullptr) {
     // as predict always has (a pipe, /dev/stdin, a file named .txt).
     try {
       format_ = framework::record_format_of(input);
-    } catch (const UserError&) {
-      format_ = framework::RecordFormat::Jsonl;
-    }
+    } catch (const UserError&) { format_ = framework::RecordFormat::Jsonl; }
   }
   struct stat st {};
   interactive_ = ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode);

@@ -39,9 +39,7 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
     std::stringstream text;
     text << in.rdbuf();
     cfg.raw = parse_json(text.str());
-  } catch (const JsonInputError& e) {
-    throw UserError(file.string() + ": invalid JSON: " + e.what());
-  }
+  } catch (const JsonInputError& e) { throw UserError(file.string() + ": invalid JSON: " + e.what()); }
   if (!cfg.raw.is_object()) throw UserError(file.string() + ": expected a JSON object at the top level");
 
   const models::HfJson r(cfg.raw);
@@ -58,9 +56,7 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
   try {
     arch->read_config(r, b);
     b.validate();
-  } catch (const std::invalid_argument& e) {
-    throw UserError(file.string() + ": " + e.what());
-  }
+  } catch (const std::invalid_argument& e) { throw UserError(file.string() + ": " + e.what()); }
 
   try {
     if (const json* v = r.find("architectures"); v && !v->is_null()) {
@@ -70,7 +66,8 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
         cfg.architectures.push_back(a.get<std::string>());
       }
     }
-    r.string("problem_type", [&](const std::string& v) { cfg.problem_type = v; }, /*nullable=*/true);
+    r.string(
+        "problem_type", [&](const std::string& v) { cfg.problem_type = v; }, /*nullable=*/true);
     if (!cfg.problem_type.empty() && cfg.problem_type != "single_label_classification" &&
         cfg.problem_type != "multi_label_classification" && cfg.problem_type != "regression")
       r.fail("problem_type", "expected single_label_classification, multi_label_classification or regression, got \"" +
@@ -83,7 +80,8 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
       for (const auto& [id, label] : v->items()) {
         if (!all_digits(id) || std::stoul(id) >= v->size())
           r.fail("id2label", "ids must be 0.." + std::to_string(v->size() - 1) + ", got \"" + id + "\"");
-        if (!label.is_string()) r.fail("id2label", "label of id " + id + " must be a string, got " + json_excerpt(label));
+        if (!label.is_string())
+          r.fail("id2label", "label of id " + id + " must be a string, got " + json_excerpt(label));
         const size_t k = std::stoul(id);
         if (seen[k]) r.fail("id2label", "id " + std::to_string(k) + " appears twice");
         seen[k] = true;
@@ -94,13 +92,11 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
     r.integer("num_labels", [&](int64_t v) {
       if (v <= 0) r.fail("num_labels", "must be > 0, got " + std::to_string(v));
       if (!cfg.id2label.empty() && v != cfg.num_labels)
-        r.fail("num_labels", std::to_string(v) + " disagrees with the " + std::to_string(cfg.num_labels) +
-                                 " labels of id2label");
+        r.fail("num_labels",
+               std::to_string(v) + " disagrees with the " + std::to_string(cfg.num_labels) + " labels of id2label");
       cfg.num_labels = v;
     });
-  } catch (const std::invalid_argument& e) {
-    throw UserError(file.string() + ": " + e.what());
-  }
+  } catch (const std::invalid_argument& e) { throw UserError(file.string() + ": " + e.what()); }
   return cfg;
 }
 
@@ -110,10 +106,14 @@ void write_hf_config(const std::filesystem::path& file, const HfConfig& cfg) {
   j["model_type"] = arch.model_type;
   arch.write_config(cfg.bert, j);
 
-  if (cfg.architectures.empty()) j.erase("architectures");
-  else j["architectures"] = cfg.architectures;
-  if (cfg.problem_type.empty()) j.erase("problem_type");
-  else j["problem_type"] = cfg.problem_type;
+  if (cfg.architectures.empty())
+    j.erase("architectures");
+  else
+    j["architectures"] = cfg.architectures;
+  if (cfg.problem_type.empty())
+    j.erase("problem_type");
+  else
+    j["problem_type"] = cfg.problem_type;
   if (cfg.id2label.empty()) {
     // HF derives default labels LABEL_0.. from num_labels.
     j.erase("id2label");
@@ -131,9 +131,7 @@ void write_hf_config(const std::filesystem::path& file, const HfConfig& cfg) {
   std::string text;
   try {
     text = j.dump(2) + "\n";
-  } catch (const json::exception& e) {
-    throw UserError("cannot write " + file.string() + ": " + e.what());
-  }
+  } catch (const json::exception& e) { throw UserError("cannot write " + file.string() + ": " + e.what()); }
   detail::write_file_atomic(file, [&](std::ostream& out) { out << text; });
 }
 

@@ -19,7 +19,7 @@ struct HfConfig {
   std::vector<std::string> id2label;       // ordered by id; empty if absent
   std::string problem_type;                // "", single_label_classification, multi_label_classification, regression
   int64_t num_labels = 2;
-  nlohmann::json raw;                      // everything read (object), so unknown keys survive a round trip
+  nlohmann::json raw;  // everything read (object), so unknown keys survive a round trip
 };
 
 /// Throws unif::UserError on an unreadable file, invalid JSON, a non-object top level, or a known

@@ -94,9 +94,7 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   bert.sparse_embeddings(options.sparse_embeddings);
   try {
     result.model = models::make_encoder_task_model(result.task, bert, num_labels);
-  } catch (const std::invalid_argument& e) {
-    throw UserError(config_file + ": " + e.what());
-  }
+  } catch (const std::invalid_argument& e) { throw UserError(config_file + ": " + e.what()); }
 
   TensorMap weights = normalise_keys(read_weights(dir), prefix, result.model->encoder());
   // HF's tied copies (an MLM decoder's weight is the word embedding table, its bias the head's own).
@@ -107,8 +105,10 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
     auto params = result.model->named_parameters();
     for (auto it = weights.begin(); it != weights.end();) {
       const auto* p = params.find(it->first);
-      if (is_head_key(it->first, prefix) && p != nullptr && !p->sizes().equals(it->second.sizes())) it = weights.erase(it);
-      else ++it;
+      if (is_head_key(it->first, prefix) && p != nullptr && !p->sizes().equals(it->second.sizes()))
+        it = weights.erase(it);
+      else
+        ++it;
     }
   }
   result.report = load_state_dict(*result.model, weights);

@@ -20,8 +20,8 @@
 namespace unif::framework {
 
 struct PretrainedOptions {
-  std::optional<Task> task;  // default: from architectures / problem_type
-  std::optional<int64_t> num_labels;     // default: config.json's num_labels (or id2label size)
+  std::optional<Task> task;           // default: from architectures / problem_type
+  std::optional<int64_t> num_labels;  // default: config.json's num_labels (or id2label size)
   /// Strict: a missing encoder/embedding key is a UserError. A missing head (classifier, qa_outputs,
   /// pooler) is always only reported and left freshly initialised.
   bool strict = true;
@@ -33,8 +33,8 @@ struct PretrainedOptions {
 
 struct PretrainedModel {
   std::shared_ptr<models::EncoderTaskModel> model;
-  HfConfig config;     // as read from config.json, task fields updated to the built head
-  LoadReport report;   // missing: freshly initialised; unexpected: ignored
+  HfConfig config;    // as read from config.json, task fields updated to the built head
+  LoadReport report;  // missing: freshly initialised; unexpected: ignored
   Task task = Task::Classification;
 };
 

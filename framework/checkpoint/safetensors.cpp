@@ -115,9 +115,7 @@ class Reader {
     nlohmann::json header;
     try {
       header = parse_json(header_text);
-    } catch (const JsonInputError& e) {
-      fail(std::string("header is not valid JSON: ") + e.what());
-    }
+    } catch (const JsonInputError& e) { fail(std::string("header is not valid JSON: ") + e.what()); }
     if (!header.is_object()) fail("header is not a JSON object");
 
     SafetensorsFile out;
@@ -178,7 +176,8 @@ class Reader {
     uint64_t numel = 1;
     bool overflow = false;
     for (const auto& d : shape) {
-      if (!d.is_number_integer()) fail(name, "'shape' must be an array of non-negative integers, got " + json_excerpt(shape));
+      if (!d.is_number_integer())
+        fail(name, "'shape' must be an array of non-negative integers, got " + json_excerpt(shape));
       if (!d.is_number_unsigned()) fail(name, "negative dimension in shape " + json_excerpt(shape));
       const uint64_t dim = d.get<uint64_t>();
       if (dim > static_cast<uint64_t>(INT64_MAX)) fail(name, "dimension too large in shape " + json_excerpt(shape));
@@ -194,8 +193,8 @@ class Reader {
     e.end = offsets[1].get<uint64_t>();
     if (e.begin > e.end) fail(name, "data_offsets " + json_excerpt(offsets) + " has begin > end");
     if (e.end > buffer_size_)
-      fail(name, "data_offsets " + json_excerpt(offsets) + " beyond the data buffer of " + std::to_string(buffer_size_) +
-                     " bytes (truncated?)");
+      fail(name, "data_offsets " + json_excerpt(offsets) + " beyond the data buffer of " +
+                     std::to_string(buffer_size_) + " bytes (truncated?)");
     uint64_t bytes = 0;
     overflow = overflow || __builtin_mul_overflow(numel, static_cast<uint64_t>(e.dtype->itemsize), &bytes);
     if (overflow || bytes != e.end - e.begin)
@@ -207,9 +206,8 @@ class Reader {
 
   // The tensors must tile [0, buffer_size_) without overlaps or gaps, as the reference requires.
   void check_layout(std::vector<Entry>& entries) const {
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-    });
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
     uint64_t pos = 0;
     const Entry* prev = nullptr;
     for (const auto& e : entries) {
@@ -229,7 +227,8 @@ class Reader {
   torch::Tensor load(const Entry& e) {
     auto t = torch::empty(e.shape, torch::TensorOptions().dtype(e.dtype->type));
     const uint64_t bytes = e.end - e.begin;
-    if (bytes > 0) read_exact(data_start_ + e.begin, static_cast<char*>(t.data_ptr()), bytes, "data of '" + e.name + "'");
+    if (bytes > 0)
+      read_exact(data_start_ + e.begin, static_cast<char*>(t.data_ptr()), bytes, "data of '" + e.name + "'");
     return t;
   }
 
@@ -250,9 +249,7 @@ void write_safetensors(const std::filesystem::path& file, const TensorMap& tenso
     torch::Tensor data;  // CPU, contiguous
     const DtypeInfo* dtype;
   };
-  auto fail = [&](const std::string& what) -> void {
-    throw UserError("cannot write " + file.string() + ": " + what);
-  };
+  auto fail = [&](const std::string& what) -> void { throw UserError("cannot write " + file.string() + ": " + what); };
   std::vector<Item> items;
   for (const auto& [name, t] : tensors) {
     if (name == "__metadata__") fail("'__metadata__' is reserved and cannot name a tensor");
@@ -265,7 +262,8 @@ void write_safetensors(const std::filesystem::path& file, const TensorMap& tenso
     items.push_back({&name, t.detach().to(torch::kCPU).contiguous(), d});
   }
   // Widest dtype first, then by name (std::map order already sorts by name; the sort is stable).
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.dtype->rank > b.dtype->rank; });
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Item& a, const Item& b) { return a.dtype->rank > b.dtype->rank; });
 
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   auto& meta = header["__metadata__"] = nlohmann::ordered_json::object();
@@ -274,9 +272,8 @@ void write_safetensors(const std::filesystem::path& file, const TensorMap& tenso
   uint64_t offset = 0;
   for (const auto& item : items) {
     const uint64_t bytes = item.data.numel() * item.dtype->itemsize;
-    header[*item.name] = {{"dtype", item.dtype->name},
-                          {"shape", item.data.sizes().vec()},
-                          {"data_offsets", {offset, offset + bytes}}};
+    header[*item.name] = {
+        {"dtype", item.dtype->name}, {"shape", item.data.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string header_text;

@@ -75,8 +75,8 @@ std::string describe(const LoadReport& report) {
   if (report.missing.empty() && report.unexpected.empty()) return "all checkpoint weights matched the model";
   std::string s;
   if (!report.missing.empty())
-    s += std::to_string(report.missing.size()) + " model weights not in the checkpoint (newly initialized): " +
-         name_list(report.missing);
+    s += std::to_string(report.missing.size()) +
+         " model weights not in the checkpoint (newly initialized): " + name_list(report.missing);
   if (!report.unexpected.empty())
     s += (s.empty() ? "" : "; ") + std::to_string(report.unexpected.size()) +
          " checkpoint weights not used by the model: " + name_list(report.unexpected);

@@ -227,18 +227,20 @@ class Unpickler {
           push(global(module->s + "." + name->s));
           break;
         }
-        case 'q': memo_[u8()] = top(); break;                                     // BINPUT
-        case 'r': memo_[u32()] = top(); break;                                    // LONG_BINPUT
-        case 0x94: memo_[static_cast<uint32_t>(memo_.size())] = top(); break;    // MEMOIZE
-        case 'h': push(memo(u8())); break;                                        // BINGET
-        case 'j': push(memo(u32())); break;                                       // LONG_BINGET
-        case '}': push(make(Value::Kind::Dict)); break;                           // EMPTY_DICT
-        case ')': push(make(Value::Kind::Tuple)); break;                          // EMPTY_TUPLE
-        case ']': push(make(Value::Kind::List)); break;                           // EMPTY_LIST
-        case '(': marks_.push_back(stack_.size()); break;                         // MARK
-        case 't': push(sequence(Value::Kind::Tuple, pop_mark())); break;          // TUPLE
-        case 'l': push(sequence(Value::Kind::List, pop_mark())); break;           // LIST
-        case 0x85: case 0x86: case 0x87: {                                        // TUPLE1..3
+        case 'q': memo_[u8()] = top(); break;                                  // BINPUT
+        case 'r': memo_[u32()] = top(); break;                                 // LONG_BINPUT
+        case 0x94: memo_[static_cast<uint32_t>(memo_.size())] = top(); break;  // MEMOIZE
+        case 'h': push(memo(u8())); break;                                     // BINGET
+        case 'j': push(memo(u32())); break;                                    // LONG_BINGET
+        case '}': push(make(Value::Kind::Dict)); break;                        // EMPTY_DICT
+        case ')': push(make(Value::Kind::Tuple)); break;                       // EMPTY_TUPLE
+        case ']': push(make(Value::Kind::List)); break;                        // EMPTY_LIST
+        case '(': marks_.push_back(stack_.size()); break;                      // MARK
+        case 't': push(sequence(Value::Kind::Tuple, pop_mark())); break;       // TUPLE
+        case 'l': push(sequence(Value::Kind::List, pop_mark())); break;        // LIST
+        case 0x85:
+        case 0x86:
+        case 0x87: {  // TUPLE1..3
           const size_t n = op - 0x84u;
           if (stack_.size() < n) fail("stack underflow");
           std::vector<Value*> items(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
@@ -254,9 +256,9 @@ class Unpickler {
           break;
         }
         case 'J': push(integer(static_cast<int32_t>(u32()))); break;  // BININT
-        case 'K': push(integer(u8())); break;                          // BININT1
-        case 'M': push(integer(u16())); break;                         // BININT2
-        case 0x8a: {                                                   // LONG1
+        case 'K': push(integer(u8())); break;                         // BININT1
+        case 'M': push(integer(u16())); break;                        // BININT2
+        case 0x8a: {                                                  // LONG1
           const size_t n = u8();
           if (n > 8) fail("integer of " + std::to_string(n) + " bytes is too large");
           const char* p = take(n);
@@ -266,16 +268,17 @@ class Unpickler {
           push(integer(static_cast<int64_t>(v)));
           break;
         }
-        case 'X': push(string(u32())); break;     // BINUNICODE
-        case 0x8c: push(string(u8())); break;     // SHORT_BINUNICODE
-        case 'U': push(string(u8())); break;      // SHORT_BINSTRING
-        case 'T': {                               // BINSTRING
+        case 'X': push(string(u32())); break;  // BINUNICODE
+        case 0x8c: push(string(u8())); break;  // SHORT_BINUNICODE
+        case 'U': push(string(u8())); break;   // SHORT_BINSTRING
+        case 'T': {                            // BINSTRING
           const auto n = static_cast<int32_t>(u32());
           if (n < 0) fail("negative string length");
           push(string(static_cast<uint32_t>(n)));
           break;
         }
-        case 0x88: case 0x89: {  // NEWTRUE, NEWFALSE
+        case 0x88:
+        case 0x89: {  // NEWTRUE, NEWFALSE
           Value* v = make(Value::Kind::Bool);
           v->i = op == 0x88;
           push(v);
@@ -325,10 +328,10 @@ class Unpickler {
           break;
         }
         case 'Q': push(persistent(pop())); break;  // BINPERSID
-        case '0': pop(); break;                     // POP
-        case '1': pop_mark(); break;                // POP_MARK
-        case '2': push(top()); break;               // DUP
-        case '.': {                                 // STOP
+        case '0': pop(); break;                    // POP
+        case '1': pop_mark(); break;               // POP_MARK
+        case '2': push(top()); break;              // DUP
+        case '.': {                                // STOP
           Value* result = pop();
           if (!stack_.empty() || !marks_.empty()) fail("STOP with objects left on the stack");
           return result;
@@ -463,7 +466,8 @@ class Unpickler {
 
   Value* call(Value* callable, Value* args) {
     if (callable->kind != Value::Kind::Global || !is_callable_global(callable->s))
-      fail(std::string("REDUCE on a ") + kind_name(callable->kind) + (callable->kind == Value::Kind::Global ? " '" + callable->s + "'" : ""));
+      fail(std::string("REDUCE on a ") + kind_name(callable->kind) +
+           (callable->kind == Value::Kind::Global ? " '" + callable->s + "'" : ""));
     if (args->kind != Value::Kind::Tuple) fail("REDUCE arguments must be a tuple");
     const auto& a = args->items;
     const std::string& f = callable->s;
@@ -490,8 +494,9 @@ class Unpickler {
     for (size_t d = 0; d < size.size(); ++d) {
       int64_t span = 0;
       overflow = overflow || __builtin_mul_overflow(numel, size[d], &numel);
-      if (size[d] > 0) overflow = overflow || __builtin_mul_overflow(size[d] - 1, stride[d], &span) ||
-                                  __builtin_add_overflow(last, span, &last);
+      if (size[d] > 0)
+        overflow = overflow || __builtin_mul_overflow(size[d] - 1, stride[d], &span) ||
+                   __builtin_add_overflow(last, span, &last);
     }
     if (overflow) fail("tensor size/stride overflow");
     if (numel > 0) {  // checked before allocating: sizes come from the file
@@ -536,7 +541,8 @@ class Unpickler {
 
 TensorMap read(const std::filesystem::path& file) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) throw BinError("no such file (expected torch.save's pytorch_model.bin)");
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw BinError("no such file (expected torch.save's pytorch_model.bin)");
   Archive zip(file);
   if (zip.has("byteorder")) {
     const std::string order = zip.read_string("byteorder");
@@ -566,10 +572,12 @@ TensorMap read(const std::filesystem::path& file) {
   Unpickler unpickler(pickle, load);
   const Value* root = unpickler.run();
   if (root->kind != Value::Kind::Dict)
-    throw BinError(std::string("data.pkl holds a ") + kind_name(root->kind) + ", expected a state dict (dict of tensors)");
+    throw BinError(std::string("data.pkl holds a ") + kind_name(root->kind) +
+                   ", expected a state dict (dict of tensors)");
   TensorMap out;
   for (const auto& [key, value] : root->dict) {
-    if (key->kind != Value::Kind::String) throw BinError("state dict key is a " + std::string(kind_name(key->kind)) + ", expected str");
+    if (key->kind != Value::Kind::String)
+      throw BinError("state dict key is a " + std::string(kind_name(key->kind)) + ", expected str");
     if (value->kind != Value::Kind::Tensor)
       throw BinError("state dict entry '" + key->s + "' is a " + kind_name(value->kind) + ", expected a tensor");
     out[key->s] = value->tensor;

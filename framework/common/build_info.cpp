@@ -19,9 +19,7 @@ namespace unif {
 namespace {
 
 // CUDA's encoding: 13000 -> "13.0" (major * 1000 + minor * 10).
-std::string cuda_version(long v) {
-  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-}
+std::string cuda_version(long v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
 }  // namespace
 #endif

@@ -19,9 +19,7 @@ nlohmann::json read_json(const fs::path& file) {
   if (!in) throw UserError(file.string() + ": cannot read");
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(file.string() + ": invalid JSON (" + e.what() + ")");
-  }
+  } catch (const nlohmann::json::exception& e) { throw UserError(file.string() + ": invalid JSON (" + e.what() + ")"); }
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -63,8 +61,7 @@ fs::path resolve_hf_dir(const fs::path& dir) {
                       "' leaves the model directory");
     const fs::path hf = path.empty() ? dir : dir / rel;
     if (!fs::is_directory(hf, ec))
-      throw UserError(modules_file.string() + ": the Transformer module's folder '" + hf.string() +
-                      "' does not exist");
+      throw UserError(modules_file.string() + ": the Transformer module's folder '" + hf.string() + "' does not exist");
     return hf;
   }
   throw UserError(modules_file.string() +

@@ -12,8 +12,10 @@ std::size_t too_deep_at(std::string_view text, std::size_t limit) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -44,7 +46,8 @@ std::string clean_message(const std::string& msg, std::string_view text, std::si
     const auto c = static_cast<unsigned char>(msg[i]);
     const std::size_t len = sequence_length(c);
     std::size_t have = len == 0 ? 0 : 1;
-    while (have > 0 && have < len && i + have < msg.size() && (static_cast<unsigned char>(msg[i + have]) & 0xC0) == 0x80)
+    while (have > 0 && have < len && i + have < msg.size() &&
+           (static_cast<unsigned char>(msg[i + have]) & 0xC0) == 0x80)
       ++have;
     if (len > 0 && have == len) {
       out.append(msg, i, len);
@@ -81,9 +84,7 @@ nlohmann::json parse_json(std::string_view text) {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw JsonInputError(clean_message(e.what(), text, e.byte));
-  } catch (const nlohmann::json::exception& e) {
-    throw JsonInputError(clean_message(e.what(), text, 0));
-  }
+  } catch (const nlohmann::json::exception& e) { throw JsonInputError(clean_message(e.what(), text, 0)); }
 }
 
 std::string json_excerpt(const nlohmann::json& value, std::size_t max_chars) {

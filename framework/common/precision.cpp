@@ -29,8 +29,10 @@ void set_autocast_enabled(c10::DeviceType d, bool on) {
 #if UNIF_AUTOCAST_BY_DEVICE
   at::autocast::set_autocast_enabled(d, on);
 #else
-  if (d == c10::DeviceType::CPU) at::autocast::set_cpu_enabled(on);
-  else at::autocast::set_enabled(on);
+  if (d == c10::DeviceType::CPU)
+    at::autocast::set_cpu_enabled(on);
+  else
+    at::autocast::set_enabled(on);
 #endif
 }
 
@@ -46,8 +48,10 @@ void set_autocast_dtype(c10::DeviceType d, c10::ScalarType t) {
 #if UNIF_AUTOCAST_BY_DEVICE
   at::autocast::set_autocast_dtype(d, t);
 #else
-  if (d == c10::DeviceType::CPU) at::autocast::set_autocast_cpu_dtype(t);
-  else at::autocast::set_autocast_gpu_dtype(t);
+  if (d == c10::DeviceType::CPU)
+    at::autocast::set_autocast_cpu_dtype(t);
+  else
+    at::autocast::set_autocast_gpu_dtype(t);
 #endif
 }
 

@@ -79,7 +79,8 @@ std::string blas_core_override(const std::string& detected, const CpuFeatures& c
 
 void init_runtime(int argc, char** argv) {
   const bool set_policy = std::getenv("OMP_WAIT_POLICY") == nullptr;
-  const std::string core = std::getenv("OPENBLAS_CORETYPE") == nullptr ? blas_core_override(blas_core(), cpu_features()) : "";
+  const std::string core =
+      std::getenv("OPENBLAS_CORETYPE") == nullptr ? blas_core_override(blas_core(), cpu_features()) : "";
   if ((set_policy || !core.empty()) && std::getenv("UNIF_NO_REEXEC") == nullptr) {
     if (set_policy) setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
     if (!core.empty()) setenv("OPENBLAS_CORETYPE", core.c_str(), 1);

@@ -56,27 +56,26 @@ struct TaskSpec {
   TaskInput input;
   TaskLabels labels;
   LossNormalizer normalizer;
-  bool loss_options;       // training.loss (label smoothing, focal, class weights) applies
-  bool distillation;       // distill.teacher is supported
-  bool probabilities;      // the head's output is a distribution (SMART's and R-Drop's KL term apply)
-  bool logits_per_token;   // logits are (L, ...) per example, cut to the example's length
+  bool loss_options;      // training.loss (label smoothing, focal, class weights) applies
+  bool distillation;      // distill.teacher is supported
+  bool probabilities;     // the head's output is a distribution (SMART's and R-Drop's KL term apply)
+  bool logits_per_token;  // logits are (L, ...) per example, cut to the example's length
   PredictKind output;
 };
 
 inline constexpr std::array<TaskSpec, 6> kTaskSpecs{{
     {Task::Classification, "classification", "ForSequenceClassification", "single_label_classification",
      TaskInput::Text, TaskLabels::OneClass, LossNormalizer::Examples, true, true, true, false, PredictKind::Label},
-    {Task::Multilabel, "multilabel", "ForSequenceClassification", "multi_label_classification",
-     TaskInput::Text, TaskLabels::ClassSet, LossNormalizer::Examples, false, false, true, false, PredictKind::Labels},
-    {Task::Regression, "regression", "ForSequenceClassification", "regression",
-     TaskInput::Text, TaskLabels::Value, LossNormalizer::Examples, false, false, false, false, PredictKind::Value},
-    {Task::TokenClassification, "token_classification", "ForTokenClassification", "",
-     TaskInput::Tokens, TaskLabels::TagList, LossNormalizer::LabeledTokens, true, true, true, true, PredictKind::Tags},
-    {Task::SpanExtraction, "span_extraction", "ForQuestionAnswering", "",
-     TaskInput::QuestionContext, TaskLabels::Answers, LossNormalizer::Examples, false, true, true, true,
-     PredictKind::Answer},
-    {Task::MaskedLm, "masked_lm", "ForMaskedLM", "",
-     TaskInput::MlmText, TaskLabels::None, LossNormalizer::LabeledTokens, false, false, true, false, PredictKind::Masks},
+    {Task::Multilabel, "multilabel", "ForSequenceClassification", "multi_label_classification", TaskInput::Text,
+     TaskLabels::ClassSet, LossNormalizer::Examples, false, false, true, false, PredictKind::Labels},
+    {Task::Regression, "regression", "ForSequenceClassification", "regression", TaskInput::Text, TaskLabels::Value,
+     LossNormalizer::Examples, false, false, false, false, PredictKind::Value},
+    {Task::TokenClassification, "token_classification", "ForTokenClassification", "", TaskInput::Tokens,
+     TaskLabels::TagList, LossNormalizer::LabeledTokens, true, true, true, true, PredictKind::Tags},
+    {Task::SpanExtraction, "span_extraction", "ForQuestionAnswering", "", TaskInput::QuestionContext,
+     TaskLabels::Answers, LossNormalizer::Examples, false, true, true, true, PredictKind::Answer},
+    {Task::MaskedLm, "masked_lm", "ForMaskedLM", "", TaskInput::MlmText, TaskLabels::None,
+     LossNormalizer::LabeledTokens, false, false, true, false, PredictKind::Masks},
 }};
 
 /// The row of `task`.

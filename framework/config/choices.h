@@ -32,14 +32,19 @@ constexpr const auto& enum_names(Resume) { return kResumeNames; }
 
 /// training.nonfinite: what a step whose loss or gradient norm is not finite does.
 enum class NonFinite { Error, Skip };
-inline constexpr std::array<EnumName<NonFinite>, 2> kNonFiniteNames{{{NonFinite::Error, "error"}, {NonFinite::Skip, "skip"}}};
+inline constexpr std::array<EnumName<NonFinite>, 2> kNonFiniteNames{
+    {{NonFinite::Error, "error"}, {NonFinite::Skip, "skip"}}};
 constexpr const auto& enum_names(NonFinite) { return kNonFiniteNames; }
 
 /// adversarial.method
 enum class AdversarialMethod { None, Fgm, Pgd, FreeLb, FreeAt, Smart, RDrop };
 inline constexpr std::array<EnumName<AdversarialMethod>, 7> kAdversarialMethodNames{
-    {{AdversarialMethod::None, "none"}, {AdversarialMethod::Fgm, "fgm"}, {AdversarialMethod::Pgd, "pgd"},
-     {AdversarialMethod::FreeLb, "freelb"}, {AdversarialMethod::FreeAt, "freeat"}, {AdversarialMethod::Smart, "smart"},
+    {{AdversarialMethod::None, "none"},
+     {AdversarialMethod::Fgm, "fgm"},
+     {AdversarialMethod::Pgd, "pgd"},
+     {AdversarialMethod::FreeLb, "freelb"},
+     {AdversarialMethod::FreeAt, "freeat"},
+     {AdversarialMethod::Smart, "smart"},
      {AdversarialMethod::RDrop, "rdrop"}}};
 constexpr const auto& enum_names(AdversarialMethod) { return kAdversarialMethodNames; }
 

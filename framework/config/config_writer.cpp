@@ -143,7 +143,8 @@ void emit_section(YAML::Emitter& out, const S& section) {
 // Leaf key paths of a YAML mapping, in document order, each with its value as flow YAML text.
 void flatten(const YAML::Node& node, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
   if (node.IsMap()) {
-    for (const auto& kv : node) flatten(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
+    for (const auto& kv : node)
+      flatten(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
     return;
   }
   YAML::Emitter e;
@@ -165,16 +166,17 @@ std::vector<std::string> config_changes(const std::string& before, const RunConf
     const YAML::Node old = YAML::Load(before);
     if (!old.IsMap()) return {};
     flatten(old, "", old_keys);
-  } catch (const YAML::Exception&) {
-    return {};
-  }
+  } catch (const YAML::Exception&) { return {}; }
   flatten(YAML::Load(to_yaml(now)), "", new_keys);
-  std::map<std::string, std::string> old_map(old_keys.begin(), old_keys.end()), new_map(new_keys.begin(), new_keys.end());
+  std::map<std::string, std::string> old_map(old_keys.begin(), old_keys.end()),
+      new_map(new_keys.begin(), new_keys.end());
   std::vector<std::string> out;
   for (const auto& [key, value] : new_keys) {
     const auto it = old_map.find(key);
-    if (it == old_map.end()) out.push_back(key + " (absent) -> " + value);
-    else if (it->second != value) out.push_back(key + " " + it->second + " -> " + value);
+    if (it == old_map.end())
+      out.push_back(key + " (absent) -> " + value);
+    else if (it->second != value)
+      out.push_back(key + " " + it->second + " -> " + value);
   }
   for (const auto& [key, value] : old_keys)
     if (!new_map.count(key)) out.push_back(key + " " + value + " -> (absent)");

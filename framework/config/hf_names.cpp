@@ -22,7 +22,8 @@ const std::vector<HfName>& hf_names() {
       {"gradient_accumulation_steps", "training.grad_accum_steps", "", "", ""},
       {"fp16", "training.precision", "training.precision: fp16", "", ""},
       {"bf16", "training.precision", "training.precision: bf16", "", ""},
-      {"half_precision_backend", "", "", "", "training.precision (fp32 | bf16 | fp16) chooses the precision; remove the key"},
+      {"half_precision_backend", "", "", "",
+       "training.precision (fp32 | bf16 | fp16) chooses the precision; remove the key"},
       {"warmup_ratio", "training.schedule.warmup_ratio", "", "", ""},
       {"warmup_steps", "training.schedule.warmup_steps", "", "", ""},
       {"weight_decay", "training.optimizer.weight_decay", "", "", ""},
@@ -44,7 +45,8 @@ const std::vector<HfName>& hf_names() {
       {"metric_for_best_model", "training.best_metric", "", "",
        "unif keeps best/ by the task's main dev metric (training.early_stopping.metric sets what early stopping "
        "watches); remove the key"},
-      {"greater_is_better", "", "", "", "unif knows which way each metric improves (loss lower, the rest higher); remove the key"},
+      {"greater_is_better", "", "", "",
+       "unif knows which way each metric improves (loss lower, the rest higher); remove the key"},
       {"load_best_model_at_end", "", "", "",
        "with data.dev, unif always writes best/ (the best dev evaluation) next to final/: use output_dir/best; "
        "remove the key"},
@@ -69,7 +71,8 @@ const std::vector<HfName>& hf_names() {
       {"use_cpu", "parallel.devices", "parallel.devices: [cpu]", "", ""},
       {"no_cuda", "parallel.devices", "parallel.devices: [cpu]", "", ""},
       {"do_train", "", "", "", "`unif train` trains (and evaluates data.dev when set); remove the key"},
-      {"do_eval", "", "", "", "`unif train` evaluates data.dev when it is set; `unif eval` evaluates a model; remove the key"},
+      {"do_eval", "", "", "",
+       "`unif train` evaluates data.dev when it is set; `unif eval` evaluates a model; remove the key"},
       {"do_predict", "", "", "", "`unif predict --model DIR --input FILE` predicts; remove the key"},
       {"model_name_or_path", "model.pretrained", "", "an HF model directory", ""},
       {"train_file", "data.train", "", "", ""},
@@ -78,10 +81,12 @@ const std::vector<HfName>& hf_names() {
       {"text_column_name", "data.text_fields", "", "", ""},
       {"label_column_name", "data.label_field", "", "", ""},
       {"pad_to_max_length", "", "", "", "unif pads each batch to its longest example; remove the key"},
-      {"gradient_checkpointing", "", "", "", "unif has no activation checkpointing; lower training.batch_size "
-                                             "and raise training.grad_accum_steps to save memory"},
-      {"dataloader_num_workers", "", "", "", "unif reads the data in the training process; "
-                                             "parallel.threads_per_replica sets the compute threads; remove the key"},
+      {"gradient_checkpointing", "", "", "",
+       "unif has no activation checkpointing; lower training.batch_size "
+       "and raise training.grad_accum_steps to save memory"},
+      {"dataloader_num_workers", "", "", "",
+       "unif reads the data in the training process; "
+       "parallel.threads_per_replica sets the compute threads; remove the key"},
   };
   return names;
 }

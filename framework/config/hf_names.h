@@ -33,7 +33,8 @@ std::string hf_hint(const std::string& key, const std::vector<std::string>& acce
 
 /// Rewrites the unknown-key problems in `ctx` whose key is an HF name: hf_hint's text takes the
 /// place of a generic "did you mean", unless that one already names the same unif key
-/// (training.warmup_ratio keeps "did you mean 'training.schedule.warmup_ratio'?"). Called by parse_config after the sections are read.
+/// (training.warmup_ratio keeps "did you mean 'training.schedule.warmup_ratio'?"). Called by parse_config after the
+/// sections are read.
 void suggest_hf_names(detail::Context& ctx);
 
 }  // namespace unif::framework

@@ -75,18 +75,14 @@ ModelMeta read_model_meta(const std::filesystem::path& file) {
   YAML::Node root;
   try {
     root = YAML::Load(text.str());
-  } catch (const YAML::Exception& e) {
-    throw UserError(file.string() + ": invalid YAML: " + e.what());
-  }
+  } catch (const YAML::Exception& e) { throw UserError(file.string() + ": invalid YAML: " + e.what()); }
   if (!root.IsMap()) throw UserError(file.string() + ": expected a mapping");
   ModelMeta m;
   auto get_in = [&](const YAML::Node& node, const std::string& key, auto& into) {
     if (!node[key]) return;
     try {
       into = node[key].template as<std::decay_t<decltype(into)>>();
-    } catch (const YAML::Exception&) {
-      throw UserError(file.string() + ": " + key + ": has the wrong type");
-    }
+    } catch (const YAML::Exception&) { throw UserError(file.string() + ": " + key + ": has the wrong type"); }
   };
   auto get = [&](const char* key, auto& into) { get_in(root, key, into); };
   std::string task = to_string(m.task);
@@ -111,7 +107,8 @@ ModelMeta read_model_meta(const std::filesystem::path& file) {
     std::string metric = name_of(m.span.metric);
     get_in(span, "metric", metric);
     if (m.span.doc_stride < 1 || m.span.max_query_length < 1 || m.span.max_answer_length < 1 || m.span.n_best_size < 1)
-      throw UserError(file.string() + ": span: doc_stride, max_query_length, max_answer_length and n_best_size "
+      throw UserError(file.string() +
+                      ": span: doc_stride, max_query_length, max_answer_length and n_best_size "
                       "must be positive integers");
     const auto parsed = enum_from_name<SpanMetric>(metric);
     if (!parsed)

@@ -12,13 +12,13 @@ namespace unif::framework {
 
 struct ModelMeta {
   Task task = Task::Classification;
-  std::vector<std::string> labels;        // id order (empty for regression and span extraction)
+  std::vector<std::string> labels;  // id order (empty for regression and span extraction)
   std::vector<std::string> text_fields{"text"};
   std::string label_field = "label";
   int64_t max_seq_length = 128;
   bool do_lower_case = true;
   std::string truncate_method = "LIFO";
-  SpanConfig span;                        // span extraction: windows and decoding (unif.yaml `span`)
+  SpanConfig span;  // span extraction: windows and decoding (unif.yaml `span`)
 };
 
 /// The meta of a run's model, from its resolved config and label set.

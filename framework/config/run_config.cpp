@@ -73,10 +73,9 @@ void after_key(Section& s, ModelConfig& m, const char* key) {
     // model.vocab left out: <pretrained>/vocab.txt, filled in here so that every user of the
     // config (unif train, the C++ API) sees the file (docs/cpp-api.md).
     std::error_code ec;
-    if (m.vocab.empty() && std::filesystem::is_regular_file(hf / "vocab.txt", ec)) m.vocab = (hf / "vocab.txt").string();
-  } catch (const UserError& e) {
-    s.context().report(s.path("pretrained"), e.what());
-  }
+    if (m.vocab.empty() && std::filesystem::is_regular_file(hf / "vocab.txt", ec))
+      m.vocab = (hf / "vocab.txt").string();
+  } catch (const UserError& e) { s.context().report(s.path("pretrained"), e.what()); }
 }
 
 /// Reads each key of section S into `t`, converting and range-checking by the key's `how`.
@@ -102,9 +101,7 @@ struct ReadVisitor {
     t.*m = parse_task(task);
   }
   void read(const char* k, std::string S::*m, Null null) { s.string(k, t.*m, null == Null::Allowed); }
-  void read(const char* k, std::string S::*m, const std::vector<std::string>& allowed) {
-    s.choice(k, t.*m, allowed);
-  }
+  void read(const char* k, std::string S::*m, const std::vector<std::string>& allowed) { s.choice(k, t.*m, allowed); }
   void read(const char* k, std::vector<std::string> S::*m, OneOrList) { s.strings(k, t.*m, /*scalar_ok=*/true); }
   template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
   void read(const char* k, E S::*m) {
@@ -154,8 +151,8 @@ struct ReadVisitor {
       got += "]";
     }
     const std::string each = rule.expected;  // "a number in [0, 1)"
-    s.context().report(s.path(k), node, "expected a list of 2 numbers" + each.substr(std::strlen("a number")) +
-                                            ", got " + got);
+    s.context().report(s.path(k), node,
+                       "expected a list of 2 numbers" + each.substr(std::strlen("a number")) + ", got " + got);
   }
 
   // training.loss.class_weights: null, balanced, or a non-empty list of numbers > 0.
@@ -260,8 +257,8 @@ void check(Section& s, DataConfig& d, const RunConfig& root) {
 void check(Section& s, OptimizerConfig& o, const RunConfig&) {
   if (o.momentum != 0.0 && o.name != OptimizerKind::Sgd)
     s.context().report(s.path("momentum"), s.raw("momentum"),
-                       "expected 0 for optimizer " + name_of(o.name) + " (momentum is " +
-                           name_of(OptimizerKind::Sgd) + "'s), got " + str(o.momentum));
+                       "expected 0 for optimizer " + name_of(o.name) + " (momentum is " + name_of(OptimizerKind::Sgd) +
+                           "'s), got " + str(o.momentum));
 }
 
 void check(Section& s, TrainingConfig& t, const RunConfig&) {
@@ -283,15 +280,14 @@ void check(Section& s, ParallelConfig& p, const RunConfig&) {
     const std::string where = s.path("devices") + "[" + std::to_string(i) + "]";
     const YAML::Node item = devices.IsSequence() ? devices[i] : devices;
     bool ok = d == "cpu" || (d == "auto" && p.devices.size() == 1);
-    if (d.rfind("cuda:", 0) == 0 && d.size() > 5) {
-      ok = d.find_first_not_of("0123456789", 5) == std::string::npos;
-    }
+    if (d.rfind("cuda:", 0) == 0 && d.size() > 5) { ok = d.find_first_not_of("0123456789", 5) == std::string::npos; }
     if (d == "auto" && p.devices.size() > 1)
-      s.context().report(where, item, "expected 'auto' alone (devices: auto), got it in a list of " +
-                                          std::to_string(p.devices.size()));
+      s.context().report(
+          where, item,
+          "expected 'auto' alone (devices: auto), got it in a list of " + std::to_string(p.devices.size()));
     else if (!ok)
-      s.context().report(where, item, "expected cpu, cuda:N or auto, got '" + d + "'" +
-                                          did_you_mean(d, {"cpu", "auto", "cuda:0"}));
+      s.context().report(where, item,
+                         "expected cpu, cuda:N or auto, got '" + d + "'" + did_you_mean(d, {"cpu", "auto", "cuda:0"}));
   }
 }
 
@@ -307,41 +303,54 @@ void check(Section&, DistillConfig& d, const RunConfig&) { d.teacher = expand_mo
 void check(Section& s, RunConfig& c, const RunConfig&) {
   const LossConfig& loss = c.training.loss;
   if (!task_spec(c.task).loss_options && !(loss == LossConfig{}))
-    s.context().report("training.loss", "expected the defaults (label_smoothing 0, focal_gamma 0, class_weights "
-                       "null) for task " + to_string(c.task) + ": these losses apply to classification and "
-                       "token_classification");
-  if (loss.class_weights_mode == ClassWeights::List && c.data.labels_given && loss.class_weights.size() != c.data.labels.size())
-    s.context().report("training.loss.class_weights", "expected one weight per label (" +
-                       std::to_string(c.data.labels.size()) + " in data.labels), got " +
-                       std::to_string(loss.class_weights.size()));
+    s.context().report("training.loss",
+                       "expected the defaults (label_smoothing 0, focal_gamma 0, class_weights "
+                       "null) for task " +
+                           to_string(c.task) +
+                           ": these losses apply to classification and "
+                           "token_classification");
+  if (loss.class_weights_mode == ClassWeights::List && c.data.labels_given &&
+      loss.class_weights.size() != c.data.labels.size())
+    s.context().report("training.loss.class_weights",
+                       "expected one weight per label (" + std::to_string(c.data.labels.size()) +
+                           " in data.labels), got " + std::to_string(loss.class_weights.size()));
   if (c.training.early_stopping.patience > 0 && c.data.dev.empty())
-    s.context().report("training.early_stopping.patience", "expected 0 without data.dev (early stopping watches "
-                       "the dev evaluations), got " + std::to_string(c.training.early_stopping.patience));
+    s.context().report("training.early_stopping.patience",
+                       "expected 0 without data.dev (early stopping watches "
+                       "the dev evaluations), got " +
+                           std::to_string(c.training.early_stopping.patience));
   if (!c.distill.teacher.empty() && !task_spec(c.task).distillation)
-    s.context().report("distill.teacher", "expected null for task " + to_string(c.task) + ": distillation supports "
-                       "classification, token_classification and span_extraction");
+    s.context().report("distill.teacher", "expected null for task " + to_string(c.task) +
+                                              ": distillation supports "
+                                              "classification, token_classification and span_extraction");
   using M = AdversarialMethod;
   const M method = c.adversarial.method;
   if (c.task == Task::MaskedLm && method != M::None)
-    s.context().report("adversarial.method", "expected " + name_of(M::None) + " for task masked_lm, got " + name_of(method));
+    s.context().report("adversarial.method",
+                       "expected " + name_of(M::None) + " for task masked_lm, got " + name_of(method));
   if (c.task == Task::SpanExtraction && c.model.max_seq_length < 5)
-    s.context().report("model.max_seq_length", "expected at least 5 for span_extraction ([CLS] question [SEP] "
-                       "context [SEP] with one piece each), got " + std::to_string(c.model.max_seq_length));
+    s.context().report("model.max_seq_length",
+                       "expected at least 5 for span_extraction ([CLS] question [SEP] "
+                       "context [SEP] with one piece each), got " +
+                           std::to_string(c.model.max_seq_length));
   if ((method == M::Smart || method == M::RDrop) && !task_spec(c.task).probabilities)
-    s.context().report("adversarial.method", "expected none, fgm, pgd, freelb or freeat for task regression (" +
-                       name_of(method) + "'s KL term needs a probability output, which regression has not), got " +
-                       name_of(method));
+    s.context().report("adversarial.method",
+                       "expected none, fgm, pgd, freelb or freeat for task regression (" + name_of(method) +
+                           "'s KL term needs a probability output, which regression has not), got " + name_of(method));
   if (c.training.precision == Precision::FP16)
     for (const auto& d : c.parallel.devices)
       if (d == "cpu") {
-        s.context().report("training.precision", "expected fp32 or bf16 with CPU devices (LibTorch's CPU autocast "
+        s.context().report("training.precision",
+                           "expected fp32 or bf16 with CPU devices (LibTorch's CPU autocast "
                            "has no float16, and fp16 is for GPUs), got fp16 with parallel.devices: cpu; use bf16 "
                            "on CPUs or cuda:N devices");
         break;
       }
   if (method == M::FreeAt && c.training.grad_accum_steps > 1)
-    s.context().report("training.grad_accum_steps", "expected 1 with adversarial.method freeat (it steps the "
-                       "optimizer on every replay), got " + std::to_string(c.training.grad_accum_steps));
+    s.context().report("training.grad_accum_steps",
+                       "expected 1 with adversarial.method freeat (it steps the "
+                       "optimizer on every replay), got " +
+                           std::to_string(c.training.grad_accum_steps));
 }
 
 /// A section: its defaults that depend on earlier keys, its keys, its checks. The Section, when it
@@ -456,10 +465,9 @@ bool has_tokenizer_files(const std::string& pretrained) {
   std::filesystem::path dir;
   try {
     dir = resolve_hf_dir(pretrained);
-  } catch (const UserError&) {
-    return false;
-  }
-  for (const char* name : {"vocab.txt", "vocab.json", "tokenizer.json", "sentencepiece.bpe.model", "spiece.model", "spm.model"})
+  } catch (const UserError&) { return false; }
+  for (const char* name :
+       {"vocab.txt", "vocab.json", "tokenizer.json", "sentencepiece.bpe.model", "spiece.model", "spm.model"})
     if (std::filesystem::is_regular_file(dir / name, ec)) return true;
   return false;
 }
@@ -499,8 +507,10 @@ void suggest_moved_keys(Context& ctx) {
     for (const auto& k : keys) {
       const std::string last = k.substr(k.rfind('.') == std::string::npos ? 0 : k.rfind('.') + 1);
       if (k == u.path) continue;
-      if (edit_distance(last, u.key) == 0) same.push_back(k);
-      else if (!closest_match(u.key, {last}).empty()) near.push_back(k);
+      if (edit_distance(last, u.key) == 0)
+        same.push_back(k);
+      else if (!closest_match(u.key, {last}).empty())
+        near.push_back(k);
     }
     const auto& pick = !same.empty() ? same : near;
     if (pick.size() != 1) continue;
@@ -510,7 +520,6 @@ void suggest_moved_keys(Context& ctx) {
     if (at != std::string::npos) line.insert(at + marker.size(), " (did you mean '" + pick.front() + "'?)");
   }
 }
-
 
 }  // namespace
 
@@ -524,8 +533,7 @@ std::string join_lines(const std::vector<std::string>& lines) {
 }
 }  // namespace
 
-ConfigError::ConfigError(std::vector<std::string> lines)
-    : UserError(join_lines(lines)), problems(std::move(lines)) {}
+ConfigError::ConfigError(std::vector<std::string> lines) : UserError(join_lines(lines)), problems(std::move(lines)) {}
 
 Task parse_task(const std::string& name) {
   if (const auto task = find_task(name)) return *task;
@@ -554,15 +562,14 @@ RunConfig parse_config(const std::string& yaml_text, const std::string& source_n
   } catch (const YAML::ParserException& e) {
     throw ConfigError({source_name + ": line " + std::to_string(e.mark.line + 1) + ", column " +
                        std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg});
-  } catch (const YAML::Exception& e) {
-    throw ConfigError({source_name + ": invalid YAML: " + e.msg});
-  }
+  } catch (const YAML::Exception& e) { throw ConfigError({source_name + ": invalid YAML: " + e.msg}); }
 
   RunConfig cfg;
   cfg.source = source_name;
   if (root.IsDefined() && !root.IsNull() && !root.IsMap()) {
-    ctx.report("", root, "expected a mapping of keys (task, model, data, training, ...) at the top level, got " +
-                             detail::describe(root));
+    ctx.report("", root,
+               "expected a mapping of keys (task, model, data, training, ...) at the top level, got " +
+                   detail::describe(root));
     throw ConfigError(std::move(ctx.problems()));
   }
   if (!root.IsMap()) root.reset(YAML::Node(YAML::NodeType::Map));
@@ -579,12 +586,10 @@ RunConfig parse_config(const std::string& yaml_text, const std::string& source_n
   return cfg;
 }
 
-RunConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides,
-                      Purpose purpose) {
+RunConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides, Purpose purpose) {
   const std::string name = file.string();
   std::error_code ec;
-  if (!std::filesystem::exists(file, ec))
-    throw ConfigError({name + ": cannot read the config file: no such file"});
+  if (!std::filesystem::exists(file, ec)) throw ConfigError({name + ": cannot read the config file: no such file"});
   if (std::filesystem::is_directory(file, ec))
     throw ConfigError({name + ": cannot read the config file: it is a directory, expected a .yaml file"});
   std::ifstream in(file, std::ios::binary);
@@ -616,6 +621,5 @@ void validate_for(const RunConfig& cfg, Purpose purpose) {
   auto problems = purpose_problems(cfg, purpose);
   if (!problems.empty()) throw ConfigError(std::move(problems));
 }
-
 
 }  // namespace unif::framework

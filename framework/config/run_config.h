@@ -39,8 +39,7 @@ Task parse_task(const std::string& name);
 /// `model.bert`: HF BertConfig fields that override the pretrained dir's config.json (or the
 /// BertConfig defaults when there is no pretrained dir). Unset = not overridden.
 struct BertOverrides {
-  std::optional<int64_t> vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
-      intermediate_size;
+  std::optional<int64_t> vocab_size, hidden_size, num_hidden_layers, num_attention_heads, intermediate_size;
   std::optional<std::string> hidden_act;  // gelu | gelu_new | relu
   std::optional<double> hidden_dropout_prob, attention_probs_dropout_prob;
   std::optional<int64_t> max_position_embeddings, type_vocab_size;
@@ -52,16 +51,16 @@ struct BertOverrides {
 };
 
 struct ModelConfig {
-  std::string pretrained;            // HF-format or sentence-transformers dir; "" = none (YAML null);
-                                     // a leading $UNIF_HOME or ~/ is expanded (hf_dir.h)
+  std::string pretrained;  // HF-format or sentence-transformers dir; "" = none (YAML null);
+                           // a leading $UNIF_HOME or ~/ is expanded (hf_dir.h)
   BertOverrides bert;
-  std::string vocab;                 // "" = <pretrained>/vocab.txt
-  bool do_lower_case = true;         // absent: <pretrained>/tokenizer_config.json's, else true
-  int64_t max_seq_length = 128;      // >= 3 ([CLS] x [SEP]); the model checks max_position_embeddings
+  std::string vocab;                     // "" = <pretrained>/vocab.txt
+  bool do_lower_case = true;             // absent: <pretrained>/tokenizer_config.json's, else true
+  int64_t max_seq_length = 128;          // >= 3 ([CLS] x [SEP]); the model checks max_position_embeddings
   std::string truncate_method = "LIFO";  // LIFO | FIFO | longer-FO | longest_first
   bool sparse_embeddings = true;
-  double mlm_probability = 0.15;     // masked_lm: share of tokens selected for prediction (HF's)
-  bool whole_word_mask = false;      // masked_lm: select whole words (all their pieces) at once
+  double mlm_probability = 0.15;  // masked_lm: share of tokens selected for prediction (HF's)
+  bool whole_word_mask = false;   // masked_lm: select whole words (all their pieces) at once
 };
 
 /// text_fields/label_field defaults depend on the task when the YAML leaves them out:
@@ -69,11 +68,11 @@ struct ModelConfig {
 /// (one token-list field); span_extraction: [question, context] / answers (the question field, then
 /// the context field; answers are SQuAD-style {text, answer_start} lists).
 struct DataConfig {
-  std::string train, dev, test;      // "" = not given
+  std::string train, dev, test;  // "" = not given
   std::vector<std::string> text_fields{"text"};
   std::string label_field = "label";
-  std::vector<std::string> labels;   // explicit label set, in id order
-  bool labels_given = false;         // false: YAML null, collect the labels from train (sorted)
+  std::vector<std::string> labels;  // explicit label set, in id order
+  bool labels_given = false;        // false: YAML null, collect the labels from train (sorted)
 };
 
 struct OptimizerConfig {
@@ -81,54 +80,54 @@ struct OptimizerConfig {
   double lr = 5e-5, weight_decay = 0.01;
   double beta1 = 0.9, beta2 = 0.999;  // YAML: betas: [beta1, beta2]
   double eps = 1e-6;
-  double momentum = 0.0;             // sgd only
+  double momentum = 0.0;  // sgd only
 };
 
 struct ScheduleConfig {
   ScheduleKind name = ScheduleKind::Linear;
-  double warmup_ratio = 0.1;         // of the total steps
-  int64_t warmup_steps = 0;          // wins over warmup_ratio when > 0
+  double warmup_ratio = 0.1;  // of the total steps
+  int64_t warmup_steps = 0;   // wins over warmup_ratio when > 0
 };
 
 /// `training.loss` (classification and token_classification; docs/objectives.md has the formulas).
 struct LossConfig {
-  double label_smoothing = 0.0;      // ε in [0, 1): torch cross_entropy(label_smoothing=ε)
-  double focal_gamma = 0.0;          // γ >= 0: focal loss (Lin et al. 2017); 0 = cross-entropy
+  double label_smoothing = 0.0;                          // ε in [0, 1): torch cross_entropy(label_smoothing=ε)
+  double focal_gamma = 0.0;                              // γ >= 0: focal loss (Lin et al. 2017); 0 = cross-entropy
   ClassWeights class_weights_mode = ClassWeights::None;  // YAML null | balanced | a list
-  std::vector<double> class_weights; // List: one weight > 0 per label, in label id order
+  std::vector<double> class_weights;                     // List: one weight > 0 per label, in label id order
 };
 
 /// `training.early_stopping`: stop when the dev metric has not improved by more than min_delta for
 /// `patience` evaluations in a row (patience 0 = off).
 struct EarlyStoppingConfig {
   int64_t patience = 0;
-  std::string metric;                // "" (YAML null) = the task's main metric
+  std::string metric;  // "" (YAML null) = the task's main metric
   double min_delta = 0.0;
 };
 
 struct TrainingConfig {
-  int64_t batch_size = 32;           // global: split over every replica and process
+  int64_t batch_size = 32;  // global: split over every replica and process
   int64_t epochs = 3;
-  int64_t max_steps = 0;             // wins over epochs when > 0
+  int64_t max_steps = 0;  // wins over epochs when > 0
   int64_t grad_accum_steps = 1;
   OptimizerConfig optimizer;
   ScheduleConfig schedule;
-  double max_grad_norm = 1.0;        // 0 disables clipping
-  double layerwise_lr_decay = 1.0;   // UNIF's layerwise_lr_decay_ratio, in (0, 1]
+  double max_grad_norm = 1.0;       // 0 disables clipping
+  double layerwise_lr_decay = 1.0;  // UNIF's layerwise_lr_decay_ratio, in (0, 1]
   /// fp32 | bf16 | fp16 (SPEC §7): the forward under autocast in bf16 / fp16, weights, gradients and
   /// optimizer state in float32; fp16 with dynamic loss scaling, on CUDA devices only.
   Precision precision = Precision::FP32;
   bool shuffle = true;
-  bool group_by_length = false;      // batches of similar lengths (needs shuffle); see batching.h
-  int64_t log_every = 10;            // steps, >= 1
-  int64_t eval_every = 0;            // steps; 0 = end of each epoch
-  int64_t save_every = 0;            // steps; 0 = end of each epoch
+  bool group_by_length = false;  // batches of similar lengths (needs shuffle); see batching.h
+  int64_t log_every = 10;        // steps, >= 1
+  int64_t eval_every = 0;        // steps; 0 = end of each epoch
+  int64_t save_every = 0;        // steps; 0 = end of each epoch
   int64_t keep_checkpoints = 2;
   /// auto | never | overwrite | a checkpoint path (Resume::Path, in resume_path; checked when training
   /// starts). overwrite: the files a previous run wrote in output_dir (checkpoints/, final/, best/,
   /// metrics.jsonl, train.log, config.yaml, tensorboard/) are removed before training starts.
   Resume resume = Resume::Auto;
-  std::string resume_path;           // Resume::Path only
+  std::string resume_path;                 // Resume::Path only
   NonFinite nonfinite = NonFinite::Error;  // a step whose loss or gradient norm is not finite
   LossConfig loss;
   EarlyStoppingConfig early_stopping;
@@ -136,34 +135,34 @@ struct TrainingConfig {
 
 struct ParallelConfig {
   std::vector<std::string> devices{"auto"};  // "cpu" | "cuda:N" entries, or the single entry "auto" (SPEC §7)
-  int64_t threads_per_replica = 0;          // 0 = cores / replicas
+  int64_t threads_per_replica = 0;           // 0 = cores / replicas
 };
 
 struct AdversarialConfig {
   AdversarialMethod method = AdversarialMethod::None;
-  double epsilon = 0.3;              // projection radius (0 = unbounded: freelb and smart only)
-  double alpha = 0.1;                // step size (FreeLB adv_lr, PGD alpha)
-  int64_t steps = 3;                 // K
-  double init_mag = 0.0;             // FreeLB initial noise magnitude
-  double smart_lambda = 1.0;         // SMART's regularizer weight λ
-  double smart_momentum = 0.99;      // SMART's teacher momentum β: θ̃ ← (1-β)θ + βθ̃ after each step
-  double smart_bregman = 1.0;        // SMART's Bregman proximal term weight μ (0 = off: no teacher)
-  double rdrop_alpha = 1.0;          // R-Drop's weight α of the symmetric KL
+  double epsilon = 0.3;          // projection radius (0 = unbounded: freelb and smart only)
+  double alpha = 0.1;            // step size (FreeLB adv_lr, PGD alpha)
+  int64_t steps = 3;             // K
+  double init_mag = 0.0;         // FreeLB initial noise magnitude
+  double smart_lambda = 1.0;     // SMART's regularizer weight λ
+  double smart_momentum = 0.99;  // SMART's teacher momentum β: θ̃ ← (1-β)θ + βθ̃ after each step
+  double smart_bregman = 1.0;    // SMART's Bregman proximal term weight μ (0 = off: no teacher)
+  double rdrop_alpha = 1.0;      // R-Drop's weight α of the symmetric KL
 };
 
 /// `distill`: knowledge distillation from a fine-tuned teacher model directory (absent = off).
 struct DistillConfig {
-  std::string teacher;               // "" = off
-  double temperature = 2.0;          // T > 0
-  double alpha = 0.5;                // a in [0, 1]: a·T²·KL + (1-a)·task loss
+  std::string teacher;       // "" = off
+  double temperature = 2.0;  // T > 0
+  double alpha = 0.5;        // a in [0, 1]: a·T²·KL + (1-a)·task loss
 };
 
 /// `span`: span extraction (task span_extraction) windows and decoding, as HF run_qa / Google BERT.
 struct SpanConfig {
-  int64_t doc_stride = 128;          // tokens between the starts of consecutive context windows
-  int64_t max_query_length = 64;     // question pieces kept (the rest cut)
-  int64_t max_answer_length = 30;    // longest answer, in word pieces, the decoder considers
-  int64_t n_best_size = 20;          // start and end candidates per window
+  int64_t doc_stride = 128;        // tokens between the starts of consecutive context windows
+  int64_t max_query_length = 64;   // question pieces kept (the rest cut)
+  int64_t max_answer_length = 30;  // longest answer, in word pieces, the decoder considers
+  int64_t n_best_size = 20;        // start and end candidates per window
   SpanMetric metric = SpanMetric::Auto;
 };
 
@@ -178,7 +177,7 @@ struct RunConfig {
   AdversarialConfig adversarial;
   SpanConfig span;
   DistillConfig distill;
-  std::filesystem::path source;      // the file (or source name) read; not part of the value
+  std::filesystem::path source;  // the file (or source name) read; not part of the value
 };
 
 /// What the config is for: Train also requires data.train and a vocabulary (model.pretrained or

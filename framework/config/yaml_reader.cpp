@@ -13,9 +13,7 @@ namespace unif::framework::detail {
 
 namespace {
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
+bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 /// `path` lies in the subtree at `root` ("a.b", "a.b.c", "a.b[0]" are all in "a.b").
 bool within(const std::string& path, const std::string& root) {
@@ -23,9 +21,7 @@ bool within(const std::string& path, const std::string& root) {
 }
 
 /// A scalar that may be a number or a boolean: plain (not quoted), not null.
-bool plain_scalar(const YAML::Node& node) {
-  return node.IsDefined() && node.IsScalar() && node.Tag() != "!";
-}
+bool plain_scalar(const YAML::Node& node) { return node.IsDefined() && node.IsScalar() && node.Tag() != "!"; }
 
 void collect_paths(const YAML::Node& node, const std::string& path, std::set<std::string>& out) {
   if (!node.IsMap()) return;
@@ -59,9 +55,7 @@ const NumberRule kUnitLeftOpen{"a number in (0, 1]", [](double v) { return v > 0
 
 void Context::record_file_paths(const YAML::Node& root) { collect_paths(root, "", file_paths_); }
 
-void Context::record_override(const std::string& path, const std::string& text) {
-  overrides_.emplace_back(path, text);
-}
+void Context::record_override(const std::string& path, const std::string& text) { overrides_.emplace_back(path, text); }
 
 std::string Context::suffix(const std::string& path, const YAML::Node* node) const {
   // The latest override whose subtree holds `path` wrote it; an override below `path` created it
@@ -156,8 +150,7 @@ std::optional<double> to_number(const YAML::Node& node) {
   if (!s.empty() && s[0] == '+') s.erase(0, 1);
   double v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !std::isfinite(v))
-    return std::nullopt;
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 
@@ -170,12 +163,12 @@ std::optional<bool> to_bool(const YAML::Node& node) {
 
 // ---- Section ----------------------------------------------------------------------------------
 
-Section::Section(Context& ctx, std::string path, const YAML::Node& node)
-    : ctx_(&ctx), path_(std::move(path)) {
+Section::Section(Context& ctx, std::string path, const YAML::Node& node) : ctx_(&ctx), path_(std::move(path)) {
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
-    ctx.report(path_, node, std::string("expected a mapping of keys") +
-                                (path_.empty() ? " at the top level" : "") + ", got " + describe(node));
+    ctx.report(path_, node,
+               std::string("expected a mapping of keys") + (path_.empty() ? " at the top level" : "") + ", got " +
+                   describe(node));
     return;
   }
   for (const auto& kv : node) {
@@ -258,8 +251,7 @@ YAML::Node Section::number(const std::string& key, double& out, const NumberRule
   return node;
 }
 
-YAML::Node Section::number(const std::string& key, std::optional<double>& out, const NumberRule& rule,
-                           bool nullable) {
+YAML::Node Section::number(const std::string& key, std::optional<double>& out, const NumberRule& rule, bool nullable) {
   YAML::Node node = raw(key);
   if (!node.IsDefined() || (nullable && node.IsNull())) return node;
   double v = 0;
@@ -286,8 +278,7 @@ YAML::Node Section::string(const std::string& key, std::string& out, bool nullab
     out.clear();
   } else if (!node.IsScalar() || (node.Scalar().empty() && !nullable)) {
     ctx_->report(path(key), node,
-                 std::string("expected a non-empty string") + (nullable ? " or null" : "") + ", got " +
-                     describe(node));
+                 std::string("expected a non-empty string") + (nullable ? " or null" : "") + ", got " + describe(node));
   } else {
     out = node.Scalar();
   }
@@ -329,9 +320,9 @@ YAML::Node Section::strings(const std::string& key, std::vector<std::string>& ou
     return node;
   }
   if (!node.IsSequence()) {
-    ctx_->report(path(key), node,
-                 std::string("expected a list of strings") + (scalar_ok ? " (or one string)" : "") + ", got " +
-                     describe(node));
+    ctx_->report(
+        path(key), node,
+        std::string("expected a list of strings") + (scalar_ok ? " (or one string)" : "") + ", got " + describe(node));
     return node;
   }
   std::vector<std::string> values;

@@ -71,8 +71,7 @@ using IntRule = Rule<int64_t>;
 using NumberRule = Rule<double>;
 
 extern const IntRule kAnyInt, kPositiveInt, kNonNegativeInt;
-extern const NumberRule kAnyNumber, kPositiveNumber, kNonNegativeNumber, kUnitClosed, kUnitHalfOpen,
-    kUnitLeftOpen;
+extern const NumberRule kAnyNumber, kPositiveNumber, kNonNegativeNumber, kUnitClosed, kUnitHalfOpen, kUnitLeftOpen;
 
 /// "null", "'abc'", "a list", "a mapping", "nothing".
 std::string describe(const YAML::Node& node);
@@ -123,10 +122,8 @@ class Section {
   YAML::Node strings(const std::string& key, std::vector<std::string>& out, bool scalar_ok);
   // Optional forms for override blocks: absent (or null when `nullable`) leaves `out` empty.
   YAML::Node integer(const std::string& key, std::optional<int64_t>& out, const IntRule& rule);
-  YAML::Node number(const std::string& key, std::optional<double>& out, const NumberRule& rule,
-                    bool nullable = false);
-  YAML::Node choice(const std::string& key, std::optional<std::string>& out,
-                    const std::vector<std::string>& allowed);
+  YAML::Node number(const std::string& key, std::optional<double>& out, const NumberRule& rule, bool nullable = false);
+  YAML::Node choice(const std::string& key, std::optional<std::string>& out, const std::vector<std::string>& allowed);
   /// A value of enum E, by the names in E's table (enum_names.h).
   template <class E>
   YAML::Node choice(const std::string& key, E& out) {

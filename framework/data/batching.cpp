@@ -44,7 +44,8 @@ std::vector<int64_t> length_grouped_order(const std::vector<int64_t>& lengths, i
   const int64_t full = n / batch_size;
   std::vector<int64_t> batches(static_cast<size_t>(full));
   std::iota(batches.begin(), batches.end(), 0);
-  uint64_t state = (seed + 0xD1B54A32D192ED03ULL) * 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(epoch) * 0xBF58476D1CE4E5B9ULL);
+  uint64_t state =
+      (seed + 0xD1B54A32D192ED03ULL) * 0x9E3779B97F4A7C15ULL ^ (static_cast<uint64_t>(epoch) * 0xBF58476D1CE4E5B9ULL);
   for (int64_t i = full - 1; i > 0; --i) {
     const auto j = static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(i + 1));
     std::swap(batches[static_cast<size_t>(i)], batches[static_cast<size_t>(j)]);
@@ -58,18 +59,17 @@ std::vector<int64_t> length_grouped_order(const std::vector<int64_t>& lengths, i
   if (full > 0) std::swap(batches[0], batches[static_cast<size_t>(longest)]);
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(n));
-  for (int64_t b : batches)
-    out.insert(out.end(), order.begin() + b * batch_size, order.begin() + (b + 1) * batch_size);
+  for (int64_t b : batches) out.insert(out.end(), order.begin() + b * batch_size, order.begin() + (b + 1) * batch_size);
   out.insert(out.end(), order.begin() + full * batch_size, order.end());
   return out;
 }
 
-models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
-                      const std::vector<Example>& examples, const std::vector<int64_t>& indices,
-                      int64_t num_labels) {
+models::Batch collate(Task task, const std::vector<EncodedExample>& encoded, const std::vector<Example>& examples,
+                      const std::vector<int64_t>& indices, int64_t num_labels) {
   const auto B = static_cast<int64_t>(indices.size());
   int64_t L = 0;
-  for (auto i : indices) L = std::max<int64_t>(L, static_cast<int64_t>(encoded[static_cast<size_t>(i)].input_ids.size()));
+  for (auto i : indices)
+    L = std::max<int64_t>(L, static_cast<int64_t>(encoded[static_cast<size_t>(i)].input_ids.size()));
   auto i64 = torch::TensorOptions().dtype(torch::kInt64);
   auto ids = torch::zeros({B, L}, i64), types = torch::zeros({B, L}, i64), mask = torch::zeros({B, L}, i64);
   auto ids_a = ids.accessor<int64_t, 2>(), types_a = types.accessor<int64_t, 2>(), mask_a = mask.accessor<int64_t, 2>();
@@ -89,7 +89,8 @@ models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
   if (weighted) {
     batch.sample_weights = torch::empty({B}, torch::kFloat32);
     for (int64_t b = 0; b < B; ++b)
-      batch.sample_weights[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].weight;
+      batch.sample_weights[b] =
+          examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].weight;
   }
   if (!labeled) return batch;
   switch (task_spec(task).labels) {  // the label tensor of each kind of label
@@ -97,20 +98,25 @@ models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
       batch.labels = torch::empty({B}, i64);
       auto a = batch.labels.accessor<int64_t, 1>();
       for (int64_t b = 0; b < B; ++b)
-        a[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].labels.at(0);
+        a[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)]
+                   .labels.at(0);
       break;
     }
     case TaskLabels::ClassSet: {
       batch.labels = torch::zeros({B, num_labels}, torch::kFloat32);
       auto a = batch.labels.accessor<float, 2>();
       for (int64_t b = 0; b < B; ++b)
-        for (auto l : examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].labels) a[b][l] = 1.0f;
+        for (auto l :
+             examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)]
+                 .labels)
+          a[b][l] = 1.0f;
       break;
     }
     case TaskLabels::Value: {
       batch.labels = torch::empty({B}, torch::kFloat32);
       for (int64_t b = 0; b < B; ++b)
-        batch.labels[b] = examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].value;
+        batch.labels[b] =
+            examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].value;
       break;
     }
     case TaskLabels::TagList: {

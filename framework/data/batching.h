@@ -33,8 +33,7 @@ std::vector<int64_t> length_grouped_order(const std::vector<int64_t>& lengths, i
 /// token_classification (B, L) int64 with -100 at ignored positions, span_extraction (B, 2) int64
 /// (start, end piece of each window; 0/0 = [CLS]). sample_weights only when some
 /// weight differs from 1. Labels are left undefined when any example lacks them.
-models::Batch collate(Task task, const std::vector<EncodedExample>& encoded,
-                      const std::vector<Example>& examples, const std::vector<int64_t>& indices,
-                      int64_t num_labels);
+models::Batch collate(Task task, const std::vector<EncodedExample>& encoded, const std::vector<Example>& examples,
+                      const std::vector<int64_t>& indices, int64_t num_labels);
 
 }  // namespace unif::framework

@@ -41,8 +41,7 @@ std::vector<std::string> list_field(const json& v) {
 
 const json& field(const std::filesystem::path& file, const Record& r, const std::string& name) {
   auto it = r.fields.find(name);
-  if (it == r.fields.end() || it->is_null())
-    throw UserError(where(file, r) + "missing field '" + name + "'");
+  if (it == r.fields.end() || it->is_null()) throw UserError(where(file, r) + "missing field '" + name + "'");
   return *it;
 }
 
@@ -54,7 +53,8 @@ double sample_weight(const std::filesystem::path& file, const Record& r) {
   // Weights and targets become float32 tensors: a larger value would overflow (to inf, or an
   // "internal" error when the batch is built).
   if (!w->is_number() || !(w->get<double>() >= 0.0) || w->get<double>() > std::numeric_limits<float>::max())
-    throw UserError(where(file, r) + "field 'weight' must be a non-negative number (at most 3.4e38, float32's largest)");
+    throw UserError(where(file, r) +
+                    "field 'weight' must be a non-negative number (at most 3.4e38, float32's largest)");
   return w->get<double>();
 }
 
@@ -89,8 +89,10 @@ LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem:
   for (const auto& r : records) {
     const auto& v = field(file, r, cfg.label_field);
     try {
-      if (kind == TaskLabels::OneClass) seen.insert(scalar_label(v));
-      else for (auto& l : list_field(v)) seen.insert(l);
+      if (kind == TaskLabels::OneClass)
+        seen.insert(scalar_label(v));
+      else
+        for (auto& l : list_field(v)) seen.insert(l);
     } catch (const std::invalid_argument& e) {
       throw UserError(where(file, r) + "field '" + cfg.label_field + "': " + e.what());
     }
@@ -134,8 +136,10 @@ std::vector<std::string> label_report(Task task, const DataConfig& cfg, const La
   for (const auto& r : records) {
     const auto it = r.fields.find(cfg.label_field);
     if (it == r.fields.end()) continue;
-    if (it->is_array()) for (const auto& x : *it) look(x, r.line);
-    else look(*it, r.line);
+    if (it->is_array())
+      for (const auto& x : *it) look(x, r.line);
+    else
+      look(*it, r.line);
   }
   if (empty_line)
     out.push_back("warning: " + file.string() + ":" + std::to_string(empty_line) + ": field '" + cfg.label_field +
@@ -144,7 +148,8 @@ std::vector<std::string> label_report(Task task, const DataConfig& cfg, const La
     out.push_back("warning: " + file.string() + ": field '" + cfg.label_field + "' mixes strings (" +
                   std::to_string(strings) + ", e.g. line " + std::to_string(string_line) + ") and numbers (" +
                   std::to_string(numbers) + ", e.g. line " + std::to_string(number_line) + ": " + number_text +
-                  "); each is read as text, so " + number_text + " is the class \"" + number_text + "\": check those lines");
+                  "); each is read as text, so " + number_text + " is the class \"" + number_text +
+                  "\": check those lines");
   }
   return out;
 }
@@ -177,7 +182,8 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
           // TSV cells are strings (space-separated words); in JSON a string is a mistake (it
           // would be split on spaces, or taken as one token in a language without spaces).
           if (v.is_string() && !tsv)
-            throw UserError(where(file, r) + "field '" + f + "' must be a list of tokens (a JSON array of strings), got a string");
+            throw UserError(where(file, r) + "field '" + f +
+                            "' must be a list of tokens (a JSON array of strings), got a string");
           ex.texts = list_field(v);
           if (ex.texts.empty()) throw UserError(where(file, r) + "field '" + f + "' has no tokens");
         } else {
@@ -194,21 +200,23 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
       }
       ex.has_label = true;
       switch (spec.labels) {
-        case TaskLabels::OneClass:
-          ex.labels = {label_id(r, scalar_label(*lv))};
-          break;
+        case TaskLabels::OneClass: ex.labels = {label_id(r, scalar_label(*lv))}; break;
         case TaskLabels::ClassSet:
           for (const auto& l : list_field(*lv)) ex.labels.push_back(label_id(r, l));
           break;
         case TaskLabels::Value: {
           double v = 0;
-          if (lv->is_number()) v = lv->get<double>();
+          if (lv->is_number())
+            v = lv->get<double>();
           else if (lv->is_string()) {
             size_t used = 0;
             const auto s = lv->get<std::string>();
-            try { v = std::stod(s, &used); } catch (const std::exception&) { used = 0; }
+            try {
+              v = std::stod(s, &used);
+            } catch (const std::exception&) { used = 0; }
             if (used == 0 || used != s.size()) throw std::invalid_argument("expected a number, got '" + s + "'");
-          } else throw std::invalid_argument("expected a number");
+          } else
+            throw std::invalid_argument("expected a number");
           if (!std::isfinite(v) || std::abs(v) > std::numeric_limits<float>::max())
             throw std::invalid_argument("the target must be finite and within float32's range (|x| <= 3.4e38), got " +
                                         lv->dump());
@@ -216,7 +224,8 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
           break;
         }
         case TaskLabels::TagList: {
-          if (lv->is_string() && !tsv) throw std::invalid_argument("expected a list of tags (a JSON array), got a string");
+          if (lv->is_string() && !tsv)
+            throw std::invalid_argument("expected a list of tags (a JSON array), got a string");
           auto tags = list_field(*lv);
           if (tags.size() != ex.texts.size())
             throw UserError(where(file, r) + "field '" + cfg.label_field + "' has " + std::to_string(tags.size()) +
@@ -235,9 +244,8 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
   return out;
 }
 
-std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples,
-                                            const Tokenizer& tokenizer, int max_seq_length,
-                                            TruncateMethod method, const SpanConfig& span) {
+std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples, const Tokenizer& tokenizer,
+                                            int max_seq_length, TruncateMethod method, const SpanConfig& span) {
   const TaskInput input = task_spec(task).input;
   if (input == TaskInput::QuestionContext) return encode_span_examples(examples, tokenizer, max_seq_length, span);
   std::vector<EncodedExample> out(examples.size());

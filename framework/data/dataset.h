@@ -23,8 +23,8 @@
 namespace unif::framework {
 
 struct LabelSet {
-  std::vector<std::string> names;          // id order
-  std::map<std::string, int64_t> index;    // name -> id
+  std::vector<std::string> names;                              // id order
+  std::map<std::string, int64_t> index;                        // name -> id
   static LabelSet from_names(std::vector<std::string> names);  // throws UserError on duplicates
   int64_t size() const { return static_cast<int64_t>(names.size()); }
 };
@@ -42,9 +42,9 @@ struct Example {
   double value = 0.0;              // regression target
   double weight = 1.0;
   bool has_label = false;
-  std::vector<SpanAnswer> answers; // span extraction: gold answers (the first one trains)
-  std::string id;                  // span extraction: the record's `id` (else its line number)
-  nlohmann::json record;           // the input record (predict carries it through)
+  std::vector<SpanAnswer> answers;  // span extraction: gold answers (the first one trains)
+  std::string id;                   // span extraction: the record's `id` (else its line number)
+  nlohmann::json record;            // the input record (predict carries it through)
 };
 
 struct EncodedExample {
@@ -53,9 +53,9 @@ struct EncodedExample {
   std::vector<int64_t> word_start;                 // token tasks: (L) word index at first pieces, else -1
   int64_t example = 0;                             // index into the example list
   // Span extraction: one window `[CLS] question [SEP] context-window [SEP]` of an example.
-  std::vector<CharSpan> context_spans;             // (L) code-point span in the context of each context
-                                                   // piece; {-1,-1} at [CLS], question, [SEP]
-  int64_t start_position = 0, end_position = 0;    // answer pieces (inclusive); 0/0 = [CLS]: not in window
+  std::vector<CharSpan> context_spans;           // (L) code-point span in the context of each context
+                                                 // piece; {-1,-1} at [CLS], question, [SEP]
+  int64_t start_position = 0, end_position = 0;  // answer pieces (inclusive); 0/0 = [CLS]: not in window
 };
 
 /// The record's optional numeric `weight` field (1 when absent or null); UserError naming file and
@@ -89,8 +89,7 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
 /// Encodes every example with the tokenizer (no padding; batches pad dynamically). Span
 /// extraction yields one entry per context window (see span_dataset.h; `span` sets the windows);
 /// every other task exactly one entry per example, in example order.
-std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples,
-                                            const Tokenizer& tokenizer, int max_seq_length,
-                                            TruncateMethod method, const SpanConfig& span = {});
+std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples, const Tokenizer& tokenizer,
+                                            int max_seq_length, TruncateMethod method, const SpanConfig& span = {});
 
 }  // namespace unif::framework

@@ -58,7 +58,7 @@ std::vector<Example> read_mlm_examples(const std::filesystem::path& file, const 
   for (int64_t n = 1; std::getline(in, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 BOM
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;  // HF run_mlm: blank lines dropped
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;    // HF run_mlm: blank lines dropped
     if (const auto bad = unicode::invalid_utf8_at(line); bad != std::string::npos) {
       char byte[8];
       std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(line[bad]));
@@ -148,8 +148,10 @@ void mlm_mask(const EncodedExample& e, const MlmMasking& m, int64_t epoch, int64
   for (size_t p = 0; p < n; ++p) {
     if (!selected[p]) continue;
     labels[p] = e.input_ids[p];
-    if (rng.uniform() < 0.8) ids[p] = m.mask_id;                                       // 80% [MASK]
-    else if (rng.uniform() < 0.5) ids[p] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(m.vocab_size)));  // 10% random
+    if (rng.uniform() < 0.8)
+      ids[p] = m.mask_id;  // 80% [MASK]
+    else if (rng.uniform() < 0.5)
+      ids[p] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(m.vocab_size)));  // 10% random
     // else 10%: kept
   }
 }
@@ -158,11 +160,13 @@ models::Batch collate_mlm(const std::vector<EncodedExample>& encoded, const std:
                           const MlmMasking& masking, int64_t epoch) {
   const auto B = static_cast<int64_t>(indices.size());
   int64_t L = 0;
-  for (auto i : indices) L = std::max<int64_t>(L, static_cast<int64_t>(encoded[static_cast<size_t>(i)].input_ids.size()));
+  for (auto i : indices)
+    L = std::max<int64_t>(L, static_cast<int64_t>(encoded[static_cast<size_t>(i)].input_ids.size()));
   auto i64 = torch::TensorOptions().dtype(torch::kInt64);
   auto ids = torch::zeros({B, L}, i64), types = torch::zeros({B, L}, i64), mask = torch::zeros({B, L}, i64);
   auto labels = torch::full({B, L}, -100, i64);
-  auto ids_a = ids.accessor<int64_t, 2>(), mask_a = mask.accessor<int64_t, 2>(), labels_a = labels.accessor<int64_t, 2>();
+  auto ids_a = ids.accessor<int64_t, 2>(), mask_a = mask.accessor<int64_t, 2>(),
+       labels_a = labels.accessor<int64_t, 2>();
   std::vector<int64_t> row_ids, row_labels;
   for (int64_t b = 0; b < B; ++b) {
     const auto index = indices[static_cast<size_t>(b)];

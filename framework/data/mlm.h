@@ -26,8 +26,8 @@ namespace unif::framework {
 struct MlmMasking {
   double probability = 0.15;
   bool whole_word = false;
-  int64_t mask_id = -1;      // [MASK]
-  int64_t vocab_size = 0;    // random replacements are drawn from [0, vocab_size)
+  int64_t mask_id = -1;    // [MASK]
+  int64_t vocab_size = 0;  // random replacements are drawn from [0, vocab_size)
   uint64_t seed = 0;
   bool enabled() const { return mask_id >= 0; }
 };

@@ -99,8 +99,10 @@ std::vector<std::string> conll_columns(const std::string& line) {
     cur.clear();
   };
   for (char c : line) {
-    if (c == '\t' || (!tabs && c == ' ')) flush();
-    else cur += c;
+    if (c == '\t' || (!tabs && c == ' '))
+      flush();
+    else
+      cur += c;
   }
   flush();
   return out;
@@ -150,9 +152,10 @@ RecordReader::RecordReader(std::istream& in, std::string name, RecordFormat form
     : in_(in), name_(std::move(name)), format_(format), fields_(std::move(fields)) {
   if (format_ == RecordFormat::Conll && !fields_.conll_ok) {
     const std::string ext = std::filesystem::path(name_).extension().string();
-    throw UserError(name_ + ": a " + (ext.empty() ? std::string("CoNLL") : ext) +
-                    " file holds token classification data (a token and its tag a line)" +
-                    (fields_.task.empty() ? std::string() : "; task " + fields_.task + " reads .jsonl, .tsv or .csv files"));
+    throw UserError(
+        name_ + ": a " + (ext.empty() ? std::string("CoNLL") : ext) +
+        " file holds token classification data (a token and its tag a line)" +
+        (fields_.task.empty() ? std::string() : "; task " + fields_.task + " reads .jsonl, .tsv or .csv files"));
   }
 }
 
@@ -192,7 +195,7 @@ bool RecordReader::next_csv_cells(std::vector<std::string>& cells, int64_t& firs
   blank = false;
   while (std::getline(in_, line)) {
     ++line_;
-    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF (inside quotes too: read as \n)
+    if (!line.empty() && line.back() == '\r') line.pop_back();               // CRLF (inside quotes too: read as \n)
     if (line_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 BOM
     check_utf8(line, line_);
     if (!started) {
@@ -213,13 +216,15 @@ bool RecordReader::next_csv_cells(std::vector<std::string>& cells, int64_t& firs
     if (status == CsvStatus::Error) {
       const auto col = error_at >= line_start ? error_at - line_start : 0;
       throw UserError(name_ + ":" + std::to_string(line_) + ": text after a closing quote (byte " +
-                      std::to_string(col + 1) + " of the line); in CSV a quoted cell ends at its closing quote, "
+                      std::to_string(col + 1) +
+                      " of the line); in CSV a quoted cell ends at its closing quote, "
                       "and a quote inside it is written twice (\"\")");
     }
   }
   if (in_.bad()) throw UserError(name_ + ": read error");
   if (started)
-    throw UserError(name_ + ":" + std::to_string(first_line) + ": a quoted cell opened in this record is not closed "
+    throw UserError(name_ + ":" + std::to_string(first_line) +
+                    ": a quoted cell opened in this record is not closed "
                     "by the end of the file (in CSV a quote inside a quoted cell is written twice: \"\")");
   return false;
 }
@@ -254,11 +259,14 @@ bool RecordReader::next_conll(Record& r) {
       tagged = has_tag;
     }
     if (!has_tag && fields_.label_required)
-      throw UserError(at() + "expected a token and its tag (the last column), separated by spaces or a tab, got "
-                      "only '" + cols[0] + "'");
+      throw UserError(at() +
+                      "expected a token and its tag (the last column), separated by spaces or a tab, got "
+                      "only '" +
+                      cols[0] + "'");
     if (has_tag != tagged)
-      throw UserError(at() + (has_tag ? "a tag here, but line " + std::to_string(first) + " of the sentence has none"
-                                      : "no tag here, but line " + std::to_string(first) + " of the sentence has one") +
+      throw UserError(at() +
+                      (has_tag ? "a tag here, but line " + std::to_string(first) + " of the sentence has none"
+                               : "no tag here, but line " + std::to_string(first) + " of the sentence has one") +
                       "; tag every token of a sentence or none");
     tokens.push_back(cols.front());
     if (has_tag) tags.push_back(cols.back());
@@ -329,9 +337,9 @@ bool RecordReader::next(Record& r) {
     } catch (const JsonInputError& e) {
       // A first line that is no JSON object at all is most likely another format named .jsonl.
       const auto c = line[line.find_first_not_of(" \t")];
-      throw UserError(at() + "invalid JSON (" + e.what() + ")" +
-                      (first_record && c != '{' && c != '[' ? "; the file does not look like JSONL: " + supported_formats()
-                                                            : ""));
+      throw UserError(
+          at() + "invalid JSON (" + e.what() + ")" +
+          (first_record && c != '{' && c != '[' ? "; the file does not look like JSONL: " + supported_formats() : ""));
     }
     if (!r.fields.is_object()) throw UserError(at() + "expected a JSON object per line");
     return true;
@@ -342,8 +350,7 @@ bool RecordReader::next(Record& r) {
 
 std::vector<Record> read_records(const std::filesystem::path& file, const RecordFields& fields) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec))
-    throw UserError(file.string() + ": data file not found");
+  if (!std::filesystem::is_regular_file(file, ec)) throw UserError(file.string() + ": data file not found");
   const RecordFormat format = record_format_of(file);
   std::ifstream in(file, std::ios::binary);
   if (!in) throw UserError(file.string() + ": cannot open data file");

@@ -40,7 +40,8 @@ std::vector<SpanAnswer> parse_answers(const std::filesystem::path& file, const R
     try {
       parsed = parse_json(v.get<std::string>());
     } catch (const JsonInputError& e) {
-      throw UserError(where(file, r) + "field '" + field + "': a TSV or CSV cell of answers holds JSON, "
+      throw UserError(where(file, r) + "field '" + field +
+                      "': a TSV or CSV cell of answers holds JSON, "
                       "[{\"text\": ..., \"answer_start\": ...}] or {\"text\": [...], \"answer_start\": [...]} (" +
                       e.what() + ")");
     }
@@ -60,8 +61,9 @@ std::vector<SpanAnswer> parse_answers(const std::filesystem::path& file, const R
     for (size_t i = 0; i < v["text"].size(); ++i)
       out.push_back({text_of(v["text"][i]), answer_start(file, r, field, v["answer_start"][i])});
   } else {
-    throw UserError(where(file, r) + "field '" + field +
-                    "': expected [{\"text\": ..., \"answer_start\": ...}] or {\"text\": [...], \"answer_start\": [...]}");
+    throw UserError(
+        where(file, r) + "field '" + field +
+        "': expected [{\"text\": ..., \"answer_start\": ...}] or {\"text\": [...], \"answer_start\": [...]}");
   }
   return out;
 }
@@ -73,7 +75,8 @@ std::string code_point_substr(const std::string& utf8, int64_t start, int64_t en
   const auto n = static_cast<int64_t>(cps.size());
   start = std::clamp<int64_t>(start, 0, n);
   end = std::clamp<int64_t>(end, start, n);
-  return unicode::encode_utf8(std::u32string_view(cps).substr(static_cast<size_t>(start), static_cast<size_t>(end - start)));
+  return unicode::encode_utf8(
+      std::u32string_view(cps).substr(static_cast<size_t>(start), static_cast<size_t>(end - start)));
 }
 
 std::vector<Example> make_span_examples(const DataConfig& cfg, const std::filesystem::path& file,
@@ -111,8 +114,7 @@ std::vector<Example> make_span_examples(const DataConfig& cfg, const std::filesy
     for (const auto& a : ex.answers) {
       const auto text = unicode::decode_utf8(a.text);
       const auto n = static_cast<int64_t>(ctx.size());
-      if (text.empty())
-        throw UserError(where(file, r) + "field '" + cfg.label_field + "': an answer's text is empty");
+      if (text.empty()) throw UserError(where(file, r) + "field '" + cfg.label_field + "': an answer's text is empty");
       if (static_cast<int64_t>(text.size()) > n || a.start > n - static_cast<int64_t>(text.size()))
         throw UserError(where(file, r) + "field '" + cfg.label_field + "': answer '" + a.text + "' at " +
                         std::to_string(a.start) + " runs past the end of the context (" + std::to_string(n) +
@@ -129,9 +131,8 @@ std::vector<Example> make_span_examples(const DataConfig& cfg, const std::filesy
   return out;
 }
 
-std::vector<EncodedExample> encode_span_examples(const std::vector<Example>& examples,
-                                                 const Tokenizer& tokenizer, int max_seq_length,
-                                                 const SpanConfig& span) {
+std::vector<EncodedExample> encode_span_examples(const std::vector<Example>& examples, const Tokenizer& tokenizer,
+                                                 int max_seq_length, const SpanConfig& span) {
   const SpecialTokens& specials = tokenizer.specials();
   const int64_t overhead = specials.pair_overhead();  // cls q sep (sep) c sep
   if (max_seq_length < overhead + 2)

@@ -31,9 +31,8 @@ std::vector<Example> make_span_examples(const DataConfig& cfg, const std::filesy
 
 /// The windows of every example, example by example (EncodedExample::example says whose).
 /// max_seq_length must be >= 5 (UserError otherwise).
-std::vector<EncodedExample> encode_span_examples(const std::vector<Example>& examples,
-                                                 const Tokenizer& tokenizer, int max_seq_length,
-                                                 const SpanConfig& span);
+std::vector<EncodedExample> encode_span_examples(const std::vector<Example>& examples, const Tokenizer& tokenizer,
+                                                 int max_seq_length, const SpanConfig& span);
 
 /// Code points [start, end) of a UTF-8 string, as UTF-8.
 std::string code_point_substr(const std::string& utf8, int64_t start, int64_t end);

@@ -14,9 +14,8 @@ std::vector<int64_t> top_positions(const float* v, int64_t n, int64_t k) {
   std::vector<int64_t> idx(static_cast<size_t>(n));
   std::iota(idx.begin(), idx.end(), 0);
   k = std::min(k, n);
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t a, int64_t b) {
-    return v[a] > v[b] || (v[a] == v[b] && a < b);
-  });
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&](int64_t a, int64_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); });
   idx.resize(static_cast<size_t>(k));
   return idx;
 }
@@ -60,8 +59,8 @@ std::vector<SpanCandidate> decode_spans(const Example& example, const std::vecto
     c.end = r.end;
     c.score = r.score;
     c.probability = std::exp(r.score - raw.front().score) / z;
-    c.text = unicode::encode_utf8(std::u32string_view(cps).substr(static_cast<size_t>(r.start),
-                                                                 static_cast<size_t>(r.end - r.start)));
+    c.text = unicode::encode_utf8(
+        std::u32string_view(cps).substr(static_cast<size_t>(r.start), static_cast<size_t>(r.end - r.start)));
     out.push_back(std::move(c));
   }
   return out;

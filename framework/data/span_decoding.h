@@ -15,8 +15,8 @@
 namespace unif::framework {
 
 struct SpanCandidate {
-  std::string text;        // the context's substring
-  int64_t start = 0;       // [start, end) in the context, code points
+  std::string text;   // the context's substring
+  int64_t start = 0;  // [start, end) in the context, code points
   int64_t end = 0;
   double score = 0.0;      // start_logit + end_logit
   double probability = 0;  // softmax of the scores over the returned candidates

@@ -30,9 +30,11 @@ std::vector<EncodedExample> encode_word_windows(const Tokenizer& tokenizer, cons
     const auto& words = examples[x].texts;
     std::vector<size_t> pieces(words.size());
     size_t total = 0;
-    for (size_t w = 0; w < words.size(); ++w) total += pieces[w] = tokenizer.tokenize_with_offsets(words[w]).tokens.size();
+    for (size_t w = 0; w < words.size(); ++w)
+      total += pieces[w] = tokenizer.tokenize_with_offsets(words[w]).tokens.size();
     if (total <= budget) {
-      out.push_back(from_encoding(encode_words(tokenizer, words, max_seq_length, method, false), static_cast<int64_t>(x), 0));
+      out.push_back(
+          from_encoding(encode_words(tokenizer, words, max_seq_length, method, false), static_cast<int64_t>(x), 0));
       continue;
     }
     const size_t stride = std::max<size_t>(1, budget / 2);
@@ -40,11 +42,12 @@ std::vector<EncodedExample> encode_word_windows(const Tokenizer& tokenizer, cons
       size_t end = start, used = 0;
       while (end < words.size() && (end == start || used + pieces[end] <= budget)) used += pieces[end++];
       // LIFO: a lone word longer than the window keeps its first piece.
-      out.push_back(from_encoding(
-          encode_words(tokenizer, std::vector<std::string>(words.begin() + static_cast<std::ptrdiff_t>(start),
-                                                           words.begin() + static_cast<std::ptrdiff_t>(end)),
-                       max_seq_length, TruncateMethod::LIFO, false),
-          static_cast<int64_t>(x), start));
+      out.push_back(
+          from_encoding(encode_words(tokenizer,
+                                     std::vector<std::string>(words.begin() + static_cast<std::ptrdiff_t>(start),
+                                                              words.begin() + static_cast<std::ptrdiff_t>(end)),
+                                     max_seq_length, TruncateMethod::LIFO, false),
+                        static_cast<int64_t>(x), start));
       if (end == words.size()) break;
       // The next window starts at least `stride` pieces later, and late enough to reach word `end`.
       size_t next = start, dropped = 0, kept = used;
@@ -59,9 +62,9 @@ std::vector<EncodedExample> encode_word_windows(const Tokenizer& tokenizer, cons
 }
 
 std::vector<std::optional<int64_t>> word_window_predictions(const Example& example,
-                                                           const std::vector<const EncodedExample*>& windows,
-                                                           const std::vector<torch::Tensor>& logits,
-                                                           std::vector<double>* scores) {
+                                                            const std::vector<const EncodedExample*>& windows,
+                                                            const std::vector<torch::Tensor>& logits,
+                                                            std::vector<double>* scores) {
   std::vector<std::optional<int64_t>> out(example.texts.size());
   if (scores) scores->assign(example.texts.size(), std::numeric_limits<double>::quiet_NaN());
   std::vector<int64_t> best(example.texts.size(), -1);  // the context of the window each tag came from

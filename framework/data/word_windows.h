@@ -31,8 +31,8 @@ std::vector<EncodedExample> encode_word_windows(const Tokenizer& tokenizer, cons
 /// piece. `windows` and `logits` (L, C) are the example's entries in order. With `scores`, also
 /// each word's softmax probability of that tag (NaN for a word without a piece).
 std::vector<std::optional<int64_t>> word_window_predictions(const Example& example,
-                                                           const std::vector<const EncodedExample*>& windows,
-                                                           const std::vector<torch::Tensor>& logits,
-                                                           std::vector<double>* scores = nullptr);
+                                                            const std::vector<const EncodedExample*>& windows,
+                                                            const std::vector<torch::Tensor>& logits,
+                                                            std::vector<double>* scores = nullptr);
 
 }  // namespace unif::framework

@@ -16,9 +16,7 @@ namespace unif::framework {
 
 namespace {
 
-std::string plural(int64_t n, const std::string& word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
+std::string plural(int64_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 // One integer from a sysfs file; -1 when it cannot be read.
 int64_t read_int(const std::string& path) {
@@ -55,8 +53,8 @@ AutoDevices choose_devices(const AutoDevicesInput& in) {
       const int64_t gpu = std::max<int64_t>(0, in.local_rank) % in.gpus;
       out.devices = {torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(gpu))};
       out.reason = plural(in.gpus, "GPU") + " visible, " + std::to_string(procs) +
-                   " processes on this machine: local rank " + std::to_string(in.local_rank) + " takes cuda:" +
-                   std::to_string(gpu);
+                   " processes on this machine: local rank " + std::to_string(in.local_rank) +
+                   " takes cuda:" + std::to_string(gpu);
     } else {
       for (int64_t i = 0; i < in.gpus; ++i) out.devices.emplace_back(torch::kCUDA, static_cast<c10::DeviceIndex>(i));
       out.reason = plural(in.gpus, "GPU") + " visible: one replica per GPU";
@@ -95,8 +93,7 @@ int64_t cpu_eval_workers(const DeviceSet& devices, int64_t hidden_size) {
 }
 
 torch::Device eval_device(const DeviceSet& devices) {
-  if (devices.automatic)
-    return visible_gpus() > 0 ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  if (devices.automatic) return visible_gpus() > 0 ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   check_present(devices);
   return devices.devices.front();
 }
@@ -125,20 +122,24 @@ std::vector<torch::Device> rank_devices(std::vector<torch::Device> devices, int6
     if (!d.is_cuda()) continue;
     const int64_t index = d.index() + (shift ? local_rank * n : 0);
     if (index >= visible_gpus)
-      throw UserError("parallel.devices: the process with LOCAL_RANK=" + std::to_string(local_rank) + " would take cuda:" +
-                      std::to_string(index) + (shift ? " (its entries shifted by LOCAL_RANK x " + std::to_string(n) + ")" : "") +
-                      ", but " + std::to_string(visible_gpus) + " GPU(s) are visible; list each process's share from cuda:0 "
+      throw UserError("parallel.devices: the process with LOCAL_RANK=" + std::to_string(local_rank) +
+                      " would take cuda:" + std::to_string(index) +
+                      (shift ? " (its entries shifted by LOCAL_RANK x " + std::to_string(n) + ")" : "") + ", but " +
+                      std::to_string(visible_gpus) +
+                      " GPU(s) are visible; list each process's share from cuda:0 "
                       "(devices: [cuda:0] for one GPU per process) or use auto");
     d = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
   return devices;
 }
 
-ResolvedDevices resolve_devices(const DeviceSet& set, const ProcessGroup* group, int64_t hidden_size, int64_t batch_size) {
+ResolvedDevices resolve_devices(const DeviceSet& set, const ProcessGroup* group, int64_t hidden_size,
+                                int64_t batch_size) {
   if (!set.automatic) {
     DeviceSet mine = set;
     if (group)
-      mine.devices = rank_devices(set.devices, env_int("LOCAL_RANK", 0), local_world_size(group->size()), visible_gpus());
+      mine.devices =
+          rank_devices(set.devices, env_int("LOCAL_RANK", 0), local_world_size(group->size()), visible_gpus());
     check_present(mine);
     return {mine.devices, ""};
   }

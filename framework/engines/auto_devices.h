@@ -27,12 +27,12 @@ constexpr int64_t kAutoReplicaMaxHidden = 768;
 
 /// What the rule looks at.
 struct AutoDevicesInput {
-  int64_t gpus = 0;            ///< visible CUDA devices
-  int64_t physical_cores = 1;  ///< physical cores this process may run on (SMT siblings count once)
-  int64_t hidden_size = 768;   ///< the model's hidden size (its word-embedding width)
-  int64_t batch_size = 1;      ///< training.batch_size (a replica never gets an empty shard)
-  int64_t local_processes = 1; ///< processes of this job on this machine (LOCAL_WORLD_SIZE)
-  int64_t local_rank = 0;      ///< this process among them (LOCAL_RANK)
+  int64_t gpus = 0;             ///< visible CUDA devices
+  int64_t physical_cores = 1;   ///< physical cores this process may run on (SMT siblings count once)
+  int64_t hidden_size = 768;    ///< the model's hidden size (its word-embedding width)
+  int64_t batch_size = 1;       ///< training.batch_size (a replica never gets an empty shard)
+  int64_t local_processes = 1;  ///< processes of this job on this machine (LOCAL_WORLD_SIZE)
+  int64_t local_rank = 0;       ///< this process among them (LOCAL_RANK)
 };
 
 /// What it chose.
@@ -74,14 +74,15 @@ std::vector<torch::Device> rank_devices(std::vector<torch::Device> devices, int6
 
 /// The devices this process trains on, one replica each, the master on the first: `auto` replaced
 /// by the rule's choice for this machine and model (GPUs from torch::cuda, physical_cores(), and
-/// with a process `group` (null: one process) its size, LOCAL_WORLD_SIZE and LOCAL_RANK), with the log line saying what was
-/// chosen and why ("" when the devices were given explicitly). In a multi-process job an explicit
-/// list becomes this rank's (rank_devices): the one place where devices are mapped to ranks.
-/// Explicit devices must be on this machine (check_present).
+/// with a process `group` (null: one process) its size, LOCAL_WORLD_SIZE and LOCAL_RANK), with the log line saying what
+/// was chosen and why ("" when the devices were given explicitly). In a multi-process job an explicit list becomes this
+/// rank's (rank_devices): the one place where devices are mapped to ranks. Explicit devices must be on this machine
+/// (check_present).
 struct ResolvedDevices {
   std::vector<torch::Device> devices;
   std::string note;
 };
-ResolvedDevices resolve_devices(const DeviceSet& set, const ProcessGroup* group, int64_t hidden_size, int64_t batch_size);
+ResolvedDevices resolve_devices(const DeviceSet& set, const ProcessGroup* group, int64_t hidden_size,
+                                int64_t batch_size);
 
 }  // namespace unif::framework

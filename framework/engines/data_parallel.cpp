@@ -3,7 +3,6 @@
 // policy and measurements.
 #include "framework/engines/data_parallel.h"
 
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -27,13 +26,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-torch::Tensor rows(const torch::Tensor& t, const Shard& s) {
-  return t.defined() ? t.narrow(0, s.begin, s.size) : t;
-}
+torch::Tensor rows(const torch::Tensor& t, const Shard& s) { return t.defined() ? t.narrow(0, s.begin, s.size) : t; }
 
 torch::Device device_of(const torch::nn::Module& m) {
   for (const auto& p : m.parameters()) return p.device();
@@ -51,19 +46,15 @@ torch::Tensor gather(const std::vector<torch::Tensor>& parts, const torch::Devic
 
 // Re-throws the exception of replica `i` naming it; the class is kept for UserError and StrategyError.
 [[noreturn]] void rethrow_for_replica(const std::exception_ptr& e, int64_t i, int64_t n, const torch::Device& d) {
-  const std::string where = "data-parallel replica " + std::to_string(i) + " of " + std::to_string(n) + " (" +
-                            d.str() + "): ";
+  const std::string where =
+      "data-parallel replica " + std::to_string(i) + " of " + std::to_string(n) + " (" + d.str() + "): ";
   try {
     std::rethrow_exception(e);
-  } catch (const UserError& x) {
-    throw UserError(where + x.what());
-  } catch (const StrategyError& x) {
+  } catch (const UserError& x) { throw UserError(where + x.what()); } catch (const StrategyError& x) {
     throw StrategyError(where + x.what());
   } catch (const c10::Error& x) {
     throw std::runtime_error(where + x.what_without_backtrace());
-  } catch (const std::exception& x) {
-    throw std::runtime_error(where + x.what());
-  } catch (...) {
+  } catch (const std::exception& x) { throw std::runtime_error(where + x.what()); } catch (...) {
     throw std::runtime_error(where + "unknown exception");
   }
 }
@@ -99,8 +90,10 @@ torch::Tensor combine_sparse(const std::vector<torch::Tensor>& grads) {
   for (const auto& g : grads) {
     if (!g.defined()) continue;
     if (!g.is_sparse()) throw std::invalid_argument("combine_sparse: a gradient is not sparse");
-    if (!first.defined()) first = g;
-    else if (g.sizes() != first.sizes()) throw std::invalid_argument("combine_sparse: gradients differ in shape");
+    if (!first.defined())
+      first = g;
+    else if (g.sizes() != first.sizes())
+      throw std::invalid_argument("combine_sparse: gradients differ in shape");
     indices.push_back(g._indices());  // (1, nnz_r)
     values.push_back(g._values());    // (nnz_r, H)
   }
@@ -109,20 +102,21 @@ torch::Tensor combine_sparse(const std::vector<torch::Tensor>& grads) {
       .coalesce();
 }
 
-DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master,
-                                       std::function<void()> optimizer_step, DataParallelOptions options)
+DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master, std::function<void()> optimizer_step,
+                                       DataParallelOptions options)
     : master_(std::move(master)), optimizer_step_(std::move(optimizer_step)), devices_(std::move(options.devices)) {
   if (!master_) throw std::invalid_argument("DataParallelEngine: no model");
   if (devices_.empty()) throw UserError("parallel.devices: expected at least one device, e.g. [cpu]");
   const auto n = static_cast<int64_t>(devices_.size());
   dropout_family_ = options.dropout_family;
   precision_ = options.precision;
-  threads_ = options.threads_per_replica > 0 ? options.threads_per_replica
-                                             : std::max<int64_t>(1, available_cores() / n);
+  threads_ =
+      options.threads_per_replica > 0 ? options.threads_per_replica : std::max<int64_t>(1, available_cores() / n);
   // OpenBLAS's pool serves one caller at a time: with several CPU replicas, single-threaded BLAS
   // lets every replica multiply on its own thread at once (2 replicas on 2 cores: 48-54 samples/s
   // against 27-31 with the pooled BLAS, docs/performance.md). The user's OPENBLAS_NUM_THREADS wins.
-  const auto cpu_replicas = std::count_if(devices_.begin(), devices_.end(), [](const torch::Device& d) { return d.is_cpu(); });
+  const auto cpu_replicas =
+      std::count_if(devices_.begin(), devices_.end(), [](const torch::Device& d) { return d.is_cpu(); });
   // Restored when the engine goes (ScopedBlasThreads).
   if (cpu_replicas > 1) blas_threads_.emplace(1);
   cuda_ = std::any_of(devices_.begin(), devices_.end(), [](const torch::Device& d) { return d.is_cuda(); });
@@ -199,12 +193,11 @@ void DataParallelEngine::on_workers(const std::function<void(int64_t)>& job, con
 }
 
 PassResult DataParallelEngine::run(const models::Batch& batch, const torch::Tensor& delta, double scale,
-                                                bool want_delta_grad) {
+                                   bool want_delta_grad) {
   return run_custom(batch, task_pass(delta, scale, want_delta_grad));
 }
 
-PassResult DataParallelEngine::run_custom(const models::Batch& batch,
-                                                       const PassRequest& request) {
+PassResult DataParallelEngine::run_custom(const models::Batch& batch, const PassRequest& request) {
   const auto n = replicas();
   const auto shards = shard_batch(batch.size(), n);
   std::vector<bool> active(static_cast<size_t>(n));
@@ -227,8 +220,9 @@ PassResult DataParallelEngine::run_custom(const models::Batch& batch,
     const auto& s = shards[static_cast<size_t>(i)];
     const auto& device = devices_[static_cast<size_t>(i)];
     const auto shard = to_device(slice_batch(batch, s), device);  // pinned, non-blocking to a GPU
-    torch::Tensor d;  // (b, L, H), this replica's own leaf
-    if (request.delta.defined()) d = rows(request.delta, s).detach().to(device).clone();
+    torch::Tensor d;                                              // (b, L, H), this replica's own leaf
+    if (request.delta.defined())
+      d = rows(request.delta, s).detach().to(device).clone();
     else if (request.want_delta_grad)
       d = torch::zeros({s.size, length, embedding_dim()}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
     if (request.want_delta_grad) d.requires_grad_(true);
@@ -240,7 +234,7 @@ PassResult DataParallelEngine::run_custom(const models::Batch& batch,
       out = replica.forward(shard, d);
     }
     torch::Tensor task_loss = out.example_losses.defined() ? out.example_losses.sum() : torch::Tensor();
-    torch::Tensor loss;  // summed over the shard
+    torch::Tensor loss;          // summed over the shard
     if (request.pair_loss_fn) {  // twin pass: a second forward with its own dropout masks
       models::ModelOutput out2;
       {
@@ -324,8 +318,10 @@ void DataParallelEngine::reduce_gradients(const std::vector<bool>& active) {
         continue;
       }
       for (auto& g : grads) {
-        if (!master_grad.defined()) master_grad = g;  // the replica let go of it above
-        else master_grad.add_(g);
+        if (!master_grad.defined())
+          master_grad = g;  // the replica let go of it above
+        else
+          master_grad.add_(g);
       }
     }
   };
@@ -372,8 +368,10 @@ void DataParallelEngine::reduce_gradients_cuda(const std::vector<bool>& active) 
       for (size_t r = first; r < replicas_.size(); ++r) {
         torch::Tensor& g = params_[r][j].mutable_grad();
         if (active[r] && g.defined()) {
-          if (!master_grad.defined()) master_grad = g.to(home);
-          else master_grad.add_(g.to(home));
+          if (!master_grad.defined())
+            master_grad = g.to(home);
+          else
+            master_grad.add_(g.to(home));
         }
         g.reset();
       }

@@ -90,11 +90,10 @@ class DataParallelEngine final : public GradientEngine {
 
   /// Forward at E + delta and backward of scale * sum_b l_b on every shard; the reduced gradient is
   /// ADDED to the master's. An exception in a replica is re-thrown here as the same class
-  /// (UserError and StrategyError keep their class, anything else becomes std::runtime_error) naming the replica; the other
-  /// replicas' gradients of that pass are dropped (they never reach a later reduction), but the
-  /// master's may hold part of the pass: zero them (or stop) rather than step on them.
-  PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
-                              bool want_delta_grad) override;
+  /// (UserError and StrategyError keep their class, anything else becomes std::runtime_error) naming the replica; the
+  /// other replicas' gradients of that pass are dropped (they never reach a later reduction), but the master's may hold
+  /// part of the pass: zero them (or stop) rather than step on them.
+  PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale, bool want_delta_grad) override;
   /// The general pass (gradient_engine.h PassRequest) on every shard: request.loss_fn is called
   /// on each replica's output with `first` = the shard's offset, concurrently from the worker
   /// threads (it must only read shared state); its values are summed into custom_loss. Parameter
@@ -144,8 +143,8 @@ class DataParallelEngine final : public GradientEngine {
   std::vector<torch::Tensor> master_params_, master_buffers_;
   std::vector<std::vector<torch::Tensor>> params_, buffers_;
   DropoutStreams dropout_streams_;  // every replica's dropout generator
-  bool cuda_ = false;  // some replica is on a GPU: reductions and copies run on the calling thread
-  bool nccl_ = false;  // every replica on its own GPU, the master replica 0: NCCL reduce and broadcast
+  bool cuda_ = false;               // some replica is on a GPU: reductions and copies run on the calling thread
+  bool nccl_ = false;               // every replica on its own GPU, the master replica 0: NCCL reduce and broadcast
   std::unique_ptr<ReplicaStreams> streams_;  // one CUDA stream per GPU replica, created once
   uint64_t dropout_family_ = 0;
   Precision precision_ = Precision::FP32;

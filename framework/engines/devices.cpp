@@ -55,9 +55,7 @@ void check_present(const DeviceSet& set) {
     if (set.devices[k].is_cuda()) require_gpu(k, set.devices[k].str(), set.devices[k].index());
 }
 
-int64_t visible_gpus() {
-  return torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
-}
+int64_t visible_gpus() { return torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0; }
 
 std::string device_list(const std::vector<torch::Device>& devices) {
   std::string out;

@@ -34,7 +34,8 @@ std::vector<torch::Tensor> gather_rows(ProcessGroup& group, const std::vector<to
   for (int64_t k = 0; k < k_count; ++k) {
     const auto& t = local[static_cast<size_t>(k)];
     if (!t.defined()) continue;
-    if (t.dim() < 1 || t.dim() > kSlots - 2) throw std::logic_error("DistributedEngine: cannot gather a tensor of this rank");
+    if (t.dim() < 1 || t.dim() > kSlots - 2)
+      throw std::logic_error("DistributedEngine: cannot gather a tensor of this rank");
     d[k * kSlots] = 1;
     d[k * kSlots + 1] = t.dim();
     for (int64_t i = 0; i < t.dim(); ++i) d[k * kSlots + 2 + i] = t.size(i);
@@ -52,15 +53,15 @@ std::vector<torch::Tensor> gather_rows(ProcessGroup& group, const std::vector<to
       for (int64_t i = 1; i < a[k * kSlots + 1]; ++i) trailing[static_cast<size_t>(k)].push_back(a[k * kSlots + 2 + i]);
     }
   // rows_of[k][r]: the rows rank r sends of tensor k; max_rows[k]: the padded size.
-  std::vector<std::vector<int64_t>> rows_of(static_cast<size_t>(k_count), std::vector<int64_t>(static_cast<size_t>(world), 0));
+  std::vector<std::vector<int64_t>> rows_of(static_cast<size_t>(k_count),
+                                            std::vector<int64_t>(static_cast<size_t>(world), 0));
   std::vector<int64_t> max_rows(static_cast<size_t>(k_count), 0);
   for (int64_t k = 0; k < k_count; ++k)
     for (int64_t r = 0; r < world; ++r) {
       auto a = descs[static_cast<size_t>(r)].accessor<int64_t, 1>();
       const auto rows = shards[static_cast<size_t>(r)].size;
       const bool free = static_cast<size_t>(k) < free_rows.size() && free_rows[static_cast<size_t>(k)];
-      if (present[static_cast<size_t>(k)] && rows > 0 &&
-          (a[k * kSlots] == 0 || (!free && a[k * kSlots + 2] != rows)))
+      if (present[static_cast<size_t>(k)] && rows > 0 && (a[k * kSlots] == 0 || (!free && a[k * kSlots + 2] != rows)))
         throw std::logic_error("DistributedEngine: rank " + std::to_string(r) + " returned " +
                                std::to_string(a[k * kSlots + 2]) + " rows for a slice of " + std::to_string(rows));
       const int64_t sent = a[k * kSlots] == 0 ? 0 : a[k * kSlots + 2];
@@ -124,7 +125,8 @@ void broadcast_flat(ProcessGroup& group, const std::vector<torch::Tensor>& tenso
 DistributedEngine::DistributedEngine(std::shared_ptr<ProcessGroup> group, std::shared_ptr<models::TaskModel> model,
                                      std::unique_ptr<GradientEngine> local, DistributedOptions options)
     : group_(std::move(group)), model_(std::move(model)), local_(std::move(local)), options_(options) {
-  if (!group_ || !model_ || !local_) throw std::invalid_argument("DistributedEngine: group, model and local engine are required");
+  if (!group_ || !model_ || !local_)
+    throw std::invalid_argument("DistributedEngine: group, model and local engine are required");
   params_ = model_->parameters();
   parameters_loaded();
 }
@@ -137,12 +139,11 @@ void DistributedEngine::parameters_loaded() {
 }
 
 PassResult DistributedEngine::run(const models::Batch& batch, const torch::Tensor& delta, double scale,
-                                               bool want_delta_grad) {
+                                  bool want_delta_grad) {
   return run_custom(batch, task_pass(delta, scale, want_delta_grad));
 }
 
-PassResult DistributedEngine::run_custom(const models::Batch& batch,
-                                                      const PassRequest& request) {
+PassResult DistributedEngine::run_custom(const models::Batch& batch, const PassRequest& request) {
   const auto shards = shard_batch(batch.size(), group_->size());
   const Shard mine = shards[static_cast<size_t>(group_->rank())];
   // The local engine runs even on an empty slice (a last batch smaller than the ranks): it then
@@ -170,13 +171,13 @@ PassResult DistributedEngine::run_custom(const models::Batch& batch,
     timing_.wait_s += seconds_since(w0);
   }
   const auto t0 = Clock::now();
-  auto sums = torch::tensor({local.loss_sum, local.custom_loss, static_cast<double>(local.output.loss_count)},
-                            torch::kFloat64);
+  auto sums =
+      torch::tensor({local.loss_sum, local.custom_loss, static_cast<double>(local.output.loss_count)}, torch::kFloat64);
   group_->all_reduce_sum(sums);
-  auto g = gather_rows(*group_,
-                       {request.want_delta_grad ? local.delta_grad : torch::Tensor(), local.output.logits,
-                        local.output.example_losses},
-                       shards, {false, /*logits: masked_lm has one row per masked token*/ true, false});
+  auto g = gather_rows(
+      *group_,
+      {request.want_delta_grad ? local.delta_grad : torch::Tensor(), local.output.logits, local.output.example_losses},
+      shards, {false, /*logits: masked_lm has one row per masked token*/ true, false});
   PassResult r;
   r.loss_sum = sums[0].item<double>();
   r.custom_loss = sums[1].item<double>();
@@ -191,7 +192,8 @@ PassResult DistributedEngine::run_custom(const models::Batch& batch,
 
 std::vector<torch::Tensor> DistributedEngine::parameters() { return local_->parameters(); }
 
-models::ModelOutput DistributedEngine::forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) {
+models::ModelOutput DistributedEngine::forward_with(const models::Batch& batch,
+                                                    const std::vector<torch::Tensor>& params) {
   const auto shards = shard_batch(batch.size(), group_->size());
   const Shard mine = shards[static_cast<size_t>(group_->rank())];
   // Every rank's local engine runs, an empty slice too (same generator draws on every rank).
@@ -270,10 +272,12 @@ void DistributedEngine::reduce_gradients() {
     torch::Tensor g = p.grad();
     if (!g.defined())  // no rows on this rank (an empty slice): an empty sparse gradient
       g = torch::sparse_coo_tensor(torch::zeros({1, 0}, torch::TensorOptions().dtype(torch::kInt64).device(p.device())),
-                                   torch::zeros({0, p.size(1)}, p.options()),
-                                   p.sizes(), p.options().layout(torch::kSparse));
-    else if (!g.is_sparse()) g = g.to_sparse(1);
-    if (p.dim() != 2 || g.sparse_dim() != 1) throw std::logic_error("DistributedEngine: sparse gradients must be (V, H) with rows sparse");
+                                   torch::zeros({0, p.size(1)}, p.options()), p.sizes(),
+                                   p.options().layout(torch::kSparse));
+    else if (!g.is_sparse())
+      g = g.to_sparse(1);
+    if (p.dim() != 2 || g.sparse_dim() != 1)
+      throw std::logic_error("DistributedEngine: sparse gradients must be (V, H) with rows sparse");
     local[s] = g.coalesce();  // on its device: NCCL has no sparse all-reduce, so rows are gathered
     nnz[static_cast<int64_t>(s)] = local[s]._nnz();
   }

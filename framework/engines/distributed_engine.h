@@ -60,8 +60,7 @@ class DistributedEngine final : public GradientEngine {
   DistributedEngine(std::shared_ptr<ProcessGroup> group, std::shared_ptr<models::TaskModel> model,
                     std::unique_ptr<GradientEngine> local, DistributedOptions options = {});
 
-  PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
-                              bool want_delta_grad) override;
+  PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale, bool want_delta_grad) override;
   PassResult run_custom(const models::Batch& batch, const PassRequest& request) override;
   int64_t embedding_dim() const override { return local_->embedding_dim(); }
   /// The local engine's (master's) parameters: the same values on every rank.

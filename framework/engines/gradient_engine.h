@@ -30,10 +30,10 @@ struct StrategyError : std::runtime_error {
 
 /// What one forward/backward pass returns.
 struct PassResult {
-  double loss_sum = 0.0;        // sum_b l_b over the batch (not normalized), the task loss
-  double custom_loss = 0.0;     // run_custom with a loss_fn: its value (not scaled)
-  torch::Tensor delta_grad;     // (B, L, H) d(scale * loss)/d delta, when asked for
-  models::ModelOutput output;   // logits etc., gathered in batch order
+  double loss_sum = 0.0;       // sum_b l_b over the batch (not normalized), the task loss
+  double custom_loss = 0.0;    // run_custom with a loss_fn: its value (not scaled)
+  torch::Tensor delta_grad;    // (B, L, H) d(scale * loss)/d delta, when asked for
+  models::ModelOutput output;  // logits etc., gathered in batch order
 };
 
 /// A loss computed from a model output, summed over the examples of `out`. `first` is the index in
@@ -43,17 +43,18 @@ using LossFn = std::function<torch::Tensor(const models::ModelOutput& out, int64
 
 /// A loss from the outputs of two forward passes on the same inputs (R-Drop), summed over the
 /// examples; `first` as in LossFn.
-using PairLossFn = std::function<torch::Tensor(const models::ModelOutput& a, const models::ModelOutput& b, int64_t first)>;
+using PairLossFn =
+    std::function<torch::Tensor(const models::ModelOutput& a, const models::ModelOutput& b, int64_t first)>;
 
 /// What run_custom does: forward at E + delta; loss = loss_fn(output) (empty: the task loss
 /// sum_b l_b); backward of scale * loss into the parameters' gradients when `param_grads`, and/or
 /// into delta when `want_delta_grad`. With neither it is a forward pass only.
 struct PassRequest {
-  torch::Tensor delta;           // (B, L, H) or undefined = 0
+  torch::Tensor delta;  // (B, L, H) or undefined = 0
   double scale = 1.0;
   bool want_delta_grad = false;
-  bool param_grads = true;       // false: the parameters' .grad are left untouched
-  LossFn loss_fn;                // empty: the task loss
+  bool param_grads = true;  // false: the parameters' .grad are left untouched
+  LossFn loss_fn;           // empty: the task loss
   /// Set: a twin pass. The model runs forward TWICE on the same inputs (each forward draws its own
   /// dropout masks) and the loss is pair_loss_fn(first output, second output); loss_sum is the mean
   /// of the two forwards' task losses and `output` the first forward's. loss_fn is then unused.
@@ -103,18 +104,21 @@ class GradientEngine {
 
 inline PassResult GradientEngine::run_custom(const models::Batch& batch, const PassRequest& request) {
   if (request.loss_fn || request.pair_loss_fn || !request.param_grads)
-    throw std::logic_error("GradientEngine::run_custom: this engine supports only the task loss with parameter "
-                           "gradients (needed by pgd, smart and rdrop: custom losses, delta-only and twin passes)");
+    throw std::logic_error(
+        "GradientEngine::run_custom: this engine supports only the task loss with parameter "
+        "gradients (needed by pgd, smart and rdrop: custom losses, delta-only and twin passes)");
   return run(batch, request.delta, request.scale, request.want_delta_grad);
 }
 
 inline std::vector<torch::Tensor> GradientEngine::parameters() {
-  throw std::logic_error("GradientEngine::parameters: this engine cannot expose parameters (needed by smart's teacher)");
+  throw std::logic_error(
+      "GradientEngine::parameters: this engine cannot expose parameters (needed by smart's teacher)");
 }
 
 inline models::ModelOutput GradientEngine::forward_with(const models::Batch&, const std::vector<torch::Tensor>&) {
-  throw std::logic_error("GradientEngine::forward_with: this engine cannot evaluate a parameter snapshot "
-                         "(needed by smart's teacher)");
+  throw std::logic_error(
+      "GradientEngine::forward_with: this engine cannot evaluate a parameter snapshot "
+      "(needed by smart's teacher)");
 }
 
 }  // namespace unif::framework

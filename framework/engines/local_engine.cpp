@@ -26,16 +26,15 @@ models::ModelOutput LocalEngine::forward(const models::Batch& batch, const torch
   return model_->forward(batch, delta);
 }
 
-int64_t LocalEngine::embedding_dim() const {
-  return model_->word_embeddings()->options.embedding_dim();
-}
+int64_t LocalEngine::embedding_dim() const { return model_->word_embeddings()->options.embedding_dim(); }
 
-PassResult LocalEngine::run(const models::Batch& input, const torch::Tensor& delta,
-                                         double scale, bool want_delta_grad) {
+PassResult LocalEngine::run(const models::Batch& input, const torch::Tensor& delta, double scale,
+                            bool want_delta_grad) {
   const models::Batch batch = to_device(input, device_);
   reseed_dropout();
   torch::Tensor d;
-  if (delta.defined()) d = delta.detach().to(device_).clone();
+  if (delta.defined())
+    d = delta.detach().to(device_).clone();
   else if (want_delta_grad)
     d = torch::zeros({batch.input_ids.size(0), batch.input_ids.size(1), embedding_dim()},
                      torch::TensorOptions().dtype(torch::kFloat32).device(batch.input_ids.device()));
@@ -58,7 +57,8 @@ PassResult LocalEngine::run_custom(const models::Batch& input, const PassRequest
   const models::Batch batch = to_device(input, device_);
   reseed_dropout();
   torch::Tensor d;
-  if (request.delta.defined()) d = request.delta.detach().to(device_).clone();
+  if (request.delta.defined())
+    d = request.delta.detach().to(device_).clone();
   else if (request.want_delta_grad)
     d = torch::zeros({batch.input_ids.size(0), batch.input_ids.size(1), embedding_dim()},
                      torch::TensorOptions().dtype(torch::kFloat32).device(batch.input_ids.device()));
@@ -70,7 +70,7 @@ PassResult LocalEngine::run_custom(const models::Batch& input, const PassRequest
   PassResult r;
   if (out.example_losses.defined()) r.loss_sum = out.example_losses.sum().item<double>();
   torch::Tensor loss;
-  if (request.pair_loss_fn) {  // twin pass: a second forward with its own dropout masks
+  if (request.pair_loss_fn) {       // twin pass: a second forward with its own dropout masks
     auto out2 = forward(batch, d);  // under autocast too
     if (out2.example_losses.defined()) r.loss_sum = 0.5 * (r.loss_sum + out2.example_losses.sum().item<double>());
     loss = request.pair_loss_fn(out, out2, 0);

@@ -18,8 +18,7 @@ class LocalEngine final : public GradientEngine {
   /// on another device are copied to the model's first.
   LocalEngine(std::shared_ptr<models::TaskModel> model, std::function<void()> optimizer_step,
               Precision precision = Precision::FP32);
-  PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale,
-                              bool want_delta_grad) override;
+  PassResult run(const models::Batch& batch, const torch::Tensor& delta, double scale, bool want_delta_grad) override;
   PassResult run_custom(const models::Batch& batch, const PassRequest& request) override;
   int64_t embedding_dim() const override;
   void optimizer_step() override { optimizer_step_(); }

@@ -18,8 +18,9 @@ std::unique_ptr<GradientEngine> make_engine(std::shared_ptr<models::TaskModel> m
   if (precision == Precision::FP16)
     for (const auto& d : devices)
       if (d.is_cpu())
-        throw UserError("training.precision: fp16 needs CUDA devices (LibTorch's CPU autocast has no float16), but "
-                        "parallel.devices gives cpu here (no GPU visible?); use bf16 or fp32 on CPUs");
+        throw UserError(
+            "training.precision: fp16 needs CUDA devices (LibTorch's CPU autocast has no float16), but "
+            "parallel.devices gives cpu here (no GPU visible?); use bf16 or fp32 on CPUs");
   auto group = options.group;
   // A rank's own devices were chosen by resolve_devices (auto_devices.h: auto and rank_devices).
   torch::Device model_device = torch::kCPU;

@@ -116,8 +116,8 @@ struct Predictor::State {
     if (!has("text_b")) return {"text_a"};
     // A pair needs token types 0 and 1: a model with one (RoBERTa-style type_vocab_size 1) cannot take it.
     std::vector<std::string> pair{"text_a", "text_b"};
-    fw::check_segments(lm.meta.task, pair, source + ":" + std::to_string(r.line), models::usable_token_types(lm.hf.bert),
-                       "the model (its config.json)");
+    fw::check_segments(lm.meta.task, pair, source + ":" + std::to_string(r.line),
+                       models::usable_token_types(lm.hf.bert), "the model (its config.json)");
     return pair;
   }
 
@@ -154,13 +154,17 @@ std::vector<Prediction> Predictor::State::fill_masks(const std::vector<fw::Recor
   {
     std::lock_guard<std::mutex> lock(forward);
     c10::InferenceMode inference;
-    fills = fw::fill_mask(*lm.model, *lm.tokenizer, texts, lm.meta.max_seq_length, options.batch_size, 5, workers.get());
+    fills =
+        fw::fill_mask(*lm.model, *lm.tokenizer, texts, lm.meta.max_seq_length, options.batch_size, 5, workers.get());
   }
   for (size_t k = 0; k < fills.size(); ++k) {
     auto& p = out[slot[k]];
-    if (!fills[k].error.empty()) p.error = fills[k].error;
-    else if (fills[k].masks.empty()) p.error = "no [MASK] in the text";
-    else p.masks = std::move(fills[k].masks);
+    if (!fills[k].error.empty())
+      p.error = fills[k].error;
+    else if (fills[k].masks.empty())
+      p.error = "no [MASK] in the text";
+    else
+      p.masks = std::move(fills[k].masks);
     p.input = records[slot[k]].fields;
   }
   return out;
@@ -328,8 +332,10 @@ std::vector<Prediction> Predictor::predict(const std::vector<json>& records) con
   std::vector<size_t> not_object;
   for (size_t i = 0; i < records.size(); ++i) {
     r[i].line = static_cast<int64_t>(i) + 1;
-    if (records[i].is_object()) r[i].fields = records[i];
-    else not_object.push_back(i);
+    if (records[i].is_object())
+      r[i].fields = records[i];
+    else
+      not_object.push_back(i);
   }
   std::vector<fw::Record> objects;
   std::vector<size_t> slot;

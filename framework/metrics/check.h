@@ -10,11 +10,10 @@ namespace unif::framework::detail {
 
 /// Throws UserError("<metric>: <a_name> has N entries but <b_name> has M (expected equal lengths)").
 inline void check_same_length(const std::string& metric, std::size_t a, std::size_t b,
-                              const std::string& a_name = "y_true",
-                              const std::string& b_name = "y_pred") {
+                              const std::string& a_name = "y_true", const std::string& b_name = "y_pred") {
   if (a != b) {
-    throw UserError(metric + ": " + a_name + " has " + std::to_string(a) + " entries but " +
-                    b_name + " has " + std::to_string(b) + " (expected equal lengths)");
+    throw UserError(metric + ": " + a_name + " has " + std::to_string(a) + " entries but " + b_name + " has " +
+                    std::to_string(b) + " (expected equal lengths)");
   }
 }
 

@@ -9,8 +9,7 @@
 namespace unif::framework {
 namespace {
 
-void check_inputs(const std::string& metric, const std::vector<int64_t>& y_true,
-                  const std::vector<int64_t>& y_pred) {
+void check_inputs(const std::string& metric, const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred) {
   detail::check_same_length(metric, y_true.size(), y_pred.size());
   detail::check_not_empty(metric, y_true.size());
 }
@@ -27,14 +26,12 @@ ClassScore score_of(int64_t label, const Counts& c) {
   s.label = label;
   s.precision = safe_div(c.tp, c.tp + c.fp);
   s.recall = safe_div(c.tp, c.tp + c.fn);
-  s.f1 = s.precision + s.recall > 0.0 ? 2.0 * s.precision * s.recall / (s.precision + s.recall)
-                                      : 0.0;
+  s.f1 = s.precision + s.recall > 0.0 ? 2.0 * s.precision * s.recall / (s.precision + s.recall) : 0.0;
   s.support = c.tp + c.fn;
   return s;
 }
 
-std::map<int64_t, Counts> count(const std::vector<int64_t>& y_true,
-                                const std::vector<int64_t>& y_pred) {
+std::map<int64_t, Counts> count(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred) {
   std::map<int64_t, Counts> counts;
   for (std::size_t i = 0; i < y_true.size(); ++i) {
     if (y_true[i] == y_pred[i]) {
@@ -63,16 +60,14 @@ double accuracy(const std::vector<int64_t>& y_true, const std::vector<int64_t>& 
   return static_cast<double>(correct) / static_cast<double>(y_true.size());
 }
 
-std::vector<ClassScore> per_class_scores(const std::vector<int64_t>& y_true,
-                                         const std::vector<int64_t>& y_pred) {
+std::vector<ClassScore> per_class_scores(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred) {
   check_inputs("per_class_scores", y_true, y_pred);
   std::vector<ClassScore> out;
   for (const auto& [label, c] : count(y_true, y_pred)) out.push_back(score_of(label, c));
   return out;
 }
 
-std::vector<ClassScore> per_class_scores(const std::vector<int64_t>& y_true,
-                                         const std::vector<int64_t>& y_pred,
+std::vector<ClassScore> per_class_scores(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred,
                                          const std::vector<int64_t>& labels) {
   check_inputs("per_class_scores", y_true, y_pred);
   std::set<int64_t> seen;
@@ -101,20 +96,18 @@ double macro_f1(const std::vector<int64_t>& y_true, const std::vector<int64_t>& 
   return mean_f1(per_class_scores(y_true, y_pred, labels));
 }
 
-MetricSet classification_metrics(const std::vector<int64_t>& y_true,
-                                 const std::vector<int64_t>& y_pred, int64_t num_classes) {
+MetricSet classification_metrics(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred,
+                                 int64_t num_classes) {
   const std::string metric = "classification_metrics";
   check_inputs(metric, y_true, y_pred);
   if (num_classes < 1) {
-    throw UserError(metric + ": num_classes is " + std::to_string(num_classes) +
-                    " (expected at least 1)");
+    throw UserError(metric + ": num_classes is " + std::to_string(num_classes) + " (expected at least 1)");
   }
   auto check_range = [&](const std::vector<int64_t>& v, const char* name) {
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (v[i] < 0 || v[i] >= num_classes) {
-        throw UserError(metric + ": " + name + "[" + std::to_string(i) + "] = " +
-                        std::to_string(v[i]) + " is not a class id (expected 0.." +
-                        std::to_string(num_classes - 1) + ")");
+        throw UserError(metric + ": " + name + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) +
+                        " is not a class id (expected 0.." + std::to_string(num_classes - 1) + ")");
       }
     }
   };

@@ -29,13 +29,11 @@ double accuracy(const std::vector<int64_t>& y_true, const std::vector<int64_t>& 
 
 /// Scores of every class in the union of labels seen in y_true and y_pred, sorted ascending
 /// (sklearn's `unique_labels`): a class neither true nor predicted anywhere is left out.
-std::vector<ClassScore> per_class_scores(const std::vector<int64_t>& y_true,
-                                         const std::vector<int64_t>& y_pred);
+std::vector<ClassScore> per_class_scores(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred);
 
 /// Scores of exactly `labels`, in that order (sklearn's `labels=`): a listed class that never
 /// occurs gets all zeros and still counts; labels not listed are ignored. UserError on duplicates.
-std::vector<ClassScore> per_class_scores(const std::vector<int64_t>& y_true,
-                                         const std::vector<int64_t>& y_pred,
+std::vector<ClassScore> per_class_scores(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred,
                                          const std::vector<int64_t>& labels);
 
 /// Unweighted mean of per-class F1 over the union of labels (sklearn average="macro").
@@ -48,7 +46,7 @@ double macro_f1(const std::vector<int64_t>& y_true, const std::vector<int64_t>& 
 /// {"accuracy", "f1"} where f1 = macro_f1 over the union of labels (sklearn's default, so a class
 /// absent from both y_true and y_pred does not drag the mean down). num_classes only validates:
 /// every label must lie in [0, num_classes), else UserError naming the offending position.
-MetricSet classification_metrics(const std::vector<int64_t>& y_true,
-                                 const std::vector<int64_t>& y_pred, int64_t num_classes);
+MetricSet classification_metrics(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred,
+                                 int64_t num_classes);
 
 }  // namespace unif::framework

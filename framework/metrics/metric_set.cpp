@@ -26,7 +26,7 @@ bool lower_is_better(const std::string& name) {
 MetricKind metric_kind(Task task) {
   // One entry per row of framework/common/task.h, in Task order.
   static constexpr MetricKind kinds[] = {MetricKind::classification, MetricKind::multilabel, MetricKind::regression,
-                                         MetricKind::token, MetricKind::span, MetricKind::masked_lm};
+                                         MetricKind::token,          MetricKind::span,       MetricKind::masked_lm};
   static_assert(sizeof(kinds) / sizeof(kinds[0]) == kTaskSpecs.size(), "one metric family per task");
   return kinds[static_cast<size_t>(task)];
 }

@@ -9,8 +9,7 @@ namespace {
 double safe_div(double num, double den) { return den > 0.0 ? num / den : 0.0; }
 
 // Same shape, not empty, rectangular, 0/1 only. Returns C.
-std::size_t check_matrices(const std::string& metric, const LabelMatrix& y_true,
-                           const LabelMatrix& y_pred) {
+std::size_t check_matrices(const std::string& metric, const LabelMatrix& y_true, const LabelMatrix& y_pred) {
   detail::check_same_length(metric, y_true.size(), y_pred.size());
   detail::check_not_empty(metric, y_true.size());
   const std::size_t c = y_true[0].size();
@@ -18,15 +17,13 @@ std::size_t check_matrices(const std::string& metric, const LabelMatrix& y_true,
   auto check = [&](const LabelMatrix& m, const char* name) {
     for (std::size_t n = 0; n < m.size(); ++n) {
       if (m[n].size() != c) {
-        throw UserError(metric + ": " + name + "[" + std::to_string(n) + "] has " +
-                        std::to_string(m[n].size()) + " columns (expected " + std::to_string(c) +
-                        ", like y_true[0])");
+        throw UserError(metric + ": " + name + "[" + std::to_string(n) + "] has " + std::to_string(m[n].size()) +
+                        " columns (expected " + std::to_string(c) + ", like y_true[0])");
       }
       for (std::size_t j = 0; j < c; ++j) {
         if (m[n][j] != 0 && m[n][j] != 1) {
-          throw UserError(metric + ": " + name + "[" + std::to_string(n) + "][" +
-                          std::to_string(j) + "] = " + std::to_string(m[n][j]) +
-                          " (expected 0 or 1)");
+          throw UserError(metric + ": " + name + "[" + std::to_string(n) + "][" + std::to_string(j) +
+                          "] = " + std::to_string(m[n][j]) + " (expected 0 or 1)");
         }
       }
     }
@@ -40,8 +37,7 @@ struct Counts {
   int64_t tp = 0, fp = 0, fn = 0;
 };
 
-std::vector<Counts> column_counts(const LabelMatrix& y_true, const LabelMatrix& y_pred,
-                                  std::size_t c) {
+std::vector<Counts> column_counts(const LabelMatrix& y_true, const LabelMatrix& y_pred, std::size_t c) {
   std::vector<Counts> counts(c);
   for (std::size_t n = 0; n < y_true.size(); ++n) {
     for (std::size_t j = 0; j < c; ++j) {
@@ -93,19 +89,16 @@ double subset(const LabelMatrix& y_true, const LabelMatrix& y_pred) {
 
 }  // namespace
 
-LabelMatrix indicator_matrix(const std::vector<std::vector<int64_t>>& label_sets,
-                             int64_t num_labels) {
+LabelMatrix indicator_matrix(const std::vector<std::vector<int64_t>>& label_sets, int64_t num_labels) {
   if (num_labels < 1) {
-    throw UserError("indicator_matrix: num_labels is " + std::to_string(num_labels) +
-                    " (expected at least 1)");
+    throw UserError("indicator_matrix: num_labels is " + std::to_string(num_labels) + " (expected at least 1)");
   }
   LabelMatrix m(label_sets.size(), std::vector<int>(static_cast<std::size_t>(num_labels), 0));
   for (std::size_t n = 0; n < label_sets.size(); ++n) {
     for (int64_t l : label_sets[n]) {
       if (l < 0 || l >= num_labels) {
-        throw UserError("indicator_matrix: example " + std::to_string(n) + " has label " +
-                        std::to_string(l) + " (expected 0.." + std::to_string(num_labels - 1) +
-                        ")");
+        throw UserError("indicator_matrix: example " + std::to_string(n) + " has label " + std::to_string(l) +
+                        " (expected 0.." + std::to_string(num_labels - 1) + ")");
       }
       m[n][static_cast<std::size_t>(l)] = 1;
     }
@@ -113,8 +106,7 @@ LabelMatrix indicator_matrix(const std::vector<std::vector<int64_t>>& label_sets
   return m;
 }
 
-std::vector<ClassScore> multilabel_per_label_scores(const LabelMatrix& y_true,
-                                                    const LabelMatrix& y_pred) {
+std::vector<ClassScore> multilabel_per_label_scores(const LabelMatrix& y_true, const LabelMatrix& y_pred) {
   const std::size_t c = check_matrices("multilabel_per_label_scores", y_true, y_pred);
   return scores(column_counts(y_true, y_pred, c));
 }
@@ -137,18 +129,13 @@ double subset_accuracy(const LabelMatrix& y_true, const LabelMatrix& y_pred) {
 MetricSet multilabel_metrics(const LabelMatrix& y_true, const LabelMatrix& y_pred) {
   const std::size_t c = check_matrices("multilabel_metrics", y_true, y_pred);
   const auto counts = column_counts(y_true, y_pred, c);
-  return {{"micro_f1", micro(counts)},
-          {"macro_f1", macro(counts)},
-          {"subset_accuracy", subset(y_true, y_pred)}};
+  return {{"micro_f1", micro(counts)}, {"macro_f1", macro(counts)}, {"subset_accuracy", subset(y_true, y_pred)}};
 }
 
 MetricSet multilabel_metrics_from_sets(const std::vector<std::vector<int64_t>>& true_sets,
-                                       const std::vector<std::vector<int64_t>>& pred_sets,
-                                       int64_t num_labels) {
-  detail::check_same_length("multilabel_metrics", true_sets.size(), pred_sets.size(), "true_sets",
-                            "pred_sets");
-  return multilabel_metrics(indicator_matrix(true_sets, num_labels),
-                            indicator_matrix(pred_sets, num_labels));
+                                       const std::vector<std::vector<int64_t>>& pred_sets, int64_t num_labels) {
+  detail::check_same_length("multilabel_metrics", true_sets.size(), pred_sets.size(), "true_sets", "pred_sets");
+  return multilabel_metrics(indicator_matrix(true_sets, num_labels), indicator_matrix(pred_sets, num_labels));
 }
 
 }  // namespace unif::framework

@@ -18,13 +18,11 @@ using LabelMatrix = std::vector<std::vector<int>>;
 
 /// Turns label-index sets (one per example, any order, duplicates ignored) into an (N, C)
 /// indicator matrix with C = num_labels. UserError for an index outside [0, num_labels).
-LabelMatrix indicator_matrix(const std::vector<std::vector<int64_t>>& label_sets,
-                             int64_t num_labels);
+LabelMatrix indicator_matrix(const std::vector<std::vector<int64_t>>& label_sets, int64_t num_labels);
 
 /// Per label column c: tp, fp, fn summed over examples; precision/recall/F1 as in ClassScore
 /// (0 on a zero denominator); support = number of examples with label c.
-std::vector<ClassScore> multilabel_per_label_scores(const LabelMatrix& y_true,
-                                                    const LabelMatrix& y_pred);
+std::vector<ClassScore> multilabel_per_label_scores(const LabelMatrix& y_true, const LabelMatrix& y_pred);
 
 /// Micro-F1 = 2·TP / (2·TP + FP + FN) with counts summed over all examples and labels; 0 if
 /// the denominator is 0.
@@ -43,7 +41,6 @@ MetricSet multilabel_metrics(const LabelMatrix& y_true, const LabelMatrix& y_pre
 
 /// Same, from label-index sets (converted with indicator_matrix).
 MetricSet multilabel_metrics_from_sets(const std::vector<std::vector<int64_t>>& true_sets,
-                                       const std::vector<std::vector<int64_t>>& pred_sets,
-                                       int64_t num_labels);
+                                       const std::vector<std::vector<int64_t>>& pred_sets, int64_t num_labels);
 
 }  // namespace unif::framework

@@ -10,8 +10,8 @@
 namespace unif::framework {
 namespace {
 
-void check_inputs(const std::string& metric, const std::vector<double>& a,
-                  const std::vector<double>& b, const char* a_name, const char* b_name) {
+void check_inputs(const std::string& metric, const std::vector<double>& a, const std::vector<double>& b,
+                  const char* a_name, const char* b_name) {
   detail::check_same_length(metric, a.size(), b.size(), a_name, b_name);
   detail::check_not_empty(metric, a.size());
   auto finite = [&](const std::vector<double>& v, const char* name) {
@@ -53,8 +53,7 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 std::vector<double> average_ranks(const std::vector<double>& values) {
   std::vector<std::size_t> order(values.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
   std::vector<double> ranks(values.size());
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i;
@@ -82,8 +81,7 @@ double mse(const std::vector<double>& y_true, const std::vector<double>& y_pred)
   return sum / static_cast<double>(y_true.size());
 }
 
-MetricSet regression_metrics(const std::vector<double>& y_true,
-                             const std::vector<double>& y_pred) {
+MetricSet regression_metrics(const std::vector<double>& y_true, const std::vector<double>& y_pred) {
   check_inputs("regression_metrics", y_true, y_pred, "y_true", "y_pred");
   return {{"pearson", pearson_unchecked(y_true, y_pred)},
           {"spearman", pearson_unchecked(average_ranks(y_true), average_ranks(y_pred))},

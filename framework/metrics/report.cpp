@@ -137,8 +137,8 @@ std::string Report::text() const {
   for (const auto& r : rows) line(r);
   out += "\n";
   if (accuracy >= 0.0)
-    out += pad_left(accuracy_name, width) + " " + std::string(2 * col, ' ') +
-           pad_left(num(accuracy), col) + pad_left(std::to_string(examples), col) + "\n";
+    out += pad_left(accuracy_name, width) + " " + std::string(2 * col, ' ') + pad_left(num(accuracy), col) +
+           pad_left(std::to_string(examples), col) + "\n";
   for (const auto& r : averages) line(r);
   if (!confusion.empty()) {
     out += "\nconfusion matrix (rows: true class, columns: predicted class)\n";
@@ -160,8 +160,8 @@ std::string Report::text() const {
 
 nlohmann::json Report::json() const {
   auto row_json = [](const ReportRow& r) {
-    return nlohmann::json{{"name", r.name}, {"precision", r.precision}, {"recall", r.recall}, {"f1", r.f1},
-                          {"support", r.support}};
+    return nlohmann::json{
+        {"name", r.name}, {"precision", r.precision}, {"recall", r.recall}, {"f1", r.f1}, {"support", r.support}};
   };
   nlohmann::json j;
   j["rows"] = nlohmann::json::array();

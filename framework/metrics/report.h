@@ -26,9 +26,9 @@ struct ReportRow {
 };
 
 struct Report {
-  std::vector<ReportRow> rows;     // one per class, label or entity type
+  std::vector<ReportRow> rows;      // one per class, label or entity type
   std::vector<ReportRow> averages;  // "micro avg", "macro avg", "weighted avg" as the task has them
-  double accuracy = -1.0;          // single-label classification only (< 0: none)
+  double accuracy = -1.0;           // single-label classification only (< 0: none)
   int64_t examples = 0;
   /// Single-label classification: confusion[t][p] = examples of true class t predicted as p, in
   /// the order of `rows` (sklearn's confusion_matrix, rows true, columns predicted). Else empty.

@@ -30,8 +30,7 @@ SplitTag split_tag(const std::string& chunk, std::size_t index) {
     throw UserError("get_entities: tag " + std::to_string(index) +
                     " is an empty string (expected a tag such as O, B-PER, I-PER)");
   }
-  const std::size_t n = std::min(utf8_lead_length(static_cast<unsigned char>(chunk[0])),
-                                 chunk.size());
+  const std::size_t n = std::min(utf8_lead_length(static_cast<unsigned char>(chunk[0])), chunk.size());
   SplitTag t;
   t.prefix = chunk.substr(0, n);
   const std::string rest = chunk.substr(n);
@@ -42,42 +41,34 @@ SplitTag split_tag(const std::string& chunk, std::size_t index) {
 }
 
 // seqeval end_of_chunk: did a chunk end between the previous and the current tag?
-bool end_of_chunk(const std::string& prev_tag, const std::string& tag,
-                  const std::string& prev_type, const std::string& type) {
+bool end_of_chunk(const std::string& prev_tag, const std::string& tag, const std::string& prev_type,
+                  const std::string& type) {
   if (prev_tag == "E" || prev_tag == "S") return true;
-  if ((prev_tag == "B" || prev_tag == "I") && (tag == "B" || tag == "S" || tag == "O")) {
-    return true;
-  }
+  if ((prev_tag == "B" || prev_tag == "I") && (tag == "B" || tag == "S" || tag == "O")) { return true; }
   return prev_tag != "O" && prev_tag != "." && prev_type != type;
 }
 
 // seqeval start_of_chunk: does a chunk start at the current tag?
-bool start_of_chunk(const std::string& prev_tag, const std::string& tag,
-                    const std::string& prev_type, const std::string& type) {
+bool start_of_chunk(const std::string& prev_tag, const std::string& tag, const std::string& prev_type,
+                    const std::string& type) {
   if (tag == "B" || tag == "S") return true;
-  if ((prev_tag == "E" || prev_tag == "S" || prev_tag == "O") && (tag == "E" || tag == "I")) {
-    return true;
-  }
+  if ((prev_tag == "E" || prev_tag == "S" || prev_tag == "O") && (tag == "E" || tag == "I")) { return true; }
   return tag != "O" && tag != "." && prev_type != type;
 }
 
 void check_shapes(const std::string& metric, const std::vector<std::vector<std::string>>& t,
                   const std::vector<std::vector<std::string>>& p) {
-  detail::check_same_length(metric, t.size(), p.size(), "true_tags (sentences)",
-                            "pred_tags (sentences)");
+  detail::check_same_length(metric, t.size(), p.size(), "true_tags (sentences)", "pred_tags (sentences)");
   detail::check_not_empty(metric, t.size());
   for (std::size_t s = 0; s < t.size(); ++s) {
     if (t[s].size() != p[s].size()) {
-      throw UserError(metric + ": sentence " + std::to_string(s) + " has " +
-                      std::to_string(t[s].size()) + " true tags but " +
-                      std::to_string(p[s].size()) + " predicted tags (expected one per token)");
+      throw UserError(metric + ": sentence " + std::to_string(s) + " has " + std::to_string(t[s].size()) +
+                      " true tags but " + std::to_string(p[s].size()) + " predicted tags (expected one per token)");
     }
     for (std::size_t i = 0; i < t[s].size(); ++i) {
       if (t[s][i].empty() || p[s][i].empty()) {
-        throw UserError(metric + ": sentence " + std::to_string(s) + " token " +
-                        std::to_string(i) + " has an empty " +
-                        (t[s][i].empty() ? "true" : "predicted") +
-                        " tag (expected a tag such as O, B-PER, I-PER)");
+        throw UserError(metric + ": sentence " + std::to_string(s) + " token " + std::to_string(i) + " has an empty " +
+                        (t[s][i].empty() ? "true" : "predicted") + " tag (expected a tag such as O, B-PER, I-PER)");
       }
     }
   }
@@ -96,9 +87,7 @@ std::vector<Entity> get_entities(const std::vector<std::string>& tags) {
   for (std::size_t i = 0; i <= tags.size(); ++i) {  // tags + ['O'] sentinel
     const SplitTag t = i < tags.size() ? split_tag(tags[i], i) : SplitTag{"O", "_"};
     const auto pos = static_cast<int64_t>(i);
-    if (end_of_chunk(prev_tag, t.prefix, prev_type, t.type)) {
-      chunks.push_back({prev_type, begin, pos - 1});
-    }
+    if (end_of_chunk(prev_tag, t.prefix, prev_type, t.type)) { chunks.push_back({prev_type, begin, pos - 1}); }
     if (start_of_chunk(prev_tag, t.prefix, prev_type, t.type)) begin = pos;
     prev_tag = t.prefix;
     prev_type = t.type;
@@ -115,9 +104,8 @@ std::vector<Entity> get_entities(const std::vector<std::vector<std::string>>& se
   return get_entities(flat);
 }
 
-std::map<std::string, EntityScore> token_type_scores(
-    const std::vector<std::vector<std::string>>& true_tags,
-    const std::vector<std::vector<std::string>>& pred_tags) {
+std::map<std::string, EntityScore> token_type_scores(const std::vector<std::vector<std::string>>& true_tags,
+                                                     const std::vector<std::vector<std::string>>& pred_tags) {
   check_shapes("token_type_scores", true_tags, pred_tags);
   const auto t = get_entities(true_tags), p = get_entities(pred_tags);
   const std::set<Entity> true_set(t.begin(), t.end()), pred_set(p.begin(), p.end());

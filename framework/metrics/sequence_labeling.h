@@ -25,9 +25,7 @@ struct Entity {
   std::string type;
   int64_t start = 0;
   int64_t end = 0;  // inclusive
-  bool operator==(const Entity& o) const {
-    return type == o.type && start == o.start && end == o.end;
-  }
+  bool operator==(const Entity& o) const { return type == o.type && start == o.start && end == o.end; }
   bool operator<(const Entity& o) const {
     if (type != o.type) return type < o.type;
     if (start != o.start) return start < o.start;
@@ -55,9 +53,8 @@ struct EntityScore {
 /// Per-type scores for every type that has a true entity (the rows of seqeval's
 /// classification_report; types seen only in predictions get no row but do lower the micro
 /// precision). UserError when the sentence counts or any sentence's lengths differ.
-std::map<std::string, EntityScore> token_type_scores(
-    const std::vector<std::vector<std::string>>& true_tags,
-    const std::vector<std::vector<std::string>>& pred_tags);
+std::map<std::string, EntityScore> token_type_scores(const std::vector<std::vector<std::string>>& true_tags,
+                                                     const std::vector<std::vector<std::string>>& pred_tags);
 
 /// {"precision", "recall", "f1"}, micro-averaged over all entities (seqeval precision_score,
 /// recall_score, f1_score): precision = |T ∩ P| / |P|, recall = |T ∩ P| / |T|, 0 on a zero

@@ -22,9 +22,8 @@ std::u32string decode(const std::string& s, const std::string& metric) {
     utf8proc_int32_t cp = 0;
     const utf8proc_ssize_t n = utf8proc_iterate(p, left, &cp);
     if (n < 0) {
-      throw UserError(metric + ": invalid UTF-8 at byte " +
-                      std::to_string(s.size() - static_cast<std::size_t>(left)) + " of \"" + s +
-                      "\" (expected UTF-8 text)");
+      throw UserError(metric + ": invalid UTF-8 at byte " + std::to_string(s.size() - static_cast<std::size_t>(left)) +
+                      " of \"" + s + "\" (expected UTF-8 text)");
     }
     out.push_back(static_cast<char32_t>(cp));
     p += n;
@@ -45,21 +44,23 @@ std::string encode(const std::u32string& s) {
 
 // Python's str.isspace() (what str.split() and str.strip() use).
 bool is_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
-         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202F || c == 0x205F || c == 0x3000;
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 // Python's `\w` on str: letters (L*), numbers (N*), underscore.
 bool is_word(char32_t c) {
   if (c == U'_') return true;
   switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
-      return true;
-    default:
-      return false;
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO: return true;
+    default: return false;
   }
 }
 
@@ -94,19 +95,16 @@ std::vector<std::u32string> split(const std::u32string& s) {
 }
 
 bool is_ascii_punctuation(char32_t c) {  // Python's string.punctuation
-  return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
-         (c >= 0x7B && c <= 0x7E);
+  return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
 }
 
 void check_examples(const std::string& metric, const std::vector<std::string>& predictions,
                     const std::vector<std::vector<std::string>>& gold_answers) {
-  detail::check_same_length(metric, predictions.size(), gold_answers.size(), "predictions",
-                            "gold_answers");
+  detail::check_same_length(metric, predictions.size(), gold_answers.size(), "predictions", "gold_answers");
   detail::check_not_empty(metric, predictions.size());
   for (std::size_t i = 0; i < gold_answers.size(); ++i) {
     if (gold_answers[i].empty()) {
-      throw UserError(metric + ": example " + std::to_string(i) +
-                      " has no gold answers (expected at least one)");
+      throw UserError(metric + ": example " + std::to_string(i) + " has no gold answers (expected at least one)");
     }
   }
 }
@@ -165,12 +163,24 @@ bool is_cmrc_chinese(char32_t c) { return c >= 0x4E00 && c <= 0x9FA5; }  // [\u4
 
 bool is_treebank_split(char32_t c) {
   switch (c) {
-    case U';': case U'@': case U'#': case U'$': case U'%': case U'&': case U'?': case U'!':
-    case U'(': case U')': case U'[': case U']': case U'{': case U'}': case U'<': case U'>':
-    case U'"':
-      return true;
-    default:
-      return false;
+    case U';':
+    case U'@':
+    case U'#':
+    case U'$':
+    case U'%':
+    case U'&':
+    case U'?':
+    case U'!':
+    case U'(':
+    case U')':
+    case U'[':
+    case U']':
+    case U'{':
+    case U'}':
+    case U'<':
+    case U'>':
+    case U'"': return true;
+    default: return false;
   }
 }
 
@@ -204,8 +214,7 @@ void word_tokenize(const std::u32string& run, std::vector<std::u32string>& out) 
   }
 }
 
-std::vector<std::u32string> mixed_segmentation(const std::string& s, bool remove_punc,
-                                               const std::string& metric) {
+std::vector<std::u32string> mixed_segmentation(const std::string& s, bool remove_punc, const std::string& metric) {
   const std::u32string in = strip(lower(decode(s, metric)));
   std::vector<std::u32string> segs;
   std::u32string run;
@@ -233,8 +242,7 @@ std::u32string remove_punctuation(const std::string& s, const std::string& metri
 }
 
 // Length of the longest common contiguous run of segments (the script's find_lcs).
-std::size_t longest_common_substring(const std::vector<std::u32string>& a,
-                                     const std::vector<std::u32string>& b) {
+std::size_t longest_common_substring(const std::vector<std::u32string>& a, const std::vector<std::u32string>& b) {
   std::vector<std::size_t> prev(b.size() + 1, 0), cur(b.size() + 1, 0);
   std::size_t best = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -247,8 +255,7 @@ std::size_t longest_common_substring(const std::vector<std::u32string>& a,
   return best;
 }
 
-double cmrc_f1_impl(const std::string& prediction, const std::vector<std::string>& golds,
-                    const std::string& metric) {
+double cmrc_f1_impl(const std::string& prediction, const std::vector<std::string>& golds, const std::string& metric) {
   const auto pred = mixed_segmentation(prediction, /*remove_punc=*/true, metric);
   double best = 0.0;
   for (const auto& gold : golds) {
@@ -262,8 +269,7 @@ double cmrc_f1_impl(const std::string& prediction, const std::vector<std::string
   return best;
 }
 
-double cmrc_em_impl(const std::string& prediction, const std::vector<std::string>& golds,
-                    const std::string& metric) {
+double cmrc_em_impl(const std::string& prediction, const std::vector<std::string>& golds, const std::string& metric) {
   const auto pred = remove_punctuation(prediction, metric);
   for (const auto& gold : golds) {
     if (remove_punctuation(gold, metric) == pred) return 1.0;
@@ -278,14 +284,11 @@ std::string squad_normalize_answer(const std::string& s) {
 }
 
 double squad_exact_match(const std::string& prediction, const std::string& gold) {
-  return squad_normalize(prediction, "squad_exact_match") == squad_normalize(gold, "squad_exact_match")
-             ? 1.0
-             : 0.0;
+  return squad_normalize(prediction, "squad_exact_match") == squad_normalize(gold, "squad_exact_match") ? 1.0 : 0.0;
 }
 
 double squad_f1(const std::string& prediction, const std::string& gold) {
-  return squad_f1_normalized(squad_normalize(prediction, "squad_f1"),
-                             squad_normalize(gold, "squad_f1"));
+  return squad_f1_normalized(squad_normalize(prediction, "squad_f1"), squad_normalize(gold, "squad_f1"));
 }
 
 MetricSet squad_metrics(const std::vector<std::string>& predictions,
@@ -310,8 +313,17 @@ MetricSet squad_metrics(const std::vector<std::string>& predictions,
 
 bool cmrc_is_punctuation(char32_t c) {
   switch (c) {
-    case U'-': case U':': case U'_': case U'*': case U'^': case U'/': case U'\\': case U'~':
-    case U'`': case U'+': case U'=':
+    case U'-':
+    case U':':
+    case U'_':
+    case U'*':
+    case U'^':
+    case U'/':
+    case U'\\':
+    case U'~':
+    case U'`':
+    case U'+':
+    case U'=':
     case 0xFF0C:  // ，
     case 0x3002:  // 。
     case 0xFF1A:  // ：
@@ -334,8 +346,7 @@ bool cmrc_is_punctuation(char32_t c) {
     case 0x300E:  // 『
     case 0x300F:  // 』
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -345,9 +356,7 @@ std::string cmrc_remove_punctuation(const std::string& s) {
 
 std::vector<std::string> cmrc_mixed_segmentation(const std::string& s, bool remove_punc) {
   std::vector<std::string> out;
-  for (const auto& seg : mixed_segmentation(s, remove_punc, "cmrc_mixed_segmentation")) {
-    out.push_back(encode(seg));
-  }
+  for (const auto& seg : mixed_segmentation(s, remove_punc, "cmrc_mixed_segmentation")) { out.push_back(encode(seg)); }
   return out;
 }
 

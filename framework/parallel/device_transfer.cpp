@@ -53,8 +53,10 @@ struct ReplicaStreams::Impl {
 ReplicaStreams::ReplicaStreams(const std::vector<torch::Device>& devices) : impl_(std::make_unique<Impl>()) {
 #ifdef UNIF_WITH_CUDA
   for (const auto& d : devices) {
-    if (d.is_cuda()) impl_->streams.emplace_back(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, d.index()));
-    else impl_->streams.emplace_back(std::nullopt);
+    if (d.is_cuda())
+      impl_->streams.emplace_back(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, d.index()));
+    else
+      impl_->streams.emplace_back(std::nullopt);
   }
 #else
   (void)devices;
@@ -115,7 +117,8 @@ std::vector<torch::Tensor> nccl_reduce_sum(const std::vector<std::vector<torch::
     for (size_t j = 0; j < like.size(); ++j) {
       if (!like[j].defined()) continue;
       const auto& g = grads[r].at(j);
-      parts.push_back(g.defined() ? g.reshape({-1}) : torch::zeros({like[j].numel()}, like[j].options().device(devices[r])));
+      parts.push_back(g.defined() ? g.reshape({-1})
+                                  : torch::zeros({like[j].numel()}, like[j].options().device(devices[r])));
     }
     flats.push_back(parts.empty() ? torch::Tensor() : torch::cat(parts));
   }

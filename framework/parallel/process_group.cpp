@@ -48,16 +48,15 @@ int64_t parse_int(const char* name, const std::string& v, int64_t lo, int64_t hi
   return x;
 }
 
-bool is_loopback(const std::string& addr) {
-  return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0;
-}
+bool is_loopback(const std::string& addr) { return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0; }
 
 // Waits until a TCP connection to host:port succeeds (the store is listening), or the deadline.
 // Clients poll here before constructing the TCPStore client, so that a rank started before rank 0
 // listens waits with our own bounded retry and error message (while debugging, ranks that started
 // early timed out inside the 1.13 client although rank 0 came up later; the cause was not pinned
 // down, and this poll is harmless either way).
-bool wait_for_listener(const std::string& host, uint16_t port, std::chrono::milliseconds timeout, std::string& last_error) {
+bool wait_for_listener(const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
+                       std::string& last_error) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -100,11 +99,13 @@ std::optional<DistEnv> read_dist_env() {
     e.rank = parse_int("RANK", *rank, 0, e.world_size - 1,
                        "this process's rank, an integer in 0..WORLD_SIZE-1 = 0.." + std::to_string(e.world_size - 1));
   else if (e.world_size > 1)
-    throw UserError("RANK: not set but WORLD_SIZE=" + *world + "; set RANK (and MASTER_ADDR, MASTER_PORT) for "
+    throw UserError("RANK: not set but WORLD_SIZE=" + *world +
+                    "; set RANK (and MASTER_ADDR, MASTER_PORT) for "
                     "every process, or launch with torchrun");
   if (e.world_size == 1) return std::nullopt;
   e.local_rank = e.rank;
-  if (const auto local = env("LOCAL_RANK")) e.local_rank = parse_int("LOCAL_RANK", *local, 0, e.world_size - 1, "an integer in 0..WORLD_SIZE-1");
+  if (const auto local = env("LOCAL_RANK"))
+    e.local_rank = parse_int("LOCAL_RANK", *local, 0, e.world_size - 1, "an integer in 0..WORLD_SIZE-1");
   if (const auto addr = env("MASTER_ADDR")) e.master_addr = *addr;
   if (const auto port = env("MASTER_PORT"))
     e.master_port = static_cast<uint16_t>(parse_int("MASTER_PORT", *port, 1, 65535, "a TCP port, 1..65535"));
@@ -157,19 +158,16 @@ std::string seconds(std::chrono::milliseconds t) {
 // Runs `op`, turning any failure into a DistributedError that names the rank and the operation.
 template <class F>
 void guarded(const DistEnv& e, const std::string& what, F&& op) {
-  const std::string where = "distributed rank " + std::to_string(e.rank) + " of " + std::to_string(e.world_size) +
-                            ": " + what + " failed";
-  const std::string hint = " (another rank exited, failed or did not answer within UNIF_DIST_TIMEOUT = " +
-                           seconds(e.timeout) + "; see its own error)";
+  const std::string where =
+      "distributed rank " + std::to_string(e.rank) + " of " + std::to_string(e.world_size) + ": " + what + " failed";
+  const std::string hint =
+      " (another rank exited, failed or did not answer within UNIF_DIST_TIMEOUT = " + seconds(e.timeout) +
+      "; see its own error)";
   try {
     op();
-  } catch (const DistributedError&) {
-    throw;
-  } catch (const c10::Error& x) {
+  } catch (const DistributedError&) { throw; } catch (const c10::Error& x) {
     throw DistributedError(where + ": " + x.what_without_backtrace() + hint);
-  } catch (const std::exception& x) {
-    throw DistributedError(where + ": " + x.what() + hint);
-  }
+  } catch (const std::exception& x) { throw DistributedError(where + ": " + x.what() + hint); }
 }
 
 }  // namespace
@@ -182,9 +180,10 @@ std::shared_ptr<ProcessGroup> ProcessGroup::join(const DistEnv& e) {
   const bool serve = e.rank == 0 && !e.agent_store;
   if (!serve && !wait_for_listener(e.master_addr, e.master_port, e.timeout, why))
     throw DistributedError(where + "rendezvous at MASTER_ADDR:MASTER_PORT = " + e.master_addr + ":" +
-                           std::to_string(e.master_port) + " failed: " + (e.agent_store ? "the torchrun agent" : "rank 0") +
-                           " did not listen within " + seconds(e.timeout) +
-                           " (" + why + "; is rank 0 started, and are MASTER_ADDR / MASTER_PORT the same for every rank?)");
+                           std::to_string(e.master_port) +
+                           " failed: " + (e.agent_store ? "the torchrun agent" : "rank 0") + " did not listen within " +
+                           seconds(e.timeout) + " (" + why +
+                           "; is rank 0 started, and are MASTER_ADDR / MASTER_PORT the same for every rank?)");
   try {
     c10d::TCPStoreOptions so;
     so.port = e.master_port;
@@ -193,13 +192,15 @@ std::shared_ptr<ProcessGroup> ProcessGroup::join(const DistEnv& e) {
     // Every rank counts itself in (1.13 does it in waitForWorkers) and rank 0 waits for all; a
     // torchrun agent's store expects no such count.
     so.waitWorkers = !e.agent_store;
-    so.timeout = std::max(std::chrono::milliseconds(1000), e.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                                        std::chrono::steady_clock::now() - t0));
+    so.timeout = std::max(
+        std::chrono::milliseconds(1000),
+        e.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0));
     c10::intrusive_ptr<c10d::Store> tcp = c10::make_intrusive<c10d::TCPStore>(e.master_addr, so);
     impl->store = c10::make_intrusive<c10d::PrefixStore>("unif/" + std::to_string(e.restart_count), tcp);
   } catch (const std::exception& x) {
-    const std::string msg = dynamic_cast<const c10::Error*>(&x) ? static_cast<const c10::Error&>(x).what_without_backtrace()
-                                                                : std::string(x.what());
+    const std::string msg = dynamic_cast<const c10::Error*>(&x)
+                                ? static_cast<const c10::Error&>(x).what_without_backtrace()
+                                : std::string(x.what());
     throw DistributedError(where + "rendezvous at MASTER_ADDR:MASTER_PORT = " + e.master_addr + ":" +
                            std::to_string(e.master_port) + " failed within " + seconds(e.timeout) + ": " + msg +
                            " (are all WORLD_SIZE processes started, and is the port free on rank 0's host?)");
@@ -214,7 +215,7 @@ std::shared_ptr<ProcessGroup> ProcessGroup::join(const DistEnv& e) {
       options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     options->threads = 2;
     impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, static_cast<int>(e.rank),
-                                                            static_cast<int>(e.world_size), options);
+                                                             static_cast<int>(e.world_size), options);
   });
   return std::shared_ptr<ProcessGroup>(new ProcessGroup(e, std::move(impl)));
 }
@@ -239,7 +240,8 @@ void ProcessGroup::use_nccl(const torch::Device& device) {
   });
   nccl_ = true;
 #else
-  throw UserError("parallel.devices: " + device.str() + " in a multi-process job needs a LibTorch with NCCL; this one "
+  throw UserError("parallel.devices: " + device.str() +
+                  " in a multi-process job needs a LibTorch with NCCL; this one "
                   "has none (use cpu devices, which use Gloo)");
 #endif
 }
@@ -304,10 +306,13 @@ void ProcessGroup::writer_done() {
   try {
     impl_->store->wait({key}, env_.save_timeout);
   } catch (const std::exception& x) {
-    const std::string msg = dynamic_cast<const c10::Error*>(&x) ? static_cast<const c10::Error&>(x).what_without_backtrace()
-                                                                : std::string(x.what());
-    throw DistributedError(where + ": " + msg + " (rank 0 exited or failed, or its save took longer than "
-                           "UNIF_DIST_SAVE_TIMEOUT = " + seconds(env_.save_timeout) + "; see its own error)");
+    const std::string msg = dynamic_cast<const c10::Error*>(&x)
+                                ? static_cast<const c10::Error&>(x).what_without_backtrace()
+                                : std::string(x.what());
+    throw DistributedError(where + ": " + msg +
+                           " (rank 0 exited or failed, or its save took longer than "
+                           "UNIF_DIST_SAVE_TIMEOUT = " +
+                           seconds(env_.save_timeout) + "; see its own error)");
   }
 }
 

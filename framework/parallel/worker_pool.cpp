@@ -72,9 +72,7 @@ void WorkerPool::loop(int64_t index, int64_t intra_op_threads) {
     std::exception_ptr error;
     try {
       (*job)(index);
-    } catch (...) {
-      error = std::current_exception();
-    }
+    } catch (...) { error = std::current_exception(); }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       errors_[static_cast<size_t>(index)] = error;

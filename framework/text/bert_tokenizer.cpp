@@ -52,9 +52,7 @@ bool is_special(std::u32string_view cps) {
 // Length of the special token starting at cps[i], or 0.
 size_t special_at(const std::u32string& cps, size_t i) {
   for (auto s : BertTokenizer::kSpecialTokens)
-    if (i + s.size() <= cps.size() &&
-        equals_ascii(std::u32string_view(cps).substr(i, s.size()), s))
-      return s.size();
+    if (i + s.size() <= cps.size() && equals_ascii(std::u32string_view(cps).substr(i, s.size()), s)) return s.size();
   return 0;
 }
 
@@ -128,7 +126,7 @@ void BertTokenizer::basic_tokenize(const Text& segment, std::vector<Text>& words
       for (size_t k = 0; k < word.cps.size(); ++k) {
         unicode::append_canonical_decomposition(word.cps[k], w.cps);
         w.src.resize(w.cps.size(), word.src[k]);
-        }
+      }
       for (size_t k = 1; k < w.cps.size(); ++k) {
         for (size_t j = k; j > 0; --j) {
           const int cj = unicode::combining_class(w.cps[j]);

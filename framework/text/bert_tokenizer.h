@@ -29,8 +29,7 @@ class BertTokenizer : public Tokenizer {
  public:
   /// The tokens from_pretrained registers as never-split: cut out of the text wherever they
   /// occur, case-sensitively, before any other step.
-  static constexpr std::array<std::string_view, 5> kSpecialTokens = {"[CLS]", "[SEP]", "[MASK]",
-                                                                     "[UNK]", "[PAD]"};
+  static constexpr std::array<std::string_view, 5> kSpecialTokens = {"[CLS]", "[SEP]", "[MASK]", "[UNK]", "[PAD]"};
   /// HF WordpieceTokenizer.max_input_chars_per_word: longer words (in code points) become [UNK].
   static constexpr size_t kMaxInputCharsPerWord = 100;
 

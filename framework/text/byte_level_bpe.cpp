@@ -24,8 +24,11 @@ utf8proc_category_t category(char32_t cp) { return utf8proc_category(static_cast
 
 bool is_letter(char32_t cp) {
   switch (category(cp)) {
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: return true;
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO: return true;
     default: return false;
   }
 }
@@ -106,7 +109,9 @@ char32_t ByteLevelBpe::byte_symbol(unsigned char b) {
 ByteLevelBpe::ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab,
                            const std::vector<std::pair<std::string, std::string>>& merges,
                            std::vector<AddedToken> added, bool add_prefix_space, bool ignore_merges)
-    : vocab_(std::move(vocab)), added_(std::move(added)), add_prefix_space_(add_prefix_space),
+    : vocab_(std::move(vocab)),
+      added_(std::move(added)),
+      add_prefix_space_(add_prefix_space),
       ignore_merges_(ignore_merges) {
   // As HF's BPE builder: both sides of a merge and what it makes must be in the vocabulary.
   for (size_t r = 0; r < merges.size(); ++r) {
@@ -122,8 +127,7 @@ ByteLevelBpe::ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab,
   for (const auto& [piece, id] : vocab_) tokens_.emplace(id, piece);
   for (const auto& a : added_) {
     if (a.content.empty()) throw UserError("byte-level BPE: an added token is empty");
-    if (!vocab_.count(a.content))
-      throw UserError("byte-level BPE: the added token '" + a.content + "' has no id");
+    if (!vocab_.count(a.content)) throw UserError("byte-level BPE: the added token '" + a.content + "' has no id");
   }
 }
 
@@ -143,8 +147,10 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
       for (const auto& [piece, id] : model.at("vocab").items()) vocab.emplace(piece, id_of(id, piece));
       ignore_merges = model.value("ignore_merges", false);
       for (const auto& m : model.at("merges")) {
-        if (m.is_string()) merges.push_back(split_merge(m.get<std::string>(), tokenizer_json));
-        else merges.emplace_back(m.at(0).get<std::string>(), m.at(1).get<std::string>());
+        if (m.is_string())
+          merges.push_back(split_merge(m.get<std::string>(), tokenizer_json));
+        else
+          merges.emplace_back(m.at(0).get<std::string>(), m.at(1).get<std::string>());
       }
       if (j.contains("added_tokens"))
         for (const auto& a : j.at("added_tokens")) {
@@ -168,15 +174,16 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
       for (const auto& [piece, id] : j.items()) vocab.emplace(piece, id_of(id, piece));
     } catch (const nlohmann::json::exception& e) {
       throw UserError(vocab_json + ": " + e.what());
-    } catch (const UserError& e) {
-      throw UserError(vocab_json + ": " + e.what());
-    }
+    } catch (const UserError& e) { throw UserError(vocab_json + ": " + e.what()); }
     std::istringstream lines(read_file(merges_txt));
     std::string line;
     bool first = true;
     while (std::getline(lines, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (first && line.rfind("#version", 0) == 0) { first = false; continue; }
+      if (first && line.rfind("#version", 0) == 0) {
+        first = false;
+        continue;
+      }
       first = false;
       if (line.empty()) continue;
       merges.push_back(split_merge(line, merges_txt));
@@ -301,13 +308,18 @@ Tokenized ByteLevelBpe::tokenize_spaced(std::string_view utf8, bool add_prefix_s
     out.offsets.push_back({keep ? start - 1 : start, end});
     cursor = end;
     if (added_[index].rstrip)
-      while (cursor < static_cast<int64_t>(text.size()) && unicode::is_white_space(text[static_cast<size_t>(cursor)])) ++cursor;
+      while (cursor < static_cast<int64_t>(text.size()) && unicode::is_white_space(text[static_cast<size_t>(cursor)]))
+        ++cursor;
   });
   return out;
 }
 
-Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const { return tokenize_spaced(utf8, add_prefix_space_); }
+Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const {
+  return tokenize_spaced(utf8, add_prefix_space_);
+}
 
-Tokenized ByteLevelBpe::tokenize_word(std::string_view word) const { return tokenize_spaced(word, /*add_prefix_space=*/true); }
+Tokenized ByteLevelBpe::tokenize_word(std::string_view word) const {
+  return tokenize_spaced(word, /*add_prefix_space=*/true);
+}
 
 }  // namespace unif::framework

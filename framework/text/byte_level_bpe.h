@@ -29,8 +29,9 @@ class ByteLevelBpe : public Tokenizer {
   /// each stretch after an added token that does not start with one (HF's ByteLevel
   /// add_prefix_space; RoBERTa's default is false). ignore_merges: a pre-token that is in
   /// the vocabulary is one piece without merging (HF's BPE ignore_merges).
-  ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
-               std::vector<AddedToken> added, bool add_prefix_space = false, bool ignore_merges = false);
+  ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab,
+               const std::vector<std::pair<std::string, std::string>>& merges, std::vector<AddedToken> added,
+               bool add_prefix_space = false, bool ignore_merges = false);
 
   /// Reads `dir`/tokenizer.json when present (model.vocab, model.merges, model.ignore_merges,
   /// added_tokens, pre_tokenizer.add_prefix_space), else `dir`/vocab.json + `dir`/merges.txt with RoBERTa's
@@ -47,7 +48,9 @@ class ByteLevelBpe : public Tokenizer {
   Tokenized tokenize_word(std::string_view word) const override;
 
   int64_t find_id(std::string_view piece) const override;
-  bool continues_word(const std::string& piece) const override { return piece.rfind("\xC4\xA0", 0) != 0; }  // "Ġ", a space before the piece
+  bool continues_word(const std::string& piece) const override {
+    return piece.rfind("\xC4\xA0", 0) != 0;
+  }  // "Ġ", a space before the piece
   std::string id_to_token(int64_t id) const override;
   int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.size()); }
 
@@ -67,7 +70,7 @@ class ByteLevelBpe : public Tokenizer {
 
   std::unordered_map<std::string, int64_t> vocab_;
   std::unordered_map<int64_t, std::string> tokens_;  // id -> piece
-  std::unordered_map<std::string, int> ranks_;  // "left right" -> rank
+  std::unordered_map<std::string, int> ranks_;       // "left right" -> rank
   std::vector<AddedToken> added_;
   bool add_prefix_space_;
   bool ignore_merges_;

@@ -14,8 +14,8 @@ void check_length(const Tokenizer& tok, int max_seq_length, bool pair) {
   const int need = pair ? s.pair_overhead() + 1 : 3;
   if (max_seq_length < need)
     throw UserError("max_seq_length " + std::to_string(max_seq_length) + " is too small" +
-                    (pair ? " for a sentence pair: " + s.cls + " a " + s.sep + (s.pair_double_sep ? s.sep : "") + " b " +
-                                s.sep + " needs at least " + std::to_string(need)
+                    (pair ? " for a sentence pair: " + s.cls + " a " + s.sep + (s.pair_double_sep ? s.sep : "") +
+                                " b " + s.sep + " needs at least " + std::to_string(need)
                           : ": " + s.cls + " text " + s.sep + " needs at least 3"));
 }
 
@@ -27,8 +27,8 @@ void append_special(const Tokenizer& tok, const std::string& token, int64_t type
 }
 
 // Appends segment pieces [r.first, r.second) with token type `type`, then the separator.
-void append_segment(const Tokenizer& tok, const Tokenized& seg, std::pair<size_t, size_t> r,
-                    int64_t type, Encoding& e) {
+void append_segment(const Tokenizer& tok, const Tokenized& seg, std::pair<size_t, size_t> r, int64_t type,
+                    Encoding& e) {
   for (size_t i = r.first; i < r.second; ++i) {
     e.tokens.push_back(seg.tokens[i]);
     e.offsets.push_back(seg.offsets[i]);
@@ -50,8 +50,7 @@ void finish(const Tokenizer& tok, int max_seq_length, bool pad_to_max, Encoding&
 }  // namespace
 
 TruncateMethod parse_truncate_method(std::string_view name) {
-  for (auto m : {TruncateMethod::LIFO, TruncateMethod::FIFO, TruncateMethod::LongerFO,
-                 TruncateMethod::LongestFirst})
+  for (auto m : {TruncateMethod::LIFO, TruncateMethod::FIFO, TruncateMethod::LongerFO, TruncateMethod::LongestFirst})
     if (name == to_string(m)) return m;
   throw UserError("unknown truncate method \"" + std::string(name) +
                   "\" (expected one of LIFO, FIFO, longer-FO, longest_first)");
@@ -67,8 +66,8 @@ std::string_view to_string(TruncateMethod method) {
   return "?";
 }
 
-std::vector<std::pair<size_t, size_t>> truncate_ranges(const std::vector<size_t>& lengths,
-                                                      size_t budget, TruncateMethod method) {
+std::vector<std::pair<size_t, size_t>> truncate_ranges(const std::vector<size_t>& lengths, size_t budget,
+                                                       TruncateMethod method) {
   std::vector<std::pair<size_t, size_t>> kept;
   size_t total = 0;
   for (size_t n : lengths) {
@@ -101,8 +100,8 @@ std::vector<std::pair<size_t, size_t>> truncate_ranges(const std::vector<size_t>
   return kept;
 }
 
-Encoding encode_tokenized(const Tokenizer& tokenizer, const Tokenized& a, const Tokenized* b,
-                          int max_seq_length, TruncateMethod method, bool pad_to_max) {
+Encoding encode_tokenized(const Tokenizer& tokenizer, const Tokenized& a, const Tokenized* b, int max_seq_length,
+                          TruncateMethod method, bool pad_to_max) {
   check_length(tokenizer, max_seq_length, b != nullptr);
   const SpecialTokens& specials = tokenizer.specials();
   std::vector<size_t> lengths{a.tokens.size()};
@@ -123,9 +122,8 @@ Encoding encode_tokenized(const Tokenizer& tokenizer, const Tokenized& a, const 
   return e;
 }
 
-Encoding encode(const Tokenizer& tokenizer, std::string_view a,
-                std::optional<std::string_view> b, int max_seq_length, TruncateMethod method,
-                bool pad_to_max) {
+Encoding encode(const Tokenizer& tokenizer, std::string_view a, std::optional<std::string_view> b, int max_seq_length,
+                TruncateMethod method, bool pad_to_max) {
   check_length(tokenizer, max_seq_length, b.has_value());
   const Tokenized ta = tokenizer.tokenize_with_offsets(a);
   if (!b) return encode_tokenized(tokenizer, ta, nullptr, max_seq_length, method, pad_to_max);
@@ -133,8 +131,8 @@ Encoding encode(const Tokenizer& tokenizer, std::string_view a,
   return encode_tokenized(tokenizer, ta, &tb, max_seq_length, method, pad_to_max);
 }
 
-WordEncoding encode_words(const Tokenizer& tokenizer, const std::vector<std::string>& words,
-                          int max_seq_length, TruncateMethod method, bool pad_to_max) {
+WordEncoding encode_words(const Tokenizer& tokenizer, const std::vector<std::string>& words, int max_seq_length,
+                          TruncateMethod method, bool pad_to_max) {
   check_length(tokenizer, max_seq_length, false);
   Tokenized all;
   std::vector<int64_t> starts;  // per piece: word index if it is the word's first piece, else -1
@@ -147,13 +145,11 @@ WordEncoding encode_words(const Tokenizer& tokenizer, const std::vector<std::str
     }
   }
   WordEncoding e;
-  static_cast<Encoding&>(e) =
-      encode_tokenized(tokenizer, all, nullptr, max_seq_length, method, pad_to_max);
+  static_cast<Encoding&>(e) = encode_tokenized(tokenizer, all, nullptr, max_seq_length, method, pad_to_max);
   const size_t budget = static_cast<size_t>(max_seq_length) - 2;
   const auto kept = truncate_ranges({all.tokens.size()}, budget, method)[0];
   e.word_start.assign(e.input_ids.size(), -1);
-  for (size_t i = kept.first; i < kept.second; ++i)
-    e.word_start[1 + i - kept.first] = starts[i];
+  for (size_t i = kept.first; i < kept.second; ++i) e.word_start[1 + i - kept.first] = starts[i];
   return e;
 }
 

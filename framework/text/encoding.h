@@ -35,8 +35,8 @@ std::string_view to_string(TruncateMethod method);
 /// Kept piece range [first, second) of each segment once their total is cut to `budget`.
 /// Segments are cut one piece at a time following `method`; ties in LongestFirst cut the later
 /// segment, in LongerFO the earlier one.
-std::vector<std::pair<size_t, size_t>> truncate_ranges(const std::vector<size_t>& lengths,
-                                                      size_t budget, TruncateMethod method);
+std::vector<std::pair<size_t, size_t>> truncate_ranges(const std::vector<size_t>& lengths, size_t budget,
+                                                       TruncateMethod method);
 
 /// One encoded example.
 struct Encoding {
@@ -52,15 +52,14 @@ struct Encoding {
 };
 
 /// Encodes a single sentence (b = nullopt) or a pair. max_seq_length counts [CLS]/[SEP]; it must
-/// be >= 3 for a sentence and >= 4 for a pair (5 with a double separator) (else unif::UserError). pad_to_max pads with the
-/// [PAD] id to exactly max_seq_length.
-Encoding encode(const Tokenizer& tokenizer, std::string_view a,
-                std::optional<std::string_view> b, int max_seq_length, TruncateMethod method,
-                bool pad_to_max);
+/// be >= 3 for a sentence and >= 4 for a pair (5 with a double separator) (else unif::UserError). pad_to_max pads with
+/// the [PAD] id to exactly max_seq_length.
+Encoding encode(const Tokenizer& tokenizer, std::string_view a, std::optional<std::string_view> b, int max_seq_length,
+                TruncateMethod method, bool pad_to_max);
 
 /// As encode(), from already tokenized segments (b may be null).
-Encoding encode_tokenized(const Tokenizer& tokenizer, const Tokenized& a, const Tokenized* b,
-                          int max_seq_length, TruncateMethod method, bool pad_to_max);
+Encoding encode_tokenized(const Tokenizer& tokenizer, const Tokenized& a, const Tokenized* b, int max_seq_length,
+                          TruncateMethod method, bool pad_to_max);
 
 /// A word-level encoding: Encoding plus, per position (L), the index of the word whose FIRST
 /// piece sits there, else -1 ([CLS], [SEP], padding, later pieces). A word that yields no
@@ -72,7 +71,7 @@ struct WordEncoding : Encoding {
 /// Encodes pre-split words as one segment, each word tokenized on its own by
 /// Tokenizer::tokenize_word (HF is_split_into_words; RoBERTa as with add_prefix_space=True).
 /// offsets are spans inside the piece's own word.
-WordEncoding encode_words(const Tokenizer& tokenizer, const std::vector<std::string>& words,
-                          int max_seq_length, TruncateMethod method, bool pad_to_max);
+WordEncoding encode_words(const Tokenizer& tokenizer, const std::vector<std::string>& words, int max_seq_length,
+                          TruncateMethod method, bool pad_to_max);
 
 }  // namespace unif::framework

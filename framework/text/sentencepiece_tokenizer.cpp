@@ -91,9 +91,12 @@ SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, c
     if (field == 1 && type == 2) {  // pieces
       Piece p;
       sub->fields([&](int f, int t, Reader* s, uint64_t v, const char* fixed) {
-        if (f == 1 && t == 2) p.text = s->str();
-        else if (f == 2 && t == 5) std::memcpy(&p.score, fixed, 4);
-        else if (f == 3 && t == 0) p.type = static_cast<int>(v);
+        if (f == 1 && t == 2)
+          p.text = s->str();
+        else if (f == 2 && t == 5)
+          std::memcpy(&p.score, fixed, 4);
+        else if (f == 3 && t == 0)
+          p.type = static_cast<int>(v);
       });
       pieces.push_back(std::move(p));
     } else if (field == 2 && type == 2) {  // trainer_spec
@@ -109,7 +112,7 @@ SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, c
   if (pieces.size() < 3) throw UserError(where + ": not a SentencePiece model (fewer than 3 pieces)");
   if (model_type != 1)
     throw UserError(where + ": a SentencePiece model of type " + std::to_string(model_type) +
-                             "; only unigram models (type 1, XLM-R's, ALBERT's and DeBERTa's) are supported");
+                    "; only unigram models (type 1, XLM-R's, ALBERT's and DeBERTa's) are supported");
 
   SentencePieceTokenizer t;
   t.layout_ = layout;
@@ -142,8 +145,9 @@ SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, c
     t.added_.push_back({sp.mask});
     if (t.unk_id_ < 0) t.unk_id_ = t.ids_.at(sp.unk);
     if (charsmap.empty())
-      throw UserError(where + ": a DeBERTa SentencePiece model without a precompiled normalization (charsmap) "
-                              "is not supported");
+      throw UserError(where +
+                      ": a DeBERTa SentencePiece model without a precompiled normalization (charsmap) "
+                      "is not supported");
   } else if (layout == Layout::Albert) {
     // ALBERT's template: [CLS] a [SEP] b [SEP], every token type 0 (transformers 5 returns none).
     t.specials_ = {"[CLS]", "[SEP]", "<pad>", "[MASK]", "<unk>", /*pair_double_sep=*/false, /*pair_token_types=*/false};
@@ -248,9 +252,7 @@ std::map<std::string, bool> tokenizer_config_flags(const std::string& dir, std::
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_file(config));
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(config + ": not valid JSON (" + e.what() + ")");
-  }
+  } catch (const nlohmann::json::exception& e) { throw UserError(config + ": not valid JSON (" + e.what() + ")"); }
   if (!j.is_object()) throw UserError(config + ": not a JSON object");
   for (const char* key : keys) {
     const auto it = j.find(key);
@@ -277,7 +279,8 @@ SentencePieceTokenizer SentencePieceTokenizer::load_deberta(const std::string& d
   const auto flags = tokenizer_config_flags(dir, {"do_lower_case", "split_by_punct"});
   if (flags.count("do_lower_case")) options.do_lower_case = flags.at("do_lower_case");
   if (flags.count("split_by_punct") && flags.at("split_by_punct"))
-    throw UserError(dir + "/tokenizer_config.json: split_by_punct true (punctuation split before the pieces) is not supported");
+    throw UserError(
+        dir + "/tokenizer_config.json: split_by_punct true (punctuation split before the pieces) is not supported");
   const std::string path = dir + "/spm.model";
   return deberta_from_bytes(read_file(path), path, options);
 }
@@ -391,9 +394,9 @@ std::u32string SentencePieceTokenizer::normalize(const std::u32string& text, std
     utf8proc_int32_t buf[64];
     for (size_t i = 0; i < cur.size(); ++i) {
       utf8proc_int32_t boundclass = 0;
-      const auto n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cur[i]), buf, 64,
-                                             static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT),
-                                             &boundclass);
+      const auto n =
+          utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cur[i]), buf, 64,
+                                  static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT), &boundclass);
       const bool ok = n > 0 && n <= 64;
       for (utf8proc_ssize_t k = 0; k < (ok ? n : 1); ++k) {
         const char32_t c = ok ? static_cast<char32_t>(buf[k]) : cur[i];
@@ -443,7 +446,7 @@ std::u32string SentencePieceTokenizer::precompiled(const std::u32string& text, c
     int64_t g1 = g0 + 1;
     state = 0;
     while (g1 < n && !utf8proc_grapheme_break_stateful(static_cast<utf8proc_int32_t>(text[g1 - 1]),
-                                                        static_cast<utf8proc_int32_t>(text[g1]), &state))
+                                                       static_cast<utf8proc_int32_t>(text[g1]), &state))
       ++g1;
     const std::string grapheme = unicode::encode_utf8(std::u32string_view(text).substr(g0, g1 - g0));
     const char* norm = grapheme.size() < 6 ? charsmap_lookup(grapheme) : nullptr;
@@ -453,8 +456,10 @@ std::u32string SentencePieceTokenizer::precompiled(const std::u32string& text, c
       for (int64_t k = g0; k < g1; ++k) {
         std::string ch;
         unicode::append_utf8(ch, text[k]);
-        if (const char* r = charsmap_lookup(ch)) replace(1, r);
-        else changes.emplace_back(text[k], 0);
+        if (const char* r = charsmap_lookup(ch))
+          replace(1, r);
+        else
+          changes.emplace_back(text[k], 0);
       }
     }
     g0 = g1;
@@ -512,14 +517,17 @@ void SentencePieceTokenizer::viterbi(const std::u32string& word, const std::vect
   // Back from the end; consecutive unknowns become one <unk> (HF's fuse_unk).
   std::vector<std::pair<int64_t, int64_t>> path;  // (start, id), last piece first
   for (int64_t e = static_cast<int64_t>(n); e > 0; e = best[e].start) {
-    if (best[e].id == unk_id_ && !path.empty() && path.back().second == unk_id_) path.back().first = best[e].start;
-    else path.emplace_back(best[e].start, best[e].id);
+    if (best[e].id == unk_id_ && !path.empty() && path.back().second == unk_id_)
+      path.back().first = best[e].start;
+    else
+      path.emplace_back(best[e].start, best[e].id);
   }
   std::reverse(path.begin(), path.end());
   for (size_t k = 0; k < path.size(); ++k) {
     const int64_t s = path[k].first, e = k + 1 < path.size() ? path[k + 1].first : static_cast<int64_t>(n);
     CharSpan span{spans[s].start, spans[s].end};
-    for (int64_t i = s; i < e; ++i) span.start = std::min(span.start, spans[i].start), span.end = std::max(span.end, spans[i].end);
+    for (int64_t i = s; i < e; ++i)
+      span.start = std::min(span.start, spans[i].start), span.end = std::max(span.end, spans[i].end);
     out.tokens.push_back(pieces_[path[k].second].first);
     out.offsets.push_back(span);
   }

@@ -116,10 +116,10 @@ class SentencePieceTokenizer : public Tokenizer {
   const char* charsmap_lookup(std::string_view bytes) const;
 
   std::vector<std::pair<std::string, float>> pieces_;  // by HF id
-  std::unordered_map<std::string, int64_t> ids_;        // piece -> HF id (matchable pieces only)
+  std::unordered_map<std::string, int64_t> ids_;       // piece -> HF id (matchable pieces only)
   size_t max_piece_bytes_ = 0;
   float unk_score_ = 0.0f;
-  int64_t unk_id_ = 3;          // the id Viterbi gives unknown characters
+  int64_t unk_id_ = 3;  // the id Viterbi gives unknown characters
   Layout layout_ = Layout::Fairseq;
   AlbertOptions albert_options_;
   DebertaOptions deberta_options_;

@@ -8,9 +8,7 @@ namespace {
 
 constexpr char32_t kReplacement = 0xFFFD;
 
-utf8proc_category_t category(char32_t cp) {
-  return utf8proc_category(static_cast<utf8proc_int32_t>(cp));
-}
+utf8proc_category_t category(char32_t cp) { return utf8proc_category(static_cast<utf8proc_int32_t>(cp)); }
 
 }  // namespace
 
@@ -69,10 +67,8 @@ bool is_control(char32_t cp) {
     case UTF8PROC_CATEGORY_CF:
     case UTF8PROC_CATEGORY_CS:
     case UTF8PROC_CATEGORY_CO:
-    case UTF8PROC_CATEGORY_CN:
-      return true;
-    default:
-      return false;
+    case UTF8PROC_CATEGORY_CN: return true;
+    default: return false;
   }
 }
 
@@ -84,13 +80,11 @@ bool is_bert_whitespace(char32_t cp) {
 bool is_python_space(char32_t cp) {
   if (category(cp) == UTF8PROC_CATEGORY_ZS) return true;
   auto bidi = utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->bidi_class;
-  return bidi == UTF8PROC_BIDI_CLASS_WS || bidi == UTF8PROC_BIDI_CLASS_B ||
-         bidi == UTF8PROC_BIDI_CLASS_S;
+  return bidi == UTF8PROC_BIDI_CLASS_WS || bidi == UTF8PROC_BIDI_CLASS_B || bidi == UTF8PROC_BIDI_CLASS_S;
 }
 
 bool is_punctuation(char32_t cp) {
-  if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) ||
-      (cp >= 123 && cp <= 126))
+  if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
     return true;
   switch (category(cp)) {
     case UTF8PROC_CATEGORY_PC:
@@ -99,17 +93,14 @@ bool is_punctuation(char32_t cp) {
     case UTF8PROC_CATEGORY_PE:
     case UTF8PROC_CATEGORY_PI:
     case UTF8PROC_CATEGORY_PF:
-    case UTF8PROC_CATEGORY_PO:
-      return true;
-    default:
-      return false;
+    case UTF8PROC_CATEGORY_PO: return true;
+    default: return false;
   }
 }
 
 bool is_chinese_char(char32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+         (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
@@ -127,8 +118,8 @@ void append_lower(char32_t cp, std::u32string& out) {
 void append_canonical_decomposition(char32_t cp, std::u32string& out) {
   utf8proc_int32_t buf[16];
   utf8proc_int32_t boundclass = 0;
-  utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), buf, 16,
-                                               UTF8PROC_DECOMPOSE, &boundclass);
+  utf8proc_ssize_t n =
+      utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), buf, 16, UTF8PROC_DECOMPOSE, &boundclass);
   if (n <= 0 || n > 16) {  // cannot happen for canonical decompositions (at most 4 code points)
     out.push_back(cp);
     return;
@@ -136,9 +127,7 @@ void append_canonical_decomposition(char32_t cp, std::u32string& out) {
   for (utf8proc_ssize_t i = 0; i < n; ++i) out.push_back(static_cast<char32_t>(buf[i]));
 }
 
-int combining_class(char32_t cp) {
-  return utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class;
-}
+int combining_class(char32_t cp) { return utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class; }
 
 bool is_white_space(char32_t cp) {
   if ((cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85) return true;

@@ -13,7 +13,8 @@ namespace unif::framework {
 Vocab Vocab::load(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
-    throw UserError("vocab file " + file.string() + ": not found (expected a vocab.txt with one "
+    throw UserError("vocab file " + file.string() +
+                    ": not found (expected a vocab.txt with one "
                     "WordPiece token per line)");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw UserError("vocab file " + file.string() + ": cannot be opened for reading");
@@ -26,8 +27,7 @@ Vocab Vocab::load(const std::filesystem::path& file) {
 Vocab Vocab::parse(std::string_view text, const std::string& source) {
   Vocab v;
   v.source_ = source;
-  if (text.empty())
-    throw UserError("vocab file " + source + ": is empty (expected one WordPiece token per line)");
+  if (text.empty()) throw UserError("vocab file " + source + ": is empty (expected one WordPiece token per line)");
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find_first_of("\r\n", pos);
@@ -42,17 +42,16 @@ Vocab Vocab::parse(std::string_view text, const std::string& source) {
     std::string_view line = text.substr(pos, end - pos);
     const auto id = static_cast<int64_t>(v.lines_.size());
     if (!unicode::is_valid_utf8(line))
-      throw UserError("vocab file " + source + " line " + std::to_string(id + 1) +
-                      ": not valid UTF-8");
+      throw UserError("vocab file " + source + " line " + std::to_string(id + 1) + ": not valid UTF-8");
     v.lines_.emplace_back(line);
     v.ids_[std::string(line)] = id;  // a later duplicate wins, as in HF
-    v.max_token_chars_ =
-        std::max(v.max_token_chars_, static_cast<int>(unicode::decode_utf8(line).size()));
+    v.max_token_chars_ = std::max(v.max_token_chars_, static_cast<int>(unicode::decode_utf8(line).size()));
     pos = next;
   }
   auto unk = v.ids_.find(std::string(kUnkToken));
   if (unk == v.ids_.end())
-    throw UserError("vocab file " + source + ": has no \"[UNK]\" line (every BERT vocabulary needs "
+    throw UserError("vocab file " + source +
+                    ": has no \"[UNK]\" line (every BERT vocabulary needs "
                     "the unknown-word token)");
   v.unk_id_ = unk->second;
   return v;

@@ -53,7 +53,7 @@ class Vocab {
  private:
   Vocab() = default;
 
-  std::vector<std::string> lines_;               // id -> the line's text
+  std::vector<std::string> lines_;                // id -> the line's text
   std::unordered_map<std::string, int64_t> ids_;  // token -> id of its last line
   int64_t unk_id_ = -1;
   int max_token_chars_ = 0;

@@ -46,12 +46,11 @@ bool adamw_fused_supported(const torch::Tensor& p, const torch::Tensor& g, const
   if (!dense_float_cpu(p) || !dense_float_cpu(m) || !dense_float_cpu(v)) return false;
   if (!m.sizes().equals(p.sizes()) || !v.sizes().equals(p.sizes()) || !g.defined()) return false;
   if (!g.is_sparse()) return dense_float_cpu(g) && g.sizes().equals(p.sizes());
-  return g.device().is_cpu() && g.scalar_type() == torch::kFloat && g.sizes().equals(p.sizes()) &&
-         p.dim() >= 1 && g.sparse_dim() == 1;
+  return g.device().is_cpu() && g.scalar_type() == torch::kFloat && g.sizes().equals(p.sizes()) && p.dim() >= 1 &&
+         g.sparse_dim() == 1;
 }
 
-void adamw_fused(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v,
-                 const AdamWScalars& s) {
+void adamw_fused(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v, const AdamWScalars& s) {
   float* pp = p.data_ptr<float>();
   float* mp = m.data_ptr<float>();
   float* vp = v.data_ptr<float>();

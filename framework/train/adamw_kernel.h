@@ -22,12 +22,12 @@
 namespace unif::framework {
 
 struct AdamWScalars {
-  float decay = 1.0f;          // 1 - lr * weight_decay
+  float decay = 1.0f;  // 1 - lr * weight_decay
   float beta1 = 0.9f, one_minus_beta1 = 0.1f;
   float beta2 = 0.999f, one_minus_beta2 = 0.001f;
-  float bc2_sqrt = 1.0f;       // sqrt(1 - beta2^t)
+  float bc2_sqrt = 1.0f;  // sqrt(1 - beta2^t)
   float eps = 1e-6f;
-  float step = 0.0f;           // -lr / (1 - beta1^t)
+  float step = 0.0f;  // -lr / (1 - beta1^t)
 };
 
 /// True when p, m, v are contiguous float32 CPU tensors of one shape and g is either such a dense
@@ -36,7 +36,6 @@ bool adamw_fused_supported(const torch::Tensor& p, const torch::Tensor& g, const
                            const torch::Tensor& v);
 
 /// The update above, in place on p, m and v (no autograd). Call only when adamw_fused_supported.
-void adamw_fused(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v,
-                 const AdamWScalars& s);
+void adamw_fused(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v, const AdamWScalars& s);
 
 }  // namespace unif::framework

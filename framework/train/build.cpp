@@ -74,7 +74,7 @@ std::unique_ptr<adversarial::Strategy> make_strategy(const AdversarialConfig& cf
     case AdversarialMethod::FreeAt: return std::make_unique<adversarial::FreeAt>(cfg.epsilon, cfg.steps);
     case AdversarialMethod::Smart:
       return std::make_unique<adversarial::Smart>(cfg.epsilon, cfg.alpha, cfg.steps, cfg.smart_lambda,
-                                                      cfg.smart_bregman, cfg.smart_momentum);
+                                                  cfg.smart_bregman, cfg.smart_momentum);
     case AdversarialMethod::RDrop: return std::make_unique<adversarial::RDrop>(cfg.rdrop_alpha);
   }
   throw UserError("adversarial.method: expected " + join_names<AdversarialMethod>(", ", " or ") + ", got " +
@@ -145,17 +145,17 @@ namespace {
 
 // distill.teacher: a model directory of the same task, label set and vocabulary, wrapped around the
 // student (models/heads/distillation.h).
-std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg, std::shared_ptr<models::EncoderTaskModel> student,
+std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg,
+                                                      std::shared_ptr<models::EncoderTaskModel> student,
                                                       const Tokenizer& tokenizer, const LabelSet& labels) {
   const std::string where = "distill.teacher: '" + cfg.distill.teacher + "'";
   LoadedModel teacher;
   try {
     teacher = load_model_dir(cfg.distill.teacher);
-  } catch (const UserError& e) {
-    throw UserError(where + ": " + e.what());
-  }
+  } catch (const UserError& e) { throw UserError(where + ": " + e.what()); }
   if (teacher.meta.task != cfg.task)
-    throw UserError(where + " was trained for task " + to_string(teacher.meta.task) + ", the run is " + to_string(cfg.task));
+    throw UserError(where + " was trained for task " + to_string(teacher.meta.task) + ", the run is " +
+                    to_string(cfg.task));
   if (has_label_set(cfg.task) && teacher.meta.labels != labels.names)
     throw UserError(where + " has another label set (" + std::to_string(teacher.meta.labels.size()) +
                     " labels, or another order) than the run (" + std::to_string(labels.size()) +
@@ -233,17 +233,17 @@ EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, co
   // Balanced class weights are the training file's label frequencies: read it as training does.
   if (cfg.training.loss.class_weights_mode == ClassWeights::Balanced) {
     if (cfg.data.train.empty())
-      throw UserError("training.loss.class_weights: balanced weights come from data.train's labels, and data.train "
-                      "is not set: set it to the training file (or give the weights as a list)");
-    const auto train = load_task_data(cfg.task, cfg.data, labels, cfg.data.train, *lm.tokenizer,
-                                      lm.meta.max_seq_length, lm.meta.truncate_method, true, cfg.span);
+      throw UserError(
+          "training.loss.class_weights: balanced weights come from data.train's labels, and data.train "
+          "is not set: set it to the training file (or give the weights as a list)");
+    const auto train = load_task_data(cfg.task, cfg.data, labels, cfg.data.train, *lm.tokenizer, lm.meta.max_seq_length,
+                                      lm.meta.truncate_method, true, cfg.span);
     setup.class_weights = class_weights_for(cfg, labels, train, nullptr);
   } else {
     setup.class_weights = class_weights_for(cfg, labels, TaskData{}, nullptr);
   }
   apply_training_loss(cfg, *lm.model, setup.class_weights);
-  if (!cfg.distill.teacher.empty())
-    setup.model = distillation_model(cfg, lm.model, *lm.tokenizer, labels);
+  if (!cfg.distill.teacher.empty()) setup.model = distillation_model(cfg, lm.model, *lm.tokenizer, labels);
   return setup;
 }
 
@@ -257,10 +257,11 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   HfConfig hf;
   if (!pretrained.empty()) hf = read_hf_config(pretrained / "config.json");
   const models::Architecture& arch = models::architecture(hf.bert.model_type());
-  if (cfg.model.vocab.empty() && pretrained.empty()) throw UserError("model.vocab: required when model.pretrained is null");
+  if (cfg.model.vocab.empty() && pretrained.empty())
+    throw UserError("model.vocab: required when model.pretrained is null");
   if (!cfg.model.vocab.empty() && arch.tokenizer != models::TokenizerKind::WordPiece)
-    throw UserError("model.vocab: a WordPiece vocabulary, but " + (pretrained / "config.json").string() +
-                    " is a " + arch.model_type + " model whose tokenizer is read from its directory: remove model.vocab");
+    throw UserError("model.vocab: a WordPiece vocabulary, but " + (pretrained / "config.json").string() + " is a " +
+                    arch.model_type + " model whose tokenizer is read from its directory: remove model.vocab");
   const TokenizerFiles tokenizer_files = load_tokenizer(pretrained, arch, cfg.model.do_lower_case, cfg.model.vocab);
   const auto& tokenizer = tokenizer_files.tokenizer;
   const std::string vocab_name = tokenizer_files.files.front().string();
@@ -278,7 +279,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     if (!parts.dev.encoded.empty() && masked_tokens(parts.dev.encoded, masking) == 0) {
       const std::string what = "data.dev: the fixed evaluation masks select no token in its " +
                                std::to_string(parts.dev.encoded.size()) + " text(s) (model.mlm_probability " +
-                               std::to_string(cfg.model.mlm_probability) + "), so no dev loss or perplexity can be "
+                               std::to_string(cfg.model.mlm_probability) +
+                               "), so no dev loss or perplexity can be "
                                "computed; add dev texts or raise model.mlm_probability";
       if (cfg.training.early_stopping.patience > 0) throw UserError(what + " (training.early_stopping watches them)");
       parts.notes.push_back("warning: " + what + "; the run has no dev metrics and no best/");
@@ -295,7 +297,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     parts.train.span = cfg.span;
     parts.train.encoded = encode_examples(cfg.task, parts.train.examples, *tokenizer,
                                           static_cast<int>(cfg.model.max_seq_length), method, cfg.span);
-    for (auto& line : label_report(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, parts.train.examples))
+    for (auto& line :
+         label_report(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, parts.train.examples))
       parts.notes.push_back(std::move(line));
     if (!cfg.data.dev.empty())
       parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
@@ -311,20 +314,19 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   hf.bert.sparse_embeddings(cfg.model.sparse_embeddings);
   try {
     hf.bert.validate();
-  } catch (const std::invalid_argument& e) {
-    throw UserError(std::string("model.bert: ") + e.what());
-  }
+  } catch (const std::invalid_argument& e) { throw UserError(std::string("model.bert: ") + e.what()); }
   if (tokenizer->vocab_size() > hf.bert.vocab_size())
     throw UserError((cfg.model.vocab.empty() ? std::string("model.pretrained") : std::string("model.vocab")) + ": '" +
                     vocab_name + "' has " + std::to_string(tokenizer->vocab_size()) +
                     " tokens but the model's vocab_size is " + std::to_string(hf.bert.vocab_size()));
   if (cfg.model.max_seq_length > models::max_input_length(hf.bert))
-    throw UserError("model.max_seq_length: " + std::to_string(cfg.model.max_seq_length) +
-                    " exceeds the model's max_position_embeddings " + std::to_string(hf.bert.max_position_embeddings()) +
-                    (models::max_input_length(hf.bert) != hf.bert.max_position_embeddings()
-                         ? " less the " + std::to_string(hf.bert.max_position_embeddings() - models::max_input_length(hf.bert)) +
-                               " positions its family reserves"
-                         : std::string()));
+    throw UserError(
+        "model.max_seq_length: " + std::to_string(cfg.model.max_seq_length) +
+        " exceeds the model's max_position_embeddings " + std::to_string(hf.bert.max_position_embeddings()) +
+        (models::max_input_length(hf.bert) != hf.bert.max_position_embeddings()
+             ? " less the " + std::to_string(hf.bert.max_position_embeddings() - models::max_input_length(hf.bert)) +
+                   " positions its family reserves"
+             : std::string()));
   check_segments(cfg.task, cfg.data.text_fields, "data.text_fields", models::usable_token_types(hf.bert),
                  cfg.model.bert.type_vocab_size ? std::string("the model (model.bert.type_vocab_size)")
                  : pretrained.empty()           ? std::string("the model")
@@ -345,9 +347,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   } else {
     try {
       model = models::make_encoder_task_model(cfg.task, hf.bert, num_labels);
-    } catch (const std::invalid_argument& e) {
-      throw UserError(std::string("model.bert: ") + e.what());
-    }
+    } catch (const std::invalid_argument& e) { throw UserError(std::string("model.bert: ") + e.what()); }
   }
   parts.class_weights = class_weights_for(cfg, parts.labels, parts.train, &parts.notes);
   apply_training_loss(cfg, *model, parts.class_weights);
@@ -360,8 +360,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   const auto meta = model_meta(cfg, parts.labels.names);
   const auto hf_base = hf;
   const auto labels = parts.labels.names;
-  parts.save_model = [model, hf_base, labels, tokenizer_files, meta](const fs::path& dir,
-                                                               const std::function<void(const fs::path&)>& extra) {
+  parts.save_model = [model, hf_base, labels, tokenizer_files, meta](
+                         const fs::path& dir, const std::function<void(const fs::path&)>& extra) {
     save_model_dir(dir, *model, describe_model(*model, labels, hf_base), tokenizer_files, meta, extra);
   };
   parts.load_model = [model](const fs::path& dir) { load_checkpoint_weights(*model, dir); };

@@ -22,7 +22,9 @@ bool improves(const std::string& name, double v, double best) {
 }
 
 EarlyStopping::EarlyStopping(EarlyStoppingConfig config, std::string main_metric, Task task)
-    : config_(std::move(config)), metric_(config_.metric.empty() ? std::move(main_metric) : config_.metric), task_(task) {}
+    : config_(std::move(config)),
+      metric_(config_.metric.empty() ? std::move(main_metric) : config_.metric),
+      task_(task) {}
 
 void EarlyStopping::resume(const EarlyStoppingState& saved) {
   state_ = saved;
@@ -35,8 +37,8 @@ std::optional<std::string> EarlyStopping::update(const MetricSet& metrics, int64
   if (found == metrics.end()) {
     std::string have;
     for (const auto& [k, v] : metrics) have += (have.empty() ? "" : ", ") + k;
-    throw UserError("training.early_stopping.metric: '" + metric_ + "' is not a dev metric of task " + to_string(task_) +
-                    " (expected one of " + have + ")");
+    throw UserError("training.early_stopping.metric: '" + metric_ + "' is not a dev metric of task " +
+                    to_string(task_) + " (expected one of " + have + ")");
   }
   const double v = found->second;
   const bool lower = lower_is_better(metric_);

@@ -37,8 +37,7 @@ std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex
 }
 
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
-                    int64_t batch_size, const torch::Tensor& class_weights, bool sort_by_length,
-                    WorkerPool* workers) {
+                    int64_t batch_size, const torch::Tensor& class_weights, bool sort_by_length, WorkerPool* workers) {
   torch::NoGradGuard no_grad;
   torch::Device device = torch::kCPU;  // evaluation runs on the model's device
   for (const auto& p : model.parameters()) {
@@ -74,7 +73,8 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
   for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
   if (sort_by_length)
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return data.encoded[static_cast<size_t>(a)].input_ids.size() > data.encoded[static_cast<size_t>(b)].input_ids.size();
+      return data.encoded[static_cast<size_t>(a)].input_ids.size() >
+             data.encoded[static_cast<size_t>(b)].input_ids.size();
     });
   const int64_t batches = (n + batch_size - 1) / batch_size;
   // Per batch: its loss sum and normaliser (summed in batch order below, whichever worker ran it).
@@ -121,8 +121,8 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
     }
     ev.answers.resize(data.examples.size());
     for (size_t x = 0; x < data.examples.size(); ++x) {
-      auto best = decode_spans(data.examples[x], windows[x], logits[x], data.span.max_answer_length,
-                                data.span.n_best_size);
+      auto best =
+          decode_spans(data.examples[x], windows[x], logits[x], data.span.max_answer_length, data.span.n_best_size);
       if (!best.empty()) ev.answers[x] = std::move(best.front());
     }
   }
@@ -163,7 +163,8 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
         const auto& ex = data.examples[static_cast<size_t>(i)];
         std::vector<std::string> tt, pp;
         for (auto l : ex.labels) tt.push_back(labels.names[static_cast<size_t>(l)]);
-        for (auto l : word_predictions(data.encoded[static_cast<size_t>(i)], ex, ev.logits[static_cast<size_t>(i)], outside))
+        for (auto l :
+             word_predictions(data.encoded[static_cast<size_t>(i)], ex, ev.logits[static_cast<size_t>(i)], outside))
           pp.push_back(labels.names[static_cast<size_t>(l)]);
         t.push_back(std::move(tt));
         p.push_back(std::move(pp));
@@ -181,7 +182,10 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
         for (const auto& a : data.examples[x].answers) golds.back().push_back(a.text);
         if (!chinese)
           for (char32_t c : unicode::decode_utf8(data.examples[x].texts.at(1)))
-            if (c >= 0x4E00 && c <= 0x9FFF) { chinese = true; break; }
+            if (c >= 0x4E00 && c <= 0x9FFF) {
+              chinese = true;
+              break;
+            }
       }
       const auto squad = squad_metrics(predictions, golds), cmrc = cmrc_metrics(predictions, golds);
       const bool use_cmrc = data.span.metric == SpanMetric::Cmrc || (data.span.metric == SpanMetric::Auto && chinese);

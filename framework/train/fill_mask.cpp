@@ -12,8 +12,8 @@
 namespace unif::framework {
 
 std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const Tokenizer& tokenizer,
-                                      const std::vector<std::string>& texts, int64_t max_seq_length,
-                                      int64_t batch_size, int64_t top_k, WorkerPool* workers) {
+                                      const std::vector<std::string>& texts, int64_t max_seq_length, int64_t batch_size,
+                                      int64_t top_k, WorkerPool* workers) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -45,7 +45,9 @@ std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const Tokenizer&
     torch::NoGradGuard no_grad_here;
     const int64_t start = k * batch_size, b = std::min(n, start + batch_size) - start;
     int64_t l = 0;
-    for (int64_t i = 0; i < b; ++i) l = std::max<int64_t>(l, static_cast<int64_t>(ids[static_cast<size_t>(order[static_cast<size_t>(start + i)])].size()));
+    for (int64_t i = 0; i < b; ++i)
+      l = std::max<int64_t>(
+          l, static_cast<int64_t>(ids[static_cast<size_t>(order[static_cast<size_t>(start + i)])].size()));
     if (l == 0) return;  // only texts with an error
     models::Batch batch;
     batch.input_ids = torch::zeros({b, l}, torch::kLong);

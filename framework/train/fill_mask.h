@@ -33,7 +33,7 @@ struct FillMaskResult {
 /// gradients), in batches of similar lengths (spread over `workers` when given); per text the
 /// fills of its [MASK] positions (none: an empty list) or an error.
 std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const Tokenizer& tokenizer,
-                                      const std::vector<std::string>& texts, int64_t max_seq_length,
-                                      int64_t batch_size, int64_t top_k = 5, WorkerPool* workers = nullptr);
+                                      const std::vector<std::string>& texts, int64_t max_seq_length, int64_t batch_size,
+                                      int64_t top_k = 5, WorkerPool* workers = nullptr);
 
 }  // namespace unif::framework

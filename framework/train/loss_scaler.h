@@ -24,7 +24,7 @@
 namespace unif::framework {
 
 struct LossScalerOptions {
-  double init_scale = 65536.0;   // 2^16
+  double init_scale = 65536.0;  // 2^16
   double growth_factor = 2.0;
   double backoff_factor = 0.5;
   int64_t growth_interval = 2000;  // good steps in a row before the scale grows

@@ -37,9 +37,9 @@ void check_segments(Task task, const std::vector<std::string>& text_fields, cons
   std::string list;
   for (const auto& f : text_fields) list += (list.empty() ? "" : ", ") + f;
   throw UserError(fields_key + ": [" + list + "] makes " +
-                  (question_context ? "question / context pairs" : "sentence pairs") +
-                  " (token types 0 and 1), but " + model_name + " has type_vocab_size " +
-                  std::to_string(type_vocab_size) + " (one token type, as RoBERTa-style configs): " +
+                  (question_context ? "question / context pairs" : "sentence pairs") + " (token types 0 and 1), but " +
+                  model_name + " has type_vocab_size " + std::to_string(type_vocab_size) +
+                  " (one token type, as RoBERTa-style configs): " +
                   (question_context ? to_string(task) + " needs a model with type_vocab_size >= 2"
                                     : "use one text field or a model with type_vocab_size >= 2"));
 }
@@ -107,7 +107,8 @@ void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, 
     // model.vocab may have another name).
     const auto& arch = model.architecture();
     for (const auto& file : tokenizer.files) {
-      const fs::path name = arch.tokenizer == models::TokenizerKind::WordPiece ? fs::path("vocab.txt") : file.filename();
+      const fs::path name =
+          arch.tokenizer == models::TokenizerKind::WordPiece ? fs::path("vocab.txt") : file.filename();
       fs::copy_file(file, tmp / name, fs::copy_options::overwrite_existing);
     }
     write_model_meta(tmp / "unif.yaml", meta);
@@ -127,9 +128,7 @@ void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, 
         std::stringstream text;
         text << in.rdbuf();
         j = parse_json(text.str());
-      } catch (const JsonInputError& e) {
-        throw UserError(tokenizer.config.string() + ": invalid JSON: " + e.what());
-      }
+      } catch (const JsonInputError& e) { throw UserError(tokenizer.config.string() + ": invalid JSON: " + e.what()); }
       if (!j.is_object()) throw UserError(tokenizer.config.string() + ": expected a JSON object");
       j["model_max_length"] = meta.max_seq_length;
       if (!j.contains("tokenizer_class")) j["tokenizer_class"] = tokenizer.tokenizer_class;
@@ -208,7 +207,8 @@ LoadedModel load_model_dir(const fs::path& dir) {
   if (!fs::is_directory(dir, ec)) throw UserError("--model: '" + dir.string() + "' is not a directory");
   // A run's output_dir instead of one of its model directories: say which to use.
   if (!fs::exists(dir / "config.json", ec) &&
-      (fs::is_directory(dir / "final", ec) || fs::is_directory(dir / "best", ec) || fs::is_directory(dir / "checkpoints", ec)))
+      (fs::is_directory(dir / "final", ec) || fs::is_directory(dir / "best", ec) ||
+       fs::is_directory(dir / "checkpoints", ec)))
     throw UserError("--model: '" + dir.string() + "' is a run's output_dir, not a model directory: use " +
                     (dir / "final").string() + " (the model at the end of training) or " + (dir / "best").string() +
                     " (the best dev score)");
@@ -249,9 +249,7 @@ LoadedModel load_model_dir(const fs::path& dir) {
   const int64_t num_labels = head_num_labels(lm.meta.task, lm.meta.labels.size());
   try {
     lm.hf.bert.validate();
-  } catch (const std::invalid_argument& e) {
-    throw UserError((dir / "config.json").string() + ": " + e.what());
-  }
+  } catch (const std::invalid_argument& e) { throw UserError((dir / "config.json").string() + ": " + e.what()); }
   PretrainedOptions po;
   po.task = lm.meta.task;
   po.num_labels = num_labels;

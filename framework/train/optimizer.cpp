@@ -136,8 +136,10 @@ class Sgd final : public Optimizer {
       if (o_.momentum != 0.0) {
         bool fresh = slots_.size() <= i || !slots_[i].count("momentum_buffer");
         auto& buf = slot(i, "momentum_buffer");
-        if (fresh) buf.copy_(g);
-        else buf.mul_(o_.momentum).add_(g);
+        if (fresh)
+          buf.copy_(g);
+        else
+          buf.mul_(o_.momentum).add_(g);
         g = buf;
       }
       p.tensor.add_(g, -lr * p.lr_scale);
@@ -195,15 +197,15 @@ std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const 
 std::optional<int64_t> encoder_layer_index(const std::string& name) {
   // encoder.layer.N. (BERT, RoBERTa, XLM-R, ELECTRA), transformer.layer.N. (DistilBERT),
   // encoder.albert_layer_groups.N. (ALBERT: a group of shared layers counts as one layer).
-  static const std::regex layer_re(R"((^|\.)(encoder\.layer|transformer\.layer|encoder\.albert_layer_groups)\.(\d+)\.)");
+  static const std::regex layer_re(
+      R"((^|\.)(encoder\.layer|transformer\.layer|encoder\.albert_layer_groups)\.(\d+)\.)");
   std::smatch m;
   if (!std::regex_search(name, m, layer_re)) return std::nullopt;
   return std::stoll(m[3].str());
 }
 
 std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::string, torch::Tensor>>& named,
-                                          double weight_decay, double layerwise_lr_decay,
-                                          int64_t num_layers) {
+                                          double weight_decay, double layerwise_lr_decay, int64_t num_layers) {
   std::vector<OptimParam> out;
   for (const auto& [name, t] : named) {
     if (!t.requires_grad()) continue;
@@ -249,7 +251,8 @@ double sum_of_squares(const torch::Tensor& v) {
       for (; i + 8 <= end; i += 8)
         for (int j = 0; j < 8; ++j) acc[j] += static_cast<double>(x[i + j]) * static_cast<double>(x[i + j]);
       for (; i < end; ++i) acc[0] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
-      partial[static_cast<size_t>(b)] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+      partial[static_cast<size_t>(b)] =
+          ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
     }
   });
   double sum = 0.0;
@@ -274,8 +277,10 @@ double clip_grad_norm(const std::vector<OptimParam>& params, double max_norm) {
     for (const auto& p : params) {
       auto& g = p.tensor.mutable_grad();
       if (!g.defined()) continue;
-      if (g.is_sparse()) g = g.coalesce() * coef;
-      else g.mul_(coef);
+      if (g.is_sparse())
+        g = g.coalesce() * coef;
+      else
+        g.mul_(coef);
     }
   }
   return total;

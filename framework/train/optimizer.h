@@ -27,7 +27,7 @@ struct OptimizerOptions {
   OptimizerKind name = OptimizerKind::AdamW;
   double weight_decay = 0.01;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-6;
-  double momentum = 0.0;       // sgd only
+  double momentum = 0.0;  // sgd only
 };
 
 class Optimizer {
@@ -49,7 +49,7 @@ class Optimizer {
   int64_t steps() const { return steps_; }
 
  protected:
-  torch::Tensor& slot(size_t i, const std::string& name);  // zero-initialized on first use
+  torch::Tensor& slot(size_t i, const std::string& name);   // zero-initialized on first use
   static torch::Tensor dense_grad(const torch::Tensor& p);  // undefined when p has no gradient
   std::vector<OptimParam> params_;
   std::vector<std::map<std::string, torch::Tensor>> slots_;
@@ -68,8 +68,7 @@ std::optional<int64_t> encoder_layer_index(const std::string& name);
 /// projection), i+1 = encoder layer i, num_layers+1 = everything else (pooler, head); lr_scale =
 /// decay^(num_layers + 1 - depth). Frozen parameters (requires_grad false) are left out.
 std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::string, torch::Tensor>>& named,
-                                          double weight_decay, double layerwise_lr_decay,
-                                          int64_t num_layers);
+                                          double weight_decay, double layerwise_lr_decay, int64_t num_layers);
 
 /// Clips the global L2 norm of all gradients to max_norm (as torch.nn.utils.clip_grad_norm_, sparse
 /// gradients included); returns the norm before clipping.

@@ -63,12 +63,12 @@ void OptimizerStep::run() {
   const bool any = group_ ? group_->any(mine) : mine;
   if (any) {
     if (!report_.nonfinite)
-      report_.what = loss_nonfinite_ ? "the loss is " + fmt_num(loss_)
-                     : facts.scale_at_floor && !facts.grads_finite
-                         ? "the gradients are not finite even at the smallest fp16 loss scale (" +
-                               fmt_num(scaler_->scale()) + ")"
-                     : mine ? "the gradient norm is " + fmt_num(norm)
-                            : "the loss or gradient norm is not finite on another rank";
+      report_.what =
+          loss_nonfinite_ ? "the loss is " + fmt_num(loss_)
+          : facts.scale_at_floor && !facts.grads_finite
+              ? "the gradients are not finite even at the smallest fp16 loss scale (" + fmt_num(scaler_->scale()) + ")"
+          : mine ? "the gradient norm is " + fmt_num(norm)
+                 : "the loss or gradient norm is not finite on another rank";
     report_.nonfinite = true;
   }
   if (any || outcome != StepOutcome::Update) {

@@ -26,8 +26,7 @@ OutputDirLock::OutputDirLock(const std::filesystem::path& dir) {
     const auto n = ::pread(fd_, buf, sizeof buf - 1, 0);
     ::close(fd_);
     fd_ = -1;
-    if (err != EWOULDBLOCK)
-      throw UserError("output_dir: cannot lock " + file.string() + ": " + std::strerror(err));
+    if (err != EWOULDBLOCK) throw UserError("output_dir: cannot lock " + file.string() + ": " + std::strerror(err));
     std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
     pid = pid.substr(0, pid.find_first_not_of("0123456789"));
     throw UserError("output_dir '" + dir.string() + "' is in use by another unif run" +
@@ -35,7 +34,8 @@ OutputDirLock::OutputDirLock(const std::filesystem::path& dir) {
   }
   const auto text = std::to_string(::getpid()) + "\n";
   // The pid is information for the message above only; failing to write it is not an error.
-  if (::ftruncate(fd_, 0) == 0) [[maybe_unused]] const auto written = ::pwrite(fd_, text.data(), text.size(), 0);
+  if (::ftruncate(fd_, 0) == 0) [[maybe_unused]]
+    const auto written = ::pwrite(fd_, text.data(), text.size(), 0);
 }
 
 OutputDirLock::~OutputDirLock() {

@@ -36,8 +36,8 @@ struct TrainerParts {
   LabelSet labels;
   TaskData train, dev;
   TaskData test;  // data.test: scored once with the final model at the end of training (SPEC §7)
-  std::function<void(const std::filesystem::path& dir,
-                     const std::function<void(const std::filesystem::path&)>& extra)> save_model;
+  std::function<void(const std::filesystem::path& dir, const std::function<void(const std::filesystem::path&)>& extra)>
+      save_model;
   /// Loads a checkpoint's model weights (resume).
   std::function<void(const std::filesystem::path& dir)> load_model;
   /// Lines for the training log (e.g. which weights were freshly initialised).

@@ -34,8 +34,7 @@ bool same_value(const std::string& key, const nlohmann::json& a, const nlohmann:
 
 using nlohmann::json;
 
-json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn::Module& model,
-                  int64_t train_entries) {
+json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn::Module& model, int64_t train_entries) {
   int64_t tensors = 0, params = 0;
   for (const auto& p : model.named_parameters()) {
     ++tensors;

@@ -55,7 +55,8 @@ void RunLog::clear_line() {
 
 std::string RunLog::bar(int64_t step, int64_t total) {
   constexpr int kWidth = 20;
-  const double fraction = total > 0 ? std::clamp(static_cast<double>(step) / static_cast<double>(total), 0.0, 1.0) : 0.0;
+  const double fraction =
+      total > 0 ? std::clamp(static_cast<double>(step) / static_cast<double>(total), 0.0, 1.0) : 0.0;
   const auto filled = static_cast<int>(fraction * kWidth);
   char pct[8];
   std::snprintf(pct, sizeof pct, "%3d%% ", static_cast<int>(fraction * 100.0));

@@ -22,11 +22,11 @@ enum class StepOutcome {
 };
 
 struct StepFacts {
-  bool empty = false;            // Z = 0
-  bool loss_finite = true;       // the global batch's loss
-  bool scaled = false;           // fp16 loss scaling is on
-  bool grads_finite = true;      // after unscaling (fp16); ignored when !scaled
-  bool scale_at_floor = false;   // fp16: the loss scale cannot go lower
+  bool empty = false;           // Z = 0
+  bool loss_finite = true;      // the global batch's loss
+  bool scaled = false;          // fp16 loss scaling is on
+  bool grads_finite = true;     // after unscaling (fp16); ignored when !scaled
+  bool scale_at_floor = false;  // fp16: the loss scale cannot go lower
 };
 
 /// The outcome before the gradient norm is known (Update means: go on and clip).

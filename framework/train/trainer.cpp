@@ -57,11 +57,8 @@ template <class F>
 auto as_user_error(F&& call) -> decltype(call()) {
   try {
     return call();
-  } catch (const StrategyError& e) {
-    throw UserError(e.what());
-  }
+  } catch (const StrategyError& e) { throw UserError(e.what()); }
 }
-
 
 }  // namespace
 
@@ -75,7 +72,7 @@ namespace {
 struct StepWindow {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now(), since = start;
-  double loss = 0.0, z = 0.0;   // Σ l_b and Z of the steps taken
+  double loss = 0.0, z = 0.0;  // Σ l_b and Z of the steps taken
   int64_t samples = 0;
   double paused = 0.0, paused_total = 0.0;
   void add(double loss_sum, double step_z) { loss += loss_sum, z += step_z; }
@@ -95,20 +92,20 @@ struct Trainer::State {
   std::unique_ptr<RunLog> log;
   std::unique_ptr<Optimizer> optimizer;
   std::unique_ptr<Schedule> schedule;
-  std::unique_ptr<LossScaler> scaler;   // training.precision fp16 only
+  std::unique_ptr<LossScaler> scaler;  // training.precision fp16 only
   std::unique_ptr<OptimizerStep> stepper;
   std::unique_ptr<adversarial::Strategy> strategy;
   std::unique_ptr<GradientEngine> engine;
   std::unique_ptr<EarlyStopping> early_stopping;
-  torch::Device home = torch::kCPU;     // the master model's device (make_engine puts it on a GPU)
+  torch::Device home = torch::kCPU;          // the master model's device (make_engine puts it on a GPU)
   std::unique_ptr<WorkerPool> eval_workers;  // evaluation threads: the CPU replicas of the set-up
 
   TrainerState st;  // position, best, skipped steps (what a checkpoint holds)
   int64_t batches_per_epoch = 0, steps_per_epoch = 0, total_steps = 0;
   nlohmann::json identity;
-  int64_t saved_step = -1;      // the step of the last checkpoint this run wrote
-  int64_t skips_in_a_row = 0;   // non-finite steps since the last update (this process)
-  std::vector<int64_t> order;   // this epoch's example order
+  int64_t saved_step = -1;     // the step of the last checkpoint this run wrote
+  int64_t skips_in_a_row = 0;  // non-finite steps since the last update (this process)
+  std::vector<int64_t> order;  // this epoch's example order
 
   // ---- the pieces of fit() ----
   fs::path resume_point() const;
@@ -135,7 +132,8 @@ struct Trainer::State {
 Trainer::Trainer(RunConfig cfg, std::shared_ptr<ProcessGroup> group)
     : Trainer(cfg, build_trainer_parts(cfg), std::move(group)) {}
 
-Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup> group) : s_(std::make_unique<State>()) {
+Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup> group)
+    : s_(std::make_unique<State>()) {
   auto& s = *s_;
   s.cfg = std::move(cfg);
   s.parts = std::move(parts);
@@ -152,9 +150,10 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   s.batches_per_epoch = (n + t.batch_size - 1) / t.batch_size;
   s.steps_per_epoch = (s.batches_per_epoch + t.grad_accum_steps - 1) / t.grad_accum_steps;
   s.total_steps = t.max_steps > 0 ? t.max_steps : t.epochs * s.steps_per_epoch;
-  const int64_t warmup = t.schedule.warmup_steps > 0
-                             ? t.schedule.warmup_steps
-                             : static_cast<int64_t>(std::ceil(t.schedule.warmup_ratio * static_cast<double>(s.total_steps)));
+  const int64_t warmup =
+      t.schedule.warmup_steps > 0
+          ? t.schedule.warmup_steps
+          : static_cast<int64_t>(std::ceil(t.schedule.warmup_ratio * static_cast<double>(s.total_steps)));
   s.schedule = std::make_unique<Schedule>(t.schedule.name, warmup, s.total_steps);
 
   std::vector<std::pair<std::string, torch::Tensor>> named;
@@ -171,24 +170,25 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   oo.momentum = t.optimizer.momentum;
   s.optimizer = make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers), oo);
   s.strategy = make_strategy(s.cfg.adversarial);
-  s.early_stopping = std::make_unique<EarlyStopping>(t.early_stopping, main_metric(metric_kind(s.cfg.task)), s.cfg.task);
+  s.early_stopping =
+      std::make_unique<EarlyStopping>(t.early_stopping, main_metric(metric_kind(s.cfg.task)), s.cfg.task);
   // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),
   // said first in the log; s.cfg keeps "auto" (config.yaml, resume checks).
-  const auto parallel =
-      resolve_devices(parse_devices(s.cfg.parallel.devices), s.group.get(), s.parts.model->word_embeddings()->weight.size(1),
-                      t.batch_size);
+  const auto parallel = resolve_devices(parse_devices(s.cfg.parallel.devices), s.group.get(),
+                                        s.parts.model->word_embeddings()->weight.size(1), t.batch_size);
   const auto& devices = parallel.devices;
   const Precision precision = t.precision;
   if (precision == Precision::FP16) s.scaler = std::make_unique<LossScaler>();
-  s.stepper = std::make_unique<OptimizerStep>(*s.optimizer, *s.schedule, t.optimizer.lr, t.max_grad_norm, s.scaler.get(),
-                                              s.group);
+  s.stepper = std::make_unique<OptimizerStep>(*s.optimizer, *s.schedule, t.optimizer.lr, t.max_grad_norm,
+                                              s.scaler.get(), s.group);
   OptimizerStep* stepper = s.stepper.get();
   EngineOptions engine;
   engine.devices = devices;
   engine.threads_per_replica = s.cfg.parallel.threads_per_replica;
   engine.precision = precision;
   engine.group = s.group;
-  s.engine = make_engine(s.parts.model, [stepper] { stepper->run(); }, engine);
+  s.engine = make_engine(
+      s.parts.model, [stepper] { stepper->run(); }, engine);
   for (const auto& p : s.parts.model->parameters()) {
     s.home = p.device();
     break;
@@ -205,10 +205,13 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
     // training.resume: overwrite: start over in this output_dir. Only what a run writes goes (other
     // files of the user's stay), before the log file is opened below.
     if (t.resume == Resume::Overwrite)
-      for (const char* name : {"checkpoints", "final", "best", "tensorboard", "metrics.jsonl", "train.log", "config.yaml"}) {
+      for (const char* name :
+           {"checkpoints", "final", "best", "tensorboard", "metrics.jsonl", "train.log", "config.yaml"}) {
         std::error_code rm;
         fs::remove_all(s.out_dir / name, rm);
-        if (rm) throw UserError("training.resume: overwrite: cannot remove " + (s.out_dir / name).string() + ": " + rm.message());
+        if (rm)
+          throw UserError("training.resume: overwrite: cannot remove " + (s.out_dir / name).string() + ": " +
+                          rm.message());
       }
   }
   s.log = std::make_unique<RunLog>(s.out_dir, s.writer, s.group ? static_cast<int>(s.group->rank()) : -1);
@@ -216,9 +219,11 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   if (precision == Precision::BF16 && cpus > 0) {
     const double slowdown = cpu_bf16_matmul_slowdown();
     if (slowdown > kBf16SlowdownWarning)
-      s.log->warn("training.precision bf16 on a CPU: this LibTorch multiplies bfloat16 matrices {:.0f}x slower than "
-                  "float32 here (no fast bfloat16 GEMM for this CPU in this build), so bf16 trains slower, not faster; fp32 is "
-                  "the faster choice on this machine (docs/performance.md)", slowdown);
+      s.log->warn(
+          "training.precision bf16 on a CPU: this LibTorch multiplies bfloat16 matrices {:.0f}x slower than "
+          "float32 here (no fast bfloat16 GEMM for this CPU in this build), so bf16 trains slower, not faster; fp32 is "
+          "the faster choice on this machine (docs/performance.md)",
+          slowdown);
   }
 }
 
@@ -264,9 +269,10 @@ fs::path Trainer::State::resume_point() const {
     return resume;
   }
   if (!complete_checkpoints(ckpt_root).empty())
-    throw UserError("output_dir: '" + out_dir.string() +
-                    "' already holds checkpoints; set training.resume: auto to continue them, training.resume: overwrite "
-                    "to start over here (the previous run's files are removed), or choose another output_dir");
+    throw UserError(
+        "output_dir: '" + out_dir.string() +
+        "' already holds checkpoints; set training.resume: auto to continue them, training.resume: overwrite "
+        "to start over here (the previous run's files are removed), or choose another output_dir");
   return {};
 }
 
@@ -274,8 +280,10 @@ fs::path Trainer::State::resume_point() const {
 // max_seq_length, task, data file... would resume at a position that means something else.
 void Trainer::State::check_identity(const fs::path& checkpoint, const TrainerState& saved) const {
   if (saved.identity.is_null()) {
-    log->warn("{}: this checkpoint stores no run identity (written by an older unif): resuming without checking "
-              "that batch size, max_seq_length, data and labels are unchanged", checkpoint.string());
+    log->warn(
+        "{}: this checkpoint stores no run identity (written by an older unif): resuming without checking "
+        "that batch size, max_seq_length, data and labels are unchanged",
+        checkpoint.string());
     return;
   }
   const auto changes = identity_changes(saved.identity, identity);
@@ -305,8 +313,10 @@ void Trainer::State::restore(const fs::path& checkpoint, const CheckpointContent
   if (!saved.strategy.empty())
     as_user_error([&] { strategy->load_state(saved.strategy, (checkpoint / "strategy.safetensors").string()); });
   else if (cfg.adversarial.method == AdversarialMethod::Smart && cfg.adversarial.smart_bregman > 0.0)
-    log->info("{} has no strategy.safetensors: smart's teacher restarts from the resumed parameters "
-              "(the resume is not exact)", checkpoint.string());
+    log->info(
+        "{} has no strategy.safetensors: smart's teacher restarts from the resumed parameters "
+        "(the resume is not exact)",
+        checkpoint.string());
   log->info("resumed from {} (step {}, epoch {}, batch {})", checkpoint.string(), st.step, st.epoch, st.batch_in_epoch);
   // What differs from the resumed run's config (checkpoints before it was stored: output_dir/config.yaml).
   std::string previous = saved.state.config;
@@ -324,7 +334,8 @@ void Trainer::State::restore(const fs::path& checkpoint, const CheckpointContent
 std::vector<int64_t> Trainer::State::order_of(int64_t epoch) const {
   const auto& t = cfg.training;
   if (!t.group_by_length)
-    return epoch_order(static_cast<int64_t>(parts.train.encoded.size()), static_cast<uint64_t>(cfg.seed), epoch, t.shuffle);
+    return epoch_order(static_cast<int64_t>(parts.train.encoded.size()), static_cast<uint64_t>(cfg.seed), epoch,
+                       t.shuffle);
   std::vector<int64_t> lengths;
   for (const auto& e : parts.train.encoded) lengths.push_back(static_cast<int64_t>(e.input_ids.size()));
   return length_grouped_order(lengths, t.batch_size, static_cast<uint64_t>(cfg.seed), epoch);
@@ -344,7 +355,8 @@ std::vector<models::Batch> Trainer::State::next_batches(double& z) {
     if (cfg.task == Task::MaskedLm)  // masks of this epoch (mlm.h): any device count, exact resume
       micro.push_back(to_device(collate_mlm(parts.train.encoded, idx, parts.train.mlm, st.epoch), home));
     else
-      micro.push_back(to_device(collate(cfg.task, parts.train.encoded, parts.train.examples, idx, parts.labels.size()), home));
+      micro.push_back(
+          to_device(collate(cfg.task, parts.train.encoded, parts.train.examples, idx, parts.labels.size()), home));
     z += loss_normalizer(cfg.task, micro.back(), parts.class_weights);
   }
   return micro;
@@ -354,12 +366,13 @@ std::vector<models::Batch> Trainer::State::next_batches(double& z) {
 // `broken_model`: skipping batches cannot help, so skip is not suggested.
 int Trainer::State::stop_nonfinite(int64_t step, const std::string& what, bool broken_model) const {
   const auto last = newest_complete_checkpoint(ckpt_root);
-  log->error(fmt::format(
-      "training.nonfinite: step {}: {}; the run stops with {} ({}; no final/ written). "
-      "Lower training.optimizer.lr or training.max_grad_norm{}",
-      step, what, broken_model ? "no further update" : "the update not taken",
-      last.empty() ? std::string("no checkpoint was saved") : "the last complete checkpoint " + last.string() + " is kept",
-      broken_model ? "" : ", check the data, or set training.nonfinite: skip"));
+  log->error(
+      fmt::format("training.nonfinite: step {}: {}; the run stops with {} ({}; no final/ written). "
+                  "Lower training.optimizer.lr or training.max_grad_norm{}",
+                  step, what, broken_model ? "no further update" : "the update not taken",
+                  last.empty() ? std::string("no checkpoint was saved")
+                               : "the last complete checkpoint " + last.string() + " is kept",
+                  broken_model ? "" : ", check the data, or set training.nonfinite: skip"));
   return 3;
 }
 
@@ -393,7 +406,8 @@ void Trainer::State::save_checkpoint() {
   });
   require_complete(dir, "checkpoint");
   if (!fs::exists(dir / "trainer_state.json"))
-    throw UserError(dir.string() + ": the checkpoint has no trainer_state.json: save_model must call extra(tmp) "
+    throw UserError(dir.string() +
+                    ": the checkpoint has no trainer_state.json: save_model must call extra(tmp) "
                     "before writing COMPLETE (docs/cpp-api.md)");
   prune_checkpoints(ckpt_root, cfg.training.keep_checkpoints);
   log->info("saved checkpoint {}", dir.string());
@@ -446,22 +460,23 @@ std::string Trainer::State::score_test() {
 void Trainer::State::log_start() const {
   const auto& t = cfg.training;
   // Span extraction trains on context windows: a long context gives several per example.
-  const std::string entries =
-      parts.train.encoded.size() == parts.train.examples.size() || parts.train.examples.empty()
-          ? std::to_string(parts.train.encoded.size()) + " examples"
-          : std::to_string(parts.train.examples.size()) + " examples (" + std::to_string(parts.train.encoded.size()) +
-                " windows)";
+  const std::string entries = parts.train.encoded.size() == parts.train.examples.size() || parts.train.examples.empty()
+                                  ? std::to_string(parts.train.encoded.size()) + " examples"
+                                  : std::to_string(parts.train.examples.size()) + " examples (" +
+                                        std::to_string(parts.train.encoded.size()) + " windows)";
   log->info("training: {}, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step); precision {}",
             entries, t.batch_size, t.grad_accum_steps, steps_per_epoch, total_steps, strategy->name(),
             strategy->passes_per_step(), strategy->passes_per_step() == 1 ? "" : "es", name_of(t.precision));
   if (!group) return;
   std::string shares;
-  for (const auto& sh : shard_batch(t.batch_size, group->size())) shares += (shares.empty() ? "" : " + ") + std::to_string(sh.size);
+  for (const auto& sh : shard_batch(t.batch_size, group->size()))
+    shares += (shares.empty() ? "" : " + ") + std::to_string(sh.size);
   std::string devices;
   for (const auto& d : cfg.parallel.devices) devices += (devices.empty() ? "" : ", ") + d;
-  log->info("distributed: {} processes, backend {}, this is rank {} (the writer); each batch of {} is split {} "
-            "over the ranks; parallel.devices [{}] in each rank",
-            group->size(), group->backend(), group->rank(), t.batch_size, shares, devices);
+  log->info(
+      "distributed: {} processes, backend {}, this is rank {} (the writer); each batch of {} is split {} "
+      "over the ranks; parallel.devices [{}] in each rank",
+      group->size(), group->backend(), group->rank(), t.batch_size, shares, devices);
 }
 
 // training.nonfinite after a step (returns the exit code when the run stops, else 0), and a step
@@ -476,10 +491,13 @@ int Trainer::State::account_step(const OptimizerStep::Report& report, bool empty
     // skip is for a few bad batches; a model whose every step fails is broken, and training it on
     // would end in a final/ that predicts nothing (exit 0 with an all-NaN or overflowing model).
     if (!parameters_finite())
-      return stop_nonfinite(st.step + 1, "the model's parameters are not finite (an earlier update overflowed them)", true);
+      return stop_nonfinite(st.step + 1, "the model's parameters are not finite (an earlier update overflowed them)",
+                            true);
     if (skips_in_a_row >= std::max<int64_t>(2, steps_per_epoch))
-      return stop_nonfinite(st.step + 1, fmt::format("{} steps in a row (a whole epoch) were not finite: the model, "
-                                                     "not a few batches, is broken", skips_in_a_row),
+      return stop_nonfinite(st.step + 1,
+                            fmt::format("{} steps in a row (a whole epoch) were not finite: the model, "
+                                        "not a few batches, is broken",
+                                        skips_in_a_row),
                             true);
   } else if (empty) {
     log->info("step {}: nothing to predict in this batch (no {} token): no update", st.step + 1,
@@ -503,9 +521,13 @@ void Trainer::State::log_step(StepWindow& window, double lr, int64_t step0) cons
   // No loss when nothing in the window had a target (every step skipped, or Z = 0): null in
   // metrics.jsonl, "n/a" in the log, never a made-up 0.
   const double loss = window.z > 0 ? window.loss / window.z : std::numeric_limits<double>::quiet_NaN();
-  json record{{"split", "train"}, {"step", st.step}, {"epoch", epoch_f},
-              {"loss", std::isfinite(loss) ? json(loss) : json(nullptr)}, {"lr", lr},
-              {"samples_per_s", sps}, {"train_s", elapsed - window.paused_total}};
+  json record{{"split", "train"},
+              {"step", st.step},
+              {"epoch", epoch_f},
+              {"loss", std::isfinite(loss) ? json(loss) : json(nullptr)},
+              {"lr", lr},
+              {"samples_per_s", sps},
+              {"train_s", elapsed - window.paused_total}};
   if (t.nonfinite == NonFinite::Skip) record["skipped_steps"] = st.skipped_steps;
   log->metrics(record);
   log->progress(st.step, total_steps,
@@ -537,11 +559,13 @@ int Trainer::fit() {
   // models). Its final/ is written when a kill came between the last checkpoint and final/.
   const bool nothing_to_train = !resume_from.empty() && (s.st.step >= s.total_steps || s.early_stopping->stopped());
   if (nothing_to_train && is_complete(s.out_dir / "final")) {
-    s.log->info("output_dir '{}' holds a finished run ({} at step {} of {}; its final model is {}): nothing to train, "
-                "nothing changed. To train again from the start here set training.resume: overwrite (the previous "
-                "run's files are removed), to train longer raise training.max_steps or training.epochs, or choose "
-                "another output_dir", s.out_dir.string(), s.early_stopping->stopped() ? "stopped early" : "done",
-                s.st.step, s.total_steps, (s.out_dir / "final").string());
+    s.log->info(
+        "output_dir '{}' holds a finished run ({} at step {} of {}; its final model is {}): nothing to train, "
+        "nothing changed. To train again from the start here set training.resume: overwrite (the previous "
+        "run's files are removed), to train longer raise training.max_steps or training.epochs, or choose "
+        "another output_dir",
+        s.out_dir.string(), s.early_stopping->stopped() ? "stopped early" : "done", s.st.step, s.total_steps,
+        (s.out_dir / "final").string());
     return 0;
   }
   if (s.group)
@@ -591,14 +615,18 @@ int Trainer::fit() {
     }
     const double step_lr = s.stepper->lr();
     s.stepper->set_loss(loss_sum, loss_sum * scale);
-    if (!stepped) s.engine->optimizer_step();  // -> OptimizerStep::run
-    else s.stepper->mark_loss_nonfinite();     // a strategy that steps itself (freeat)
+    if (!stepped)
+      s.engine->optimizer_step();  // -> OptimizerStep::run
+    else
+      s.stepper->mark_loss_nonfinite();  // a strategy that steps itself (freeat)
     const auto& report = s.stepper->report();
     if (const int code = s.account_step(report, z == 0)) return code;
     ++s.st.step;
     if (s.scaler && s.scaler->update() && !report.nonfinite)
-      s.log->warn("step {}: non-finite gradients under fp16 loss scaling: the update was skipped ({} so far); loss "
-                  "scale now {}", s.st.step, s.scaler->skipped_steps(), s.scaler->scale());
+      s.log->warn(
+          "step {}: non-finite gradients under fp16 loss scaling: the update was skipped ({} so far); loss "
+          "scale now {}",
+          s.st.step, s.scaler->skipped_steps(), s.scaler->scale());
     if (!report.nonfinite) window.add(loss_sum, z);  // a skipped step's loss stays out of the logged average
     if (s.st.batch_in_epoch >= s.batches_per_epoch) {
       ++s.st.epoch;
@@ -606,8 +634,10 @@ int Trainer::fit() {
       s.order = s.order_of(s.st.epoch);
     }
     const bool epoch_end = s.st.batch_in_epoch == 0, last = s.st.step == s.total_steps;
-    if (s.st.step % t.log_every == 0 || last || report.nonfinite) s.log_step(window, step_lr, step0);
-    else s.log->tick(s.st.step, s.total_steps);
+    if (s.st.step % t.log_every == 0 || last || report.nonfinite)
+      s.log_step(window, step_lr, step0);
+    else
+      s.log->tick(s.st.step, s.total_steps);
     const auto pause_t = std::chrono::steady_clock::now();
     if ((t.eval_every > 0 && s.st.step % t.eval_every == 0) || (t.eval_every == 0 && epoch_end) || last) {
       s.evaluate_dev();
@@ -633,8 +663,8 @@ int Trainer::fit() {
     return 130;
   }
   if (s.st.step > step0 && s.st.skipped_steps - skipped0 == s.st.step - step0)
-    return s.stop_nonfinite(s.st.step, fmt::format("every step of the run ({}) was skipped as non-finite", s.st.step - step0),
-                            true);
+    return s.stop_nonfinite(
+        s.st.step, fmt::format("every step of the run ({}) was skipped as non-finite", s.st.step - step0), true);
   if (!s.parameters_finite()) return s.stop_nonfinite(s.st.step, "the model's parameters are not finite", true);
   if (s.writer) {
     s.parts.save_model(s.out_dir / "final", {});

@@ -34,9 +34,9 @@ class Trainer {
 
   /// Trains to the end (or until SIGINT/SIGTERM); returns the process exit code (see above). With
   /// training.nonfinite: error a non-finite step prints `error: ... step N ...` and returns 3 with
-  /// no checkpoint of that step and no final/. Writes output_dir/config.yaml (the resolved config) once the run is known to start or resume.
-  /// Resuming checks the checkpoint's run identity (run_identity) against this run's: UserError
-  /// naming the keys that differ.
+  /// no checkpoint of that step and no final/. Writes output_dir/config.yaml (the resolved config) once the run is
+  /// known to start or resume. Resuming checks the checkpoint's run identity (run_identity) against this run's:
+  /// UserError naming the keys that differ.
   int fit();
   /// Requests a clean stop after the current step (what SIGINT does).
   static void request_stop();

@@ -13,11 +13,19 @@ double number_or_nan(const json& v) { return v.is_null() ? std::numeric_limits<d
 }  // namespace
 
 json TrainerState::to_json() const {
-  json st{{"step", step}, {"epoch", epoch}, {"batch_in_epoch", batch_in_epoch},
-          {"best_metric", number_or_null(best_metric)}, {"best_step", best_step}, {"seed", seed},
-          {"skipped_steps", skipped_steps}, {"identity", identity}, {"config", config},
-          {"early_stopping", {{"best", number_or_null(early_stopping.best)}, {"wait", early_stopping.wait},
-                              {"stopped", early_stopping.stopped}}}};
+  json st{{"step", step},
+          {"epoch", epoch},
+          {"batch_in_epoch", batch_in_epoch},
+          {"best_metric", number_or_null(best_metric)},
+          {"best_step", best_step},
+          {"seed", seed},
+          {"skipped_steps", skipped_steps},
+          {"identity", identity},
+          {"config", config},
+          {"early_stopping",
+           {{"best", number_or_null(early_stopping.best)},
+            {"wait", early_stopping.wait},
+            {"stopped", early_stopping.stopped}}}};
   if (loss_scale) {
     st["loss_scale"] = loss_scale->scale;
     st["loss_scale_good_steps"] = loss_scale->good_steps;

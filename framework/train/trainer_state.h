@@ -33,9 +33,9 @@ struct TrainerState {
   double best_metric = std::numeric_limits<double>::quiet_NaN();  // NaN: no evaluation yet
   int64_t best_step = -1;
   int64_t seed = 0;
-  int64_t skipped_steps = 0;      // training.nonfinite: skip, over the whole run
-  nlohmann::json identity;        // run_identity.h; null in checkpoints of older versions
-  std::string config;             // the run's resolved config (YAML); "" in older checkpoints
+  int64_t skipped_steps = 0;  // training.nonfinite: skip, over the whole run
+  nlohmann::json identity;    // run_identity.h; null in checkpoints of older versions
+  std::string config;         // the run's resolved config (YAML); "" in older checkpoints
   EarlyStoppingState early_stopping;
   std::optional<LossScaleState> loss_scale;  // fp16 runs only
 

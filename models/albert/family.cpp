@@ -86,7 +86,8 @@ AlbertModelImpl::AlbertModelImpl(BertOptions options_, bool add_pooling_layer) :
   options.validate();
   embeddings = register_module("embeddings", BertEmbeddings(options));
   encoder = register_module("encoder", AlbertTransformer(options));
-  if (add_pooling_layer) pooler = register_module("pooler", torch::nn::Linear(options.hidden_size(), options.hidden_size()));
+  if (add_pooling_layer)
+    pooler = register_module("pooler", torch::nn::Linear(options.hidden_size(), options.hidden_size()));
   init_bert_weights(*this, options.initializer_range());
 }
 
@@ -94,8 +95,8 @@ EncoderOutput AlbertModelImpl::encode(const torch::Tensor& input_ids, const torc
                                       const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
                                       bool first_token_only) {
   EncoderOutput out;
-  out.embedding_output =
-      embeddings->forward(torch::Tensor(), token_type_ids, embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
+  out.embedding_output = embeddings->forward(torch::Tensor(), token_type_ids,
+                                             embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
   const auto& x = out.embedding_output;
   const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
   out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);
@@ -156,7 +157,8 @@ void read_albert_config(const HfJson& r, BertOptions& o) {
   r.integer("embedding_size", [&](int64_t v) { o.embedding_size(v); });
   r.integer("num_hidden_groups", [&](int64_t v) { o.num_hidden_groups(v); });
   r.integer("inner_group_num", [&](int64_t v) { o.inner_group_num(v); });
-  r.number("classifier_dropout_prob", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
+  r.number(
+      "classifier_dropout_prob", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
   if (o.num_hidden_groups() > o.num_hidden_layers())
     r.fail("num_hidden_groups", "must be at most num_hidden_layers (" + std::to_string(o.num_hidden_layers()) + ")");
 }
@@ -167,7 +169,8 @@ void write_albert_config(const BertOptions& o, nlohmann::json& j) {
   j["embedding_size"] = o.embedding_width();
   j["num_hidden_groups"] = o.num_hidden_groups();
   j["inner_group_num"] = o.inner_group_num();
-  j["classifier_dropout_prob"] = o.classifier_dropout() < 0 ? nlohmann::json(nullptr) : nlohmann::json(o.classifier_dropout());
+  j["classifier_dropout_prob"] =
+      o.classifier_dropout() < 0 ? nlohmann::json(nullptr) : nlohmann::json(o.classifier_dropout());
 }
 
 }  // namespace unif::models

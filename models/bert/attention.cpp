@@ -28,8 +28,8 @@ torch::Tensor multi_head_attention(const torch::Tensor& q, const torch::Tensor& 
   auto split = [&](const torch::Tensor& x) {  // (B, L, H) -> (B, heads, L, d)
     return x.view({x.size(0), x.size(1), heads, head_size}).permute({0, 2, 1, 3});
   };
-  torch::Tensor scores =
-      torch::matmul(split(q), split(k).transpose(-1, -2)) / std::sqrt(static_cast<double>(head_size));  // (B, heads, Lq, L)
+  torch::Tensor scores = torch::matmul(split(q), split(k).transpose(-1, -2)) /
+                         std::sqrt(static_cast<double>(head_size));  // (B, heads, Lq, L)
   if (additive_mask.defined()) scores = scores + additive_mask;
   // Softmax in float32 also under autocast (its matmuls give bfloat16 / float16 scores).
   torch::Tensor probs = dropout(torch::softmax(full_precision(scores), -1));
@@ -51,8 +51,8 @@ BertSelfOutputImpl::BertSelfOutputImpl(BertOptions options_) : options(std::move
 void BertSelfOutputImpl::reset() {
   const int64_t h = options.hidden_size();
   dense = register_module("dense", torch::nn::Linear(h, h));
-  layer_norm = register_module(
-      "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({h}).eps(options.layer_norm_eps())));
+  layer_norm = register_module("LayerNorm",
+                               torch::nn::LayerNorm(torch::nn::LayerNormOptions({h}).eps(options.layer_norm_eps())));
   dropout = register_module("dropout", Dropout(options.hidden_dropout_prob()));
 }
 

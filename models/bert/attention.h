@@ -27,7 +27,7 @@ class BertSelfAttentionImpl : public torch::nn::Cloneable<BertSelfAttentionImpl>
 
   BertOptions options;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};  // (H, H) each
-  Dropout dropout{nullptr};                             // attention_probs_dropout_prob
+  Dropout dropout{nullptr};                                        // attention_probs_dropout_prob
 };
 TORCH_MODULE(BertSelfAttention);
 

@@ -48,9 +48,10 @@ BertModelOutput BertModelImpl::forward(const torch::Tensor& input_ids, const tor
   BertModelOutput out;
   out.embedding_output = embeddings(input_ids, token_type_ids, inputs_embeds);  // (B, L, H)
   const auto& x = out.embedding_output;
-  torch::Tensor mask = attention_mask.defined()
-                           ? attention_mask
-                           : torch::ones({x.size(0), x.size(1)}, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+  torch::Tensor mask =
+      attention_mask.defined()
+          ? attention_mask
+          : torch::ones({x.size(0), x.size(1)}, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
   if (mask.dim() != 2 || mask.size(0) != x.size(0) || mask.size(1) != x.size(1))
     throw std::invalid_argument("BertModel: attention_mask must be (B, L) like the inputs");
   out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);

@@ -15,21 +15,18 @@ BertEmbeddingsImpl::BertEmbeddingsImpl(BertOptions options_, bool token_types_)
 void BertEmbeddingsImpl::reset() {
   const auto& o = options;
   const int64_t width = o.embedding_width();
-  word_embeddings = register_module(
-      "word_embeddings",
-      torch::nn::Embedding(torch::nn::EmbeddingOptions(o.vocab_size(), width)
-                               .padding_idx(o.pad_token_id())
-                               .sparse(o.sparse_embeddings())));
+  word_embeddings =
+      register_module("word_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(o.vocab_size(), width)
+                                                                  .padding_idx(o.pad_token_id())
+                                                                  .sparse(o.sparse_embeddings())));
   position_embeddings = register_module(
-      "position_embeddings",
-      torch::nn::Embedding(torch::nn::EmbeddingOptions(o.max_position_embeddings(), width)));
+      "position_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(o.max_position_embeddings(), width)));
   if (token_types)
     token_type_embeddings = register_module(
         "token_type_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(o.type_vocab_size(), width)));
   // "LayerNorm": HF's (and TF's) spelling, it is the checkpoint key.
-  layer_norm = register_module(
-      "LayerNorm",
-      torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(o.layer_norm_eps())));
+  layer_norm =
+      register_module("LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(o.layer_norm_eps())));
   dropout = register_module("dropout", Dropout(o.hidden_dropout_prob()));
 }
 

@@ -13,11 +13,13 @@ void BertEncoderImpl::reset() {
   for (int64_t i = 0; i < options.num_hidden_layers(); ++i) layer->push_back(BertLayer(options));
 }
 
-torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor& additive_mask, bool first_token_only) {
+torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor& additive_mask,
+                                       bool first_token_only) {
   const size_t n = layer->size();
   for (size_t i = 0; i < n; ++i) {
     auto* block = layer[i]->as<BertLayerImpl>();
-    if (first_token_only && i + 1 == n) return block->forward(hidden, additive_mask, hidden.narrow(1, 0, 1).contiguous());
+    if (first_token_only && i + 1 == n)
+      return block->forward(hidden, additive_mask, hidden.narrow(1, 0, 1).contiguous());
     hidden = block->forward(hidden, additive_mask);
   }
   return hidden;

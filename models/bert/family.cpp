@@ -42,7 +42,8 @@ class BertLmHead : public LmHead {
     cls_->predictions->bias.zero_();
   }
   torch::Tensor forward(const torch::Tensor& hidden) override {
-    return at::linear(cls_->predictions->transform(hidden), encoder_.word_embeddings()->weight, cls_->predictions->bias);
+    return at::linear(cls_->predictions->transform(hidden), encoder_.word_embeddings()->weight,
+                      cls_->predictions->bias);
   }
 
  private:
@@ -80,7 +81,8 @@ void read_bert_config(const HfJson& r, BertOptions& b) {
   r.number("layer_norm_eps", [&](double v) { b.layer_norm_eps(v); });
   if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
     r.integer("pad_token_id", [&](int64_t x) { b.pad_token_id(x); });
-  r.number("classifier_dropout", [&](double v) { b.classifier_dropout(v); }, /*nullable=*/true, -1.0);
+  r.number(
+      "classifier_dropout", [&](double v) { b.classifier_dropout(v); }, /*nullable=*/true, -1.0);
   r.string("position_embedding_type", [&](const std::string& v) {
     if (v != "absolute") r.fail("position_embedding_type", "only \"absolute\" is supported, got \"" + v + "\"");
   });
@@ -100,7 +102,8 @@ void write_bert_config(const BertOptions& b, nlohmann::json& j) {
   j["initializer_range"] = b.initializer_range();
   j["layer_norm_eps"] = b.layer_norm_eps();
   j["pad_token_id"] = b.pad_token_id();
-  j["classifier_dropout"] = b.classifier_dropout() < 0 ? nlohmann::json(nullptr) : nlohmann::json(b.classifier_dropout());
+  j["classifier_dropout"] =
+      b.classifier_dropout() < 0 ? nlohmann::json(nullptr) : nlohmann::json(b.classifier_dropout());
   if (!j.contains("position_embedding_type")) j["position_embedding_type"] = "absolute";
 }
 

@@ -23,7 +23,7 @@ struct BertOptions {
   TORCH_ARG(int64_t, num_hidden_layers) = 12;
   TORCH_ARG(int64_t, num_attention_heads) = 12;
   TORCH_ARG(int64_t, intermediate_size) = 3072;
-  TORCH_ARG(std::string, hidden_act) = "gelu";   // gelu | gelu_new | relu
+  TORCH_ARG(std::string, hidden_act) = "gelu";  // gelu | gelu_new | relu
   TORCH_ARG(double, hidden_dropout_prob) = 0.1;
   TORCH_ARG(double, attention_probs_dropout_prob) = 0.1;
   TORCH_ARG(int64_t, max_position_embeddings) = 512;

@@ -49,7 +49,10 @@ int64_t max_relative(const BertOptions& o) {
 
 // HF's transpose_for_scores: (B, L, heads·d) -> (B·heads, L, d).
 torch::Tensor for_scores(const torch::Tensor& x, int64_t heads) {
-  return x.view({x.size(0), x.size(1), heads, -1}).permute({0, 2, 1, 3}).contiguous().view({-1, x.size(1), x.size(-1) / heads});
+  return x.view({x.size(0), x.size(1), heads, -1})
+      .permute({0, 2, 1, 3})
+      .contiguous()
+      .view({-1, x.size(1), x.size(-1) / heads});
 }
 
 // HF's scaled_size_sqrt: sqrt(float32(d) * scale_factor), a 0-dim float32 tensor.
@@ -63,9 +66,8 @@ torch::Tensor scaled_size_sqrt(int64_t d, int64_t scale_factor, const torch::Dev
 torch::Tensor make_log_bucket_position(const torch::Tensor& relative_pos, int64_t bucket_size, int64_t max_position) {
   const torch::Tensor sign = torch::sign(relative_pos);
   const int64_t mid = bucket_size / 2;
-  const torch::Tensor abs_pos =
-      torch::where(relative_pos.lt(mid).logical_and(relative_pos.gt(-mid)),
-                   torch::tensor(mid - 1, relative_pos.options()), torch::abs(relative_pos));
+  const torch::Tensor abs_pos = torch::where(relative_pos.lt(mid).logical_and(relative_pos.gt(-mid)),
+                                             torch::tensor(mid - 1, relative_pos.options()), torch::abs(relative_pos));
   const auto fopt = torch::TensorOptions().dtype(torch::kFloat).device(relative_pos.device());
   // abs_pos / mid: true division of int64 by an int, float32 (the default dtype) as in Python.
   const torch::Tensor log_pos =
@@ -89,15 +91,16 @@ torch::Tensor build_relative_position(int64_t length, int64_t bucket_size, int64
 DebertaV2EmbeddingsImpl::DebertaV2EmbeddingsImpl(const BertOptions& o) {
   const int64_t e = o.embedding_width();
   word_embeddings = register_module(
-      "word_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(o.vocab_size(), e)
-                                                  .padding_idx(o.pad_token_id())
-                                                  .sparse(o.sparse_embeddings())));
+      "word_embeddings",
+      torch::nn::Embedding(
+          torch::nn::EmbeddingOptions(o.vocab_size(), e).padding_idx(o.pad_token_id()).sparse(o.sparse_embeddings())));
   if (o.position_biased_input())
     position_embeddings = register_module("position_embeddings", torch::nn::Embedding(o.max_position_embeddings(), e));
   if (o.type_vocab_size() > 0)
     token_type_embeddings = register_module("token_type_embeddings", torch::nn::Embedding(o.type_vocab_size(), e));
   if (e != o.hidden_size())
-    embed_proj = register_module("embed_proj", torch::nn::Linear(torch::nn::LinearOptions(e, o.hidden_size()).bias(false)));
+    embed_proj =
+        register_module("embed_proj", torch::nn::Linear(torch::nn::LinearOptions(e, o.hidden_size()).bias(false)));
   layer_norm = register_module("LayerNorm", ::unif::models::layer_norm(o.hidden_size(), o.layer_norm_eps()));
   dropout = register_module("dropout", Dropout(o.hidden_dropout_prob()));
 }
@@ -108,15 +111,17 @@ torch::Tensor DebertaV2EmbeddingsImpl::forward(const torch::Tensor& words, const
   const int64_t length = words.size(1);
   if (position_embeddings) {
     if (length > position_embeddings->weight.size(0))
-      throw std::invalid_argument("input of " + std::to_string(length) + " tokens is longer than max_position_embeddings (" +
+      throw std::invalid_argument("input of " + std::to_string(length) +
+                                  " tokens is longer than max_position_embeddings (" +
                                   std::to_string(position_embeddings->weight.size(0)) + ")");
-    x = x + position_embeddings(torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(words.device()))
-                                    .unsqueeze(0));
+    x = x + position_embeddings(
+                torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(words.device())).unsqueeze(0));
   }
   if (token_type_embeddings) {
-    const torch::Tensor types = token_type_ids.defined()
-                                    ? token_type_ids
-                                    : torch::zeros({words.size(0), length}, torch::TensorOptions().dtype(torch::kLong).device(words.device()));
+    const torch::Tensor types =
+        token_type_ids.defined()
+            ? token_type_ids
+            : torch::zeros({words.size(0), length}, torch::TensorOptions().dtype(torch::kLong).device(words.device()));
     x = x + token_type_embeddings(types);
   }
   if (embed_proj) x = at::linear(x, embed_proj->weight);
@@ -236,7 +241,8 @@ DebertaV2EncoderImpl::DebertaV2EncoderImpl(const BertOptions& o) : options(o) {
     const int64_t rows = 2 * (o.position_buckets() > 0 ? o.position_buckets() : max_relative(o));
     rel_embeddings = register_module("rel_embeddings", torch::nn::Embedding(rows, o.hidden_size()));
   }
-  if (rel_layer_norm(o)) layer_norm = register_module("LayerNorm", ::unif::models::layer_norm(o.hidden_size(), o.layer_norm_eps()));
+  if (rel_layer_norm(o))
+    layer_norm = register_module("LayerNorm", ::unif::models::layer_norm(o.hidden_size(), o.layer_norm_eps()));
 }
 
 torch::Tensor DebertaV2EncoderImpl::forward(const torch::Tensor& embedded, const torch::Tensor& attention_mask) {
@@ -245,8 +251,8 @@ torch::Tensor DebertaV2EncoderImpl::forward(const torch::Tensor& embedded, const
   const torch::Tensor mask = (ext * ext.squeeze(-2).unsqueeze(-1)).to(torch::kBool);
   torch::Tensor relative_pos, rel;
   if (options.relative_attention()) {
-    relative_pos = build_relative_position(embedded.size(1), options.position_buckets(), max_relative(options),
-                                           embedded.device());
+    relative_pos =
+        build_relative_position(embedded.size(1), options.position_buckets(), max_relative(options), embedded.device());
     rel = rel_embeddings->weight;
     if (layer_norm) rel = layer_norm(rel);
   }
@@ -267,8 +273,8 @@ EncoderOutput DebertaV2ModelImpl::encode(const torch::Tensor& input_ids, const t
                                          bool /*first_token_only*/) {
   EncoderOutput out;
   const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
-  out.embedding_output =
-      embeddings->forward(embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta), token_type_ids, mask);
+  out.embedding_output = embeddings->forward(embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta),
+                                             token_type_ids, mask);
   out.last_hidden_state = encoder(out.embedding_output, mask);
   return out;
 }
@@ -285,9 +291,7 @@ class ContextPoolerImpl : public torch::nn::Module {
     dense = register_module("dense", torch::nn::Linear(p, p));
     dropout = register_module("dropout", Dropout(o.pooler_dropout()));
   }
-  torch::Tensor forward(const torch::Tensor& hidden) {
-    return act_(linear(dense, dropout(hidden.select(1, 0))));
-  }
+  torch::Tensor forward(const torch::Tensor& hidden) { return act_(linear(dense, dropout(hidden.select(1, 0)))); }
   torch::nn::Linear dense{nullptr};
   Dropout dropout{nullptr};
 
@@ -419,7 +423,8 @@ void read_deberta_v2_config(const HfJson& r, BertOptions& o) {
   r.string("pooler_hidden_act", [&](const std::string& v) { o.pooler_hidden_act(v); });
   r.number("pooler_dropout", [&](double v) { o.pooler_dropout(v); });
   r.boolean("legacy", [&](bool v) { o.legacy(v); });
-  r.number("cls_dropout", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
+  r.number(
+      "cls_dropout", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
   if (const auto* v = r.find("pos_att_type"); v != nullptr && !v->is_null()) {
     // A list, or HF's older "p2c|c2p" string.
     std::vector<std::string> types;

@@ -35,8 +35,9 @@ DistilBertAttentionImpl::DistilBertAttentionImpl(const BertOptions& o) : heads(o
 
 torch::Tensor DistilBertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
                                                const torch::Tensor& queries) {
-  return linear(out_lin, multi_head_attention(linear(q_lin, queries.defined() ? queries : hidden), linear(k_lin, hidden),
-                                              linear(v_lin, hidden), heads, additive_mask, dropout));
+  return linear(out_lin,
+                multi_head_attention(linear(q_lin, queries.defined() ? queries : hidden), linear(k_lin, hidden),
+                                     linear(v_lin, hidden), heads, additive_mask, dropout));
 }
 
 DistilBertFfnImpl::DistilBertFfnImpl(const BertOptions& o) : act(activation(o.hidden_act())) {
@@ -56,7 +57,8 @@ DistilBertBlockImpl::DistilBertBlockImpl(const BertOptions& o) {
 
 torch::Tensor DistilBertBlockImpl::forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
                                            const torch::Tensor& queries) {
-  const torch::Tensor a = sa_layer_norm(attention(hidden, additive_mask, queries) + (queries.defined() ? queries : hidden));
+  const torch::Tensor a =
+      sa_layer_norm(attention(hidden, additive_mask, queries) + (queries.defined() ? queries : hidden));
   return output_layer_norm(ffn(a) + a);
 }
 
@@ -86,17 +88,20 @@ DistilBertModelImpl::DistilBertModelImpl(BertOptions options_) : options(std::mo
 }
 
 EncoderOutput DistilBertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& /*token_type_ids*/,
-                                          const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                                          bool first_token_only) {
+                                          const torch::Tensor& attention_mask,
+                                          const torch::Tensor& word_embedding_delta, bool first_token_only) {
   EncoderOutput out;
-  out.embedding_output = embeddings->forward(torch::Tensor(), torch::Tensor(), embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
+  out.embedding_output = embeddings->forward(torch::Tensor(), torch::Tensor(),
+                                             embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
   torch::Tensor x = out.embedding_output;
-  const torch::Tensor mask = extended_attention_mask(attention_mask_or_ones(attention_mask, input_ids), x.scalar_type());
+  const torch::Tensor mask =
+      extended_attention_mask(attention_mask_or_ones(attention_mask, input_ids), x.scalar_type());
   const size_t n = transformer->layer->size();
   for (size_t i = 0; i < n; ++i) {
     auto* block = transformer->layer[i]->as<DistilBertBlockImpl>();
     // first_token_only: the last block computes position 0 alone (a head reading it only).
-    x = first_token_only && i + 1 == n ? block->forward(x, mask, x.narrow(1, 0, 1).contiguous()) : block->forward(x, mask);
+    x = first_token_only && i + 1 == n ? block->forward(x, mask, x.narrow(1, 0, 1).contiguous())
+                                       : block->forward(x, mask);
   }
   out.last_hidden_state = x;
   return out;

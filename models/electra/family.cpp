@@ -28,8 +28,8 @@ EncoderOutput ElectraModelImpl::encode(const torch::Tensor& input_ids, const tor
                                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
                                        bool first_token_only) {
   EncoderOutput out;
-  out.embedding_output =
-      embeddings->forward(torch::Tensor(), token_type_ids, embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
+  out.embedding_output = embeddings->forward(torch::Tensor(), token_type_ids,
+                                             embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
   torch::Tensor x = embeddings_project ? linear(embeddings_project, out.embedding_output) : out.embedding_output;
   const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
   out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);

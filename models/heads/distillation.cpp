@@ -13,8 +13,7 @@ torch::Tensor distillation_kl(Task kind, const torch::Tensor& student_logits, co
     return (log_pt.exp() * (log_pt - log_ps)).sum(dim);
   };
   switch (kind) {
-    case Task::Classification:
-      return kl(student_logits, teacher_logits, -1);  // (B)
+    case Task::Classification: return kl(student_logits, teacher_logits, -1);  // (B)
     case Task::TokenClassification: {
       const auto labeled = labels.ne(-100).to(student_logits.scalar_type());  // (B, L)
       return (kl(student_logits, teacher_logits, -1) * labeled).sum(1);

@@ -13,14 +13,10 @@ std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const BertO
   switch (kind) {
     case Task::Classification:
     case Task::Multilabel:
-    case Task::Regression:
-      return std::make_shared<EncoderForSequenceClassificationImpl>(options, num_labels, kind);
-    case Task::TokenClassification:
-      return std::make_shared<EncoderForTokenClassificationImpl>(options, num_labels);
-    case Task::SpanExtraction:
-      return std::make_shared<EncoderForQuestionAnsweringImpl>(options);
-    case Task::MaskedLm:
-      return std::make_shared<EncoderForMaskedLMImpl>(options);
+    case Task::Regression: return std::make_shared<EncoderForSequenceClassificationImpl>(options, num_labels, kind);
+    case Task::TokenClassification: return std::make_shared<EncoderForTokenClassificationImpl>(options, num_labels);
+    case Task::SpanExtraction: return std::make_shared<EncoderForQuestionAnsweringImpl>(options);
+    case Task::MaskedLm: return std::make_shared<EncoderForMaskedLMImpl>(options);
   }
   throw std::invalid_argument("unknown Task");
 }

@@ -15,7 +15,8 @@ namespace unif::models {
 
 /// A freshly initialised head of `kind` on a new encoder of options.model_type()'s family (HF init,
 /// default torch generator).
-/// num_labels is ignored for SpanExtraction (always start/end) and MaskedLm (vocab_size). Throws std::invalid_argument on bad options.
+/// num_labels is ignored for SpanExtraction (always start/end) and MaskedLm (vocab_size). Throws std::invalid_argument
+/// on bad options.
 std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const BertOptions& options, int64_t num_labels);
 
 /// The HF class name of `model`: <family prefix><task head>, e.g. RobertaForTokenClassification.

@@ -8,10 +8,12 @@
 namespace unif::models {
 
 ClassificationHeadImpl::ClassificationHeadImpl(const BertOptions& o, int64_t num_labels, const std::string& act) {
-  act_ = act == "tanh" ? std::function<torch::Tensor(const torch::Tensor&)>([](const torch::Tensor& x) { return torch::tanh(x); })
-                       : activation(act);
+  act_ = act == "tanh"
+             ? std::function<torch::Tensor(const torch::Tensor&)>([](const torch::Tensor& x) { return torch::tanh(x); })
+             : activation(act);
   dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
-  dropout = register_module("dropout", Dropout(o.classifier_dropout() >= 0 ? o.classifier_dropout() : o.hidden_dropout_prob()));
+  dropout = register_module("dropout",
+                            Dropout(o.classifier_dropout() >= 0 ? o.classifier_dropout() : o.hidden_dropout_prob()));
   out_proj = register_module("out_proj", torch::nn::Linear(o.hidden_size(), num_labels));
   init_bert_weights(*this, o.initializer_range());
 }
@@ -25,7 +27,8 @@ torch::Tensor ClassificationHeadImpl::forward(const torch::Tensor& features) {
 namespace {
 class ClassificationSequenceHead : public SequenceHead {
  public:
-  ClassificationSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels, const std::string& act) {
+  ClassificationSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels,
+                             const std::string& act) {
     classifier_ = owner.register_module("classifier", ClassificationHead(o, num_labels, act));
   }
   torch::Tensor forward(const EncoderOutput& encoded) override { return classifier_(encoded.last_hidden_state); }

@@ -15,9 +15,9 @@ torch::Tensor classification_loss(const torch::Tensor& logits, const torch::Tens
   const int64_t c = logits.size(-1);
   const auto valid = y.ne(ignore_index);
   const auto safe_y = y.masked_fill(~valid, 0);
-  const auto log_p = torch::log_softmax(logits, -1);                                   // (N, C)
+  const auto log_p = torch::log_softmax(logits, -1);  // (N, C)
   auto q = torch::one_hot(safe_y, c).to(log_p.scalar_type()) * (1.0 - o.label_smoothing) + o.label_smoothing / c;
-  auto term = -log_p;                                                                   // -log p_c
+  auto term = -log_p;  // -log p_c
   if (o.focal_gamma != 0.0) {
     // (1 - p)^γ. For γ < 1 its derivative γ (1 - p)^(γ-1) is infinite at p = 1 (a confident item whose
     // p rounds to 1), and 0 · inf is NaN in the backward pass even where q_c = 0. 1 - p = -expm1(log p)

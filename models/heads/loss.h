@@ -26,8 +26,8 @@ struct LossOptions {
 };
 
 /// ℓ per item: logits (N, C), targets (N) int64; 0 where targets == ignore_index.
-torch::Tensor classification_loss(const torch::Tensor& logits, const torch::Tensor& targets,
-                                  const LossOptions& options, int64_t ignore_index = -100);
+torch::Tensor classification_loss(const torch::Tensor& logits, const torch::Tensor& targets, const LossOptions& options,
+                                  int64_t ignore_index = -100);
 
 /// Z of `targets` (any shape, int64): Σ class_weights[y] over the targets != ignore_index, or
 /// their count when class_weights is undefined.

@@ -30,7 +30,7 @@ ModelOutput EncoderForMaskedLMImpl::forward(const Batch& batch, const torch::Ten
   }
   const int64_t b = hidden.size(0), l = hidden.size(1);
   const auto labels = batch.labels.to(torch::kLong).reshape({b * l});
-  const auto picked = labels.ne(-100).nonzero().flatten();                 // (M) flat positions, row-major
+  const auto picked = labels.ne(-100).nonzero().flatten();  // (M) flat positions, row-major
   out.logits = lm_logits(hidden.reshape({b * l, hidden.size(2)}).index_select(0, picked));  // (M, V)
   const auto token_losses = F::cross_entropy(out.logits, labels.index_select(0, picked),
                                              F::CrossEntropyFuncOptions().reduction(torch::kNone));  // (M)

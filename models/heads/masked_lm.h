@@ -31,7 +31,6 @@ class EncoderForMaskedLMImpl : public EncoderTaskModel {
   /// Vocabulary logits (N, V) of hidden states (N, H): transform, then the tied decoder.
   torch::Tensor lm_logits(const torch::Tensor& hidden);
 
-
  private:
   std::unique_ptr<LmHead> lm_;
 };

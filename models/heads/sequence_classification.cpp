@@ -12,8 +12,8 @@ namespace unif::models {
 
 namespace F = torch::nn::functional;
 
-EncoderForSequenceClassificationImpl::EncoderForSequenceClassificationImpl(const BertOptions& options, int64_t num_labels,
-                                                                     Task kind)
+EncoderForSequenceClassificationImpl::EncoderForSequenceClassificationImpl(const BertOptions& options,
+                                                                           int64_t num_labels, Task kind)
     : EncoderTaskModel(options, models::architecture(options.model_type()).sequence_pooler),
       num_labels_(num_labels),
       kind_(kind) {
@@ -26,7 +26,8 @@ EncoderForSequenceClassificationImpl::EncoderForSequenceClassificationImpl(const
   head_ = arch_->make_sequence_head(*this, options, num_labels);
 }
 
-ModelOutput EncoderForSequenceClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
+ModelOutput EncoderForSequenceClassificationImpl::forward(const Batch& batch,
+                                                          const torch::Tensor& word_embedding_delta) {
   // Only the first position (or the pooler on it) is read: the last layer computes position 0 alone.
   EncoderOutput encoded = encode(batch, word_embedding_delta, /*first_token_only=*/true);
   ModelOutput out;
@@ -35,13 +36,10 @@ ModelOutput EncoderForSequenceClassificationImpl::forward(const Batch& batch, co
 
   torch::Tensor losses;  // (B)
   switch (kind_) {
-    case Task::Classification:
-      losses = classification_loss(out.logits, batch.labels, loss_);
-      break;
+    case Task::Classification: losses = classification_loss(out.logits, batch.labels, loss_); break;
     case Task::Multilabel:
-      losses = F::binary_cross_entropy_with_logits(
-                   out.logits, batch.labels.to(out.logits.scalar_type()),
-                   F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kNone))
+      losses = F::binary_cross_entropy_with_logits(out.logits, batch.labels.to(out.logits.scalar_type()),
+                                                   F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kNone))
                    .mean(-1);
       break;
     default: {  // Regression

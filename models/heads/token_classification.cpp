@@ -25,13 +25,14 @@ EncoderForTokenClassificationImpl::EncoderForTokenClassificationImpl(const BertO
 ModelOutput EncoderForTokenClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
   EncoderOutput encoded = encode(batch, word_embedding_delta);
   ModelOutput out;
-  out.logits = full_precision(linear(classifier, dropout(encoded.last_hidden_state)));  // (B, L, C), float32 for the loss
+  out.logits =
+      full_precision(linear(classifier, dropout(encoded.last_hidden_state)));  // (B, L, C), float32 for the loss
   if (!batch.labels.defined()) return out;
 
   const int64_t b = out.logits.size(0), l = out.logits.size(1);
   torch::Tensor labels = batch.labels.to(torch::kLong);  // (B, L)
   torch::Tensor token_losses = classification_loss(out.logits.reshape({b * l, num_labels_}), labels.reshape({b * l}),
-                                                   loss_, kIgnoreIndex);  // 0 where ignored
+                                                   loss_, kIgnoreIndex);   // 0 where ignored
   out.example_losses = weighted(token_losses.view({b, l}).sum(1), batch);  // (B)
   out.loss_count = labels.ne(kIgnoreIndex).sum().item<int64_t>();
   return out;

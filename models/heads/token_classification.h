@@ -1,6 +1,7 @@
 // <Family>ForTokenClassification as HF (the same in every family): the encoder WITHOUT pooler +
-// dropout (classifier_dropout, else hidden_dropout_prob) + `classifier` Linear(H, C) on every position. l_b = sum over b's tokens whose label != -100 of the cross-entropy; loss_count = number of
-// such tokens (SPEC §5: Z counts labeled tokens).
+// dropout (classifier_dropout, else hidden_dropout_prob) + `classifier` Linear(H, C) on every position. l_b = sum over
+// b's tokens whose label != -100 of the cross-entropy; loss_count = number of such tokens (SPEC §5: Z counts labeled
+// tokens).
 #pragma once
 #include "models/bert/dropout.h"
 #include <torch/nn/modules/linear.h>

@@ -11,12 +11,13 @@ namespace unif::models {
 RobertaEmbeddingsImpl::RobertaEmbeddingsImpl(const BertOptions& o) : options(o) {
   const int64_t h = o.hidden_size();
   word_embeddings = register_module(
-      "word_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(o.vocab_size(), h)
-                                                  .padding_idx(o.pad_token_id())
-                                                  .sparse(o.sparse_embeddings())));
-  token_type_embeddings =
-      register_module("token_type_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(o.type_vocab_size(), h)));
-  layer_norm = register_module("LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({h}).eps(o.layer_norm_eps())));
+      "word_embeddings",
+      torch::nn::Embedding(
+          torch::nn::EmbeddingOptions(o.vocab_size(), h).padding_idx(o.pad_token_id()).sparse(o.sparse_embeddings())));
+  token_type_embeddings = register_module("token_type_embeddings",
+                                          torch::nn::Embedding(torch::nn::EmbeddingOptions(o.type_vocab_size(), h)));
+  layer_norm =
+      register_module("LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({h}).eps(o.layer_norm_eps())));
   dropout = register_module("dropout", Dropout(o.hidden_dropout_prob()));
   position_embeddings = register_module(
       "position_embeddings",

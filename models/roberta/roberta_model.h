@@ -28,7 +28,7 @@ class RobertaEmbeddingsImpl : public torch::nn::Module {
   torch::nn::Embedding token_type_embeddings{nullptr};  // (T, H)
   torch::nn::LayerNorm layer_norm{nullptr};             // "LayerNorm"
   Dropout dropout{nullptr};
-  torch::nn::Embedding position_embeddings{nullptr};    // (P, H), padding_idx = pad_token_id
+  torch::nn::Embedding position_embeddings{nullptr};  // (P, H), padding_idx = pad_token_id
 };
 TORCH_MODULE(RobertaEmbeddings);
 

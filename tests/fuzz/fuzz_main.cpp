@@ -24,7 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   try {
     target->run({reinterpret_cast<const char*>(data), size});
-  } catch (const unif::UserError&) {
-  }
+  } catch (const unif::UserError&) {}
   return 0;
 }

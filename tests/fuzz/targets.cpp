@@ -47,13 +47,13 @@ void remove_scratch() {
 namespace {
 
 // A broken promise: printed, then abort() so that libFuzzer (and the replay test's child) report it.
-#define FUZZ_CHECK(cond, what)                                                        \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      std::fprintf(stderr, "fuzz check failed at %s:%d: %s (%s)\n", __FILE__, __LINE__, \
-                   #cond, std::string(what).c_str());                                 \
-      std::abort();                                                                   \
-    }                                                                                 \
+#define FUZZ_CHECK(cond, what)                                                                 \
+  do {                                                                                         \
+    if (!(cond)) {                                                                             \
+      std::fprintf(stderr, "fuzz check failed at %s:%d: %s (%s)\n", __FILE__, __LINE__, #cond, \
+                   std::string(what).c_str());                                                 \
+      std::abort();                                                                            \
+    }                                                                                          \
   } while (0)
 
 // Inputs are written to files in one folder per process (parsers of user files take a path); a
@@ -111,8 +111,8 @@ void check_tokenized(const Tokenizer& tok, std::string_view text, const Tokenize
   for (size_t i = 0; i < t.tokens.size(); ++i) {
     const auto& o = t.offsets[i];
     FUZZ_CHECK(0 <= o.start && o.start <= o.end && o.end <= n,
-               "token '" + t.tokens[i] + "' span [" + std::to_string(o.start) + ", " + std::to_string(o.end) +
-                   ") in " + std::to_string(n) + " code points");
+               "token '" + t.tokens[i] + "' span [" + std::to_string(o.start) + ", " + std::to_string(o.end) + ") in " +
+                   std::to_string(n) + " code points");
     FUZZ_CHECK(!t.tokens[i].empty(), "empty piece");
     bool special = false;  // cut from the text whether or not the vocabulary has them
     for (auto s : BertTokenizer::kSpecialTokens) special = special || t.tokens[i] == s;
@@ -123,7 +123,8 @@ void check_tokenized(const Tokenizer& tok, std::string_view text, const Tokenize
 void check_encoding(const Encoding& e, int max_len, bool padded) {
   const auto L = e.input_ids.size();
   FUZZ_CHECK(e.token_type_ids.size() == L && e.attention_mask.size() == L, "encoding rows of one length");
-  FUZZ_CHECK(padded ? L == static_cast<size_t>(max_len) : L <= static_cast<size_t>(max_len), "length vs max_seq_length");
+  FUZZ_CHECK(padded ? L == static_cast<size_t>(max_len) : L <= static_cast<size_t>(max_len),
+             "length vs max_seq_length");
   FUZZ_CHECK(e.offsets.size() == e.tokens.size() && e.tokens.size() <= L, "tokens and offsets");
   FUZZ_CHECK(e.tokens.size() >= 2 && e.tokens.front() == "[CLS]" && e.tokens.back() == "[SEP]", "[CLS] ... [SEP]");
 }
@@ -146,9 +147,7 @@ bool run_config(std::string_view input) {
   RunConfig cfg;
   try {
     cfg = parse_config(yaml, "fuzz.yaml", overrides);
-  } catch (const UserError& e) {
-    return refused(e);
-  }
+  } catch (const UserError& e) { return refused(e); }
   const std::string again = to_yaml(cfg);
   try {
     FUZZ_CHECK(parse_config(again, "fuzz.yaml") == cfg, "to_yaml round trip changed the config:\n" + again);
@@ -173,9 +172,7 @@ bool run_model_meta(std::string_view input) {
                    (m.task != Task::SpanExtraction || back.span == m.span),  // only span extraction keeps `span`
                "unif.yaml round trip changed it");
     return true;
-  } catch (const UserError& e) {
-    return refused(e);
-  }
+  } catch (const UserError& e) { return refused(e); }
 }
 
 // ---- data files: every task over one file ----
@@ -213,9 +210,9 @@ void check_encoded(Task task, const std::vector<Example>& examples, const std::v
       FUZZ_CHECK(e.token_labels.size() == L && e.word_start.size() == L, "token rows");
     if (task == Task::SpanExtraction) {
       FUZZ_CHECK(e.context_spans.size() == L, "context spans");
-      FUZZ_CHECK(0 <= e.start_position && e.start_position <= e.end_position &&
-                     e.end_position < static_cast<int64_t>(L),
-                 "answer positions " + std::to_string(e.start_position) + ".." + std::to_string(e.end_position));
+      FUZZ_CHECK(
+          0 <= e.start_position && e.start_position <= e.end_position && e.end_position < static_cast<int64_t>(L),
+          "answer positions " + std::to_string(e.start_position) + ".." + std::to_string(e.end_position));
     }
     for (auto id : e.input_ids) FUZZ_CHECK(id >= 0 && id < fixture_vocab()->size(), "input id in the vocabulary");
   }
@@ -226,9 +223,7 @@ bool run_data(std::string_view input, const char* name) {
   std::vector<Record> records;
   try {
     records = read_records(file);
-  } catch (const UserError& e) {
-    return refused(e);
-  }
+  } catch (const UserError& e) { return refused(e); }
   const uint32_t h = input_hash(input);
   static const int lengths[] = {5, 12, 48};
   const int max_len = lengths[h % 3];
@@ -255,9 +250,7 @@ bool run_data(std::string_view input, const char* name) {
           for (auto id : ex.labels) FUZZ_CHECK(id >= 0 && id < labels.size(), "label id in the label set");
         check_encoded(v.task, examples, encode_examples(v.task, examples, tok, max_len, method, span), max_len);
         accepted = true;
-      } catch (const UserError& e) {
-        refused(e);
-      }
+      } catch (const UserError& e) { refused(e); }
     }
   }
   return accepted;
@@ -282,16 +275,15 @@ bool run_safetensors(std::string_view input) {
   SafetensorsFile st;
   try {
     st = read_safetensors(file);
-  } catch (const UserError& e) {
-    return refused(e);
-  }
+  } catch (const UserError& e) { return refused(e); }
   for (const auto& [name, t] : st.tensors) FUZZ_CHECK(t.is_contiguous() && t.device().is_cpu(), name);
   // What was read writes and reads back to the same bytes.
   const auto copy = scratch_dir() / "copy.safetensors";
   write_safetensors(copy, st.tensors, st.metadata);
   const auto back = read_safetensors(copy);
-  FUZZ_CHECK(back.metadata == (st.metadata.empty() ? std::map<std::string, std::string>{{"format", "pt"}} : st.metadata),
-             "metadata round trip");
+  FUZZ_CHECK(
+      back.metadata == (st.metadata.empty() ? std::map<std::string, std::string>{{"format", "pt"}} : st.metadata),
+      "metadata round trip");
   FUZZ_CHECK(back.tensors.size() == st.tensors.size(), "tensor count round trip");
   for (const auto& [name, t] : st.tensors) {
     const auto& u = back.tensors.at(name);
@@ -337,9 +329,7 @@ bool run_torch_bin(std::string_view input) {
       (void)t.sum().item<double>();  // every element of every view is readable memory
     }
     return true;
-  } catch (const UserError& e) {
-    return refused(e);
-  }
+  } catch (const UserError& e) { return refused(e); }
 }
 
 // ---- config.json ----
@@ -349,9 +339,7 @@ bool run_hf_config(std::string_view input) {
   HfConfig cfg;
   try {
     cfg = read_hf_config(file);
-  } catch (const UserError& e) {
-    return refused(e);
-  }
+  } catch (const UserError& e) { return refused(e); }
   try {
     cfg.bert.validate();
   } catch (const std::invalid_argument&) {  // the trainer / loader turn this into a UserError
@@ -382,9 +370,7 @@ bool run_vocab(std::string_view input) {
   std::shared_ptr<const Vocab> vocab;
   try {
     vocab = std::make_shared<const Vocab>(Vocab::parse(input, "vocab.txt"));
-  } catch (const UserError& e) {
-    return refused(e);
-  }
+  } catch (const UserError& e) { return refused(e); }
   FUZZ_CHECK(vocab->size() >= vocab->distinct_size() && vocab->distinct_size() >= 1, "sizes");
   FUZZ_CHECK(vocab->token(vocab->unk_id()) == "[UNK]", "[UNK] id");
   for (int64_t id = 0; id < vocab->size() && id < 4096; ++id) {
@@ -393,8 +379,8 @@ bool run_vocab(std::string_view input) {
   }
   for (bool lower : {true, false}) {
     BertTokenizer tok(vocab, lower);
-    for (std::string_view text : {std::string_view("Hello, WORLD! unaffable 今天天气很好 café İstanbul [SEP]x"),
-                                  input.substr(0, 512)})
+    for (std::string_view text :
+         {std::string_view("Hello, WORLD! unaffable 今天天气很好 café İstanbul [SEP]x"), input.substr(0, 512)})
       check_tokenized(tok, text, tok.tokenize_with_offsets(text));
   }
   return true;
@@ -436,9 +422,9 @@ void check_family_tokenized(const Tokenizer& tok, std::string_view text) {
   int64_t last_start = 0;
   for (size_t i = 0; i < t.tokens.size(); ++i) {
     const auto& o = t.offsets[i];
-    FUZZ_CHECK(0 <= o.start && o.start <= o.end && o.end <= n, "piece '" + t.tokens[i] + "' span [" +
-                                                                    std::to_string(o.start) + ", " + std::to_string(o.end) +
-                                                                    ") in " + std::to_string(n) + " code points");
+    FUZZ_CHECK(0 <= o.start && o.start <= o.end && o.end <= n,
+               "piece '" + t.tokens[i] + "' span [" + std::to_string(o.start) + ", " + std::to_string(o.end) + ") in " +
+                   std::to_string(n) + " code points");
     FUZZ_CHECK(o.start >= last_start, "spans in order");
     last_start = o.start;
     FUZZ_CHECK(!t.tokens[i].empty() && tok.token_to_id(t.tokens[i]) >= 0, "piece '" + t.tokens[i] + "' has no id");
@@ -451,7 +437,8 @@ const fs::path& family_fixtures() {
   return dir;
 }
 
-const char* const kFamilyTexts[] = {"Hello <mask> world, it's 2024!", "今天天气很好 ｈｅｌｌｏ ½ e\u0301", "  a\tb\n\nc  ", ""};
+const char* const kFamilyTexts[] = {"Hello <mask> world, it's 2024!", "今天天气很好 ｈｅｌｌｏ ½ e\u0301",
+                                    "  a\tb\n\nc  ", ""};
 
 // ---- RoBERTa's and XLM-R's tokenizers on arbitrary bytes ----
 bool run_family_tokenizers(std::string_view input) {
@@ -478,9 +465,7 @@ bool run_bpe_files(std::string_view input) {
     const auto bpe = ByteLevelBpe::load(dir.string());
     for (const char* t : kFamilyTexts) check_family_tokenized(bpe, t);
     return true;
-  } catch (const UserError& e) {
-    return refused(e);
-  }
+  } catch (const UserError& e) { return refused(e); }
 }
 
 // ---- a SentencePiece model file (XLM-R's sentencepiece.bpe.model) ----
@@ -489,9 +474,7 @@ bool run_spm_model(std::string_view input) {
     const auto spm = SentencePieceTokenizer::from_bytes(std::string(input), "sentencepiece.bpe.model");
     for (const char* t : kFamilyTexts) check_family_tokenized(spm, t);
     return true;
-  } catch (const UserError& e) {
-    return refused(e);
-  }
+  } catch (const UserError& e) { return refused(e); }
 }
 
 // ---- unif serve's request body ----
@@ -523,17 +506,26 @@ const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
       {"config", run_config, {"config"}, "YAML run config (+ --set overrides) -> RunConfig, to_yaml round trip"},
       {"model_meta", run_model_meta, {"model_meta"}, "unif.yaml of a model directory, write/read round trip"},
-      {"jsonl", run_jsonl, {"jsonl_data", "span_data"}, "a JSONL data file through every task (span extraction included)"},
+      {"jsonl",
+       run_jsonl,
+       {"jsonl_data", "span_data"},
+       "a JSONL data file through every task (span extraction included)"},
       {"tsv", run_tsv, {"tsv_data"}, "a TSV data file through every task"},
       {"safetensors", run_safetensors, {"safetensors"}, "model.safetensors (or a header alone), write/read round trip"},
       {"torch_bin", run_torch_bin, {"torch_bin"}, "pytorch_model.bin: the zip archive (or a data.pkl alone)"},
       {"hf_config", run_hf_config, {"hf_config"}, "config.json -> HfConfig, write/read round trip"},
       {"vocab", run_vocab, {"vocab"}, "vocab.txt, then a tokenizer on it"},
       {"tokenizer", run_tokenizer, {"tokenizer"}, "BertTokenizer and encode() on arbitrary bytes"},
-      {"family_tokenizers", run_family_tokenizers, {"tokenizer"}, "byte-level BPE and SentencePiece on arbitrary bytes"},
+      {"family_tokenizers",
+       run_family_tokenizers,
+       {"tokenizer"},
+       "byte-level BPE and SentencePiece on arbitrary bytes"},
       {"bpe_files", run_bpe_files, {"bpe_files"}, "a byte-level BPE's tokenizer.json, or vocab.json + merges.txt"},
       {"spm_model", run_spm_model, {"spm_model"}, "a SentencePiece model (sentencepiece.bpe.model)"},
-      {"serve_request", run_serve_request, {"serve_request"}, "unif serve's POST /v1/predict body (first line: the Content-Type)"},
+      {"serve_request",
+       run_serve_request,
+       {"serve_request"},
+       "unif serve's POST /v1/predict body (first line: the Content-Type)"},
   };
   return all;
 }

@@ -15,10 +15,10 @@
 namespace unif::fuzz {
 
 struct Target {
-  const char* name;                  // fuzz_<name> is the libFuzzer binary
+  const char* name;  // fuzz_<name> is the libFuzzer binary
   bool (*run)(std::string_view input);
-  std::vector<std::string> corpus;   // folders under tests/fuzz/corpus/ (seeds, regression inputs)
-  const char* what;                  // one line for the docs and the fuzz script
+  std::vector<std::string> corpus;  // folders under tests/fuzz/corpus/ (seeds, regression inputs)
+  const char* what;                 // one line for the docs and the fuzz script
 };
 
 /// Every target, in the order scripts/fuzz.sh runs them.

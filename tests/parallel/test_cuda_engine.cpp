@@ -72,7 +72,8 @@ struct Step {
 
 // One SGD step (lr 1) with the engine `make` builds around a fresh copy of `proto` placed on `home`.
 template <class Make>
-Step sgd_step(const models::TaskModel& proto, const torch::Device& home, const models::Batch& batch, double z, Make make) {
+Step sgd_step(const models::TaskModel& proto, const torch::Device& home, const models::Batch& batch, double z,
+              Make make) {
   auto model = proto.clone_model();
   model->to(home);
   Step out;
@@ -98,7 +99,8 @@ Step local(const models::TaskModel& proto, const torch::Device& d, const models:
   return sgd_step(proto, d, b, z, [](auto m, auto s) { return std::make_unique<framework::LocalEngine>(m, s); });
 }
 
-Step replicas(const models::TaskModel& proto, const std::vector<torch::Device>& devices, const models::Batch& b, double z) {
+Step replicas(const models::TaskModel& proto, const std::vector<torch::Device>& devices, const models::Batch& b,
+              double z) {
   return sgd_step(proto, devices[0], b, z, [&](auto m, auto s) {
     framework::DataParallelOptions o;
     o.devices = devices;
@@ -140,8 +142,10 @@ TEST_CASE("GPU: one step on [cuda:0, cuda:1] (NCCL reduce and broadcast) equals 
   // Sparse word-embedding rows of both replicas reach the master (a replica's rows dropped would
   // leave rows of the reference gradient at zero).
   const std::string words = "bert.embeddings.word_embeddings.weight";
-  CHECK(torch::equal(cpu.grads.at(words).abs().sum(1) > 0,
-                     replicas(*proto, {torch::Device("cuda:0"), torch::Device("cuda:1")}, batch, 9.0).grads.at(words).abs().sum(1) > 0));
+  CHECK(torch::equal(
+      cpu.grads.at(words).abs().sum(1) > 0,
+      replicas(*proto, {torch::Device("cuda:0"), torch::Device("cuda:1")}, batch, 9.0).grads.at(words).abs().sum(1) >
+          0));
 }
 
 TEST_CASE("GPU: bf16 and fp16 forward passes track fp32 and keep float32 master weights", "[cuda]") {
@@ -152,7 +156,8 @@ TEST_CASE("GPU: bf16 and fp16 forward passes track fp32 and keep float32 master 
   auto run = [&](Precision p, double loss_scale) {
     auto model = proto->clone_model();
     model->to(gpu);
-    framework::LocalEngine engine(model, [] {}, p);
+    framework::LocalEngine engine(
+        model, [] {}, p);
     auto r = engine.run(batch, {}, loss_scale / 8.0, false);
     for (const auto& q : model->parameters()) {
       CHECK(q.scalar_type() == torch::kFloat);
@@ -207,8 +212,15 @@ TEST_CASE("GPU: dropout masks on GPUs follow the global CPU generator (exact res
   if (!have_gpus(1)) return;
   const torch::Device gpu("cuda:0");
   torch::manual_seed(9);
-  auto o = models::BertOptions().vocab_size(150).hidden_size(32).num_hidden_layers(2).num_attention_heads(4)
-               .intermediate_size(64).max_position_embeddings(32).hidden_dropout_prob(0.3).attention_probs_dropout_prob(0.3);
+  auto o = models::BertOptions()
+               .vocab_size(150)
+               .hidden_size(32)
+               .num_hidden_layers(2)
+               .num_attention_heads(4)
+               .intermediate_size(64)
+               .max_position_embeddings(32)
+               .hidden_dropout_prob(0.3)
+               .attention_probs_dropout_prob(0.3);
   auto proto = models::make_encoder_task_model(unif::Task::Classification, o, 4);
   const auto batch = batch_of(8, 16, false);
   // One pass from a saved CPU generator state, the device generators left wherever they are: the
@@ -223,7 +235,7 @@ TEST_CASE("GPU: dropout masks on GPUs follow the global CPU generator (exact res
     model->to(gpu);
     model->train();
     auto engine = make_engine(model);
-    engine->run(framework::to_device(batch, gpu), {}, 1.0, false);       // advances every generator
+    engine->run(framework::to_device(batch, gpu), {}, 1.0, false);  // advances every generator
     return engine->run(framework::to_device(batch, gpu), {}, 1.0, false).loss_sum;
   };
   torch::Tensor state;
@@ -240,7 +252,8 @@ TEST_CASE("GPU: dropout masks on GPUs follow the global CPU generator (exact res
   auto shared = [&](auto m) {
     framework::DataParallelOptions opt;
     opt.devices = {gpu, gpu};  // two replicas on one GPU: each its own generator
-    return std::make_unique<framework::DataParallelEngine>(m, [] {}, opt);
+    return std::make_unique<framework::DataParallelEngine>(
+        m, [] {}, opt);
   };
   const double c = loss_from(state, shared);
   torch::cuda::manual_seed_all(777);

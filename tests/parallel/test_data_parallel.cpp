@@ -168,9 +168,8 @@ StepResult sgd_step(const std::shared_ptr<models::TaskModel>& model, const model
 }
 
 StepResult local_step(models::TaskModel& proto, const models::Batch& batch, double z, const torch::Tensor& delta = {}) {
-  return sgd_step(proto.clone_model(), batch, z, delta, [](auto m, auto step) {
-    return std::make_unique<LocalEngine>(m, step);
-  });
+  return sgd_step(proto.clone_model(), batch, z, delta,
+                  [](auto m, auto step) { return std::make_unique<LocalEngine>(m, step); });
 }
 
 StepResult parallel_step(models::TaskModel& proto, int64_t replicas, const models::Batch& batch, double z,
@@ -328,8 +327,7 @@ TEST_CASE("combine_sparse keeps every replica's rows and sums duplicates", "[par
   CHECK_THROWS_AS(framework::combine_sparse({a, torch::ones({10, 2})}), std::invalid_argument);
 }
 
-TEST_CASE("sparse gradients of replicas on disjoint vocabulary rows: all rows kept (UNIF's bug fails)",
-          "[parallel]") {
+TEST_CASE("sparse gradients of replicas on disjoint vocabulary rows: all rows kept (UNIF's bug fails)", "[parallel]") {
   // Example 0 touches rows 5..9, example 1 rows 40..44 (and both [CLS]=2, [SEP]=3 are avoided), so
   // replica 0 and replica 1 see disjoint rows of the word-embedding table.
   auto proto = random_model(unif::Task::Classification, /*sparse=*/true, 2);
@@ -440,7 +438,8 @@ TEST_CASE("training.loss (class weights - label smoothing - focal): 1 2 3 replic
     }
   }
   auto [batch, count] = token_batch(7, 12, 5);
-  auto proto = std::dynamic_pointer_cast<models::EncoderTaskModel>(random_model(unif::Task::TokenClassification, true, 5));
+  auto proto =
+      std::dynamic_pointer_cast<models::EncoderTaskModel>(random_model(unif::Task::TokenClassification, true, 5));
   loss.class_weights = torch::tensor({0.5f, 2.0f, 1.0f, 0.25f, 3.0f});
   proto->set_loss_options(loss);
   const double z = models::loss_normalizer(batch.labels, loss.class_weights);
@@ -460,7 +459,8 @@ TEST_CASE("masked_lm with the tied decoder: 1 2 3 replicas equal one device (spa
   auto [batch, unused] = token_batch(7, 12, 5);
   torch::manual_seed(13);
   auto picked = (torch::rand({7, 12}) < 0.3) & (batch.attention_mask == 1);
-  batch.labels = torch::where(picked, torch::randint(0, 120, {7, 12}, torch::kLong), torch::full({7, 12}, -100, torch::kLong));
+  batch.labels =
+      torch::where(picked, torch::randint(0, 120, {7, 12}, torch::kLong), torch::full({7, 12}, -100, torch::kLong));
   const double z = static_cast<double>(picked.sum().item<int64_t>());
   REQUIRE(z > 5);
   for (bool sparse : {true, false}) {
@@ -478,9 +478,9 @@ TEST_CASE("masked_lm with the tied decoder: 1 2 3 replicas equal one device (spa
 // `replicas` CPU replicas (0 = LocalEngine): parameters after the step and the step's loss.
 // `steps` > 1 repeats the step on the same batch (step numbers 0, 1, ...); the loss is the last one's.
 std::pair<std::map<std::string, torch::Tensor>, double> strategy_step(models::TaskModel& proto, int64_t replicas,
-                                                                     adversarial::Strategy& strategy,
-                                                                     const models::Batch& batch, double z,
-                                                                     int64_t steps = 1) {
+                                                                      adversarial::Strategy& strategy,
+                                                                      const models::Batch& batch, double z,
+                                                                      int64_t steps = 1) {
   auto model = proto.clone_model();
   auto sgd = [model] {
     torch::NoGradGuard no_grad;
@@ -573,14 +573,17 @@ TEST_CASE("gradients accumulate over passes - CPU replicas read the master's par
   auto model = proto->clone_model();
   DataParallelOptions o;
   o.devices = {torch::kCPU, torch::kCPU, torch::kCPU};
-  DataParallelEngine engine(model, [&] {
-    torch::NoGradGuard no_grad;
-    for (auto& p : model->parameters()) {
-      if (!p.grad().defined()) continue;
-      p.sub_(dense(p.grad()));
-      p.mutable_grad().reset();
-    }
-  }, o);
+  DataParallelEngine engine(
+      model,
+      [&] {
+        torch::NoGradGuard no_grad;
+        for (auto& p : model->parameters()) {
+          if (!p.grad().defined()) continue;
+          p.sub_(dense(p.grad()));
+          p.mutable_grad().reset();
+        }
+      },
+      o);
   CHECK(engine.replicas() == 3);
   CHECK(engine.replica(0) == model);  // replica 0 is the master on its own device
   std::vector<const void*> storage;
@@ -639,7 +642,8 @@ TEST_CASE("a replica that throws surfaces as an exception naming the replica, ne
   o.devices = {torch::kCPU, torch::kCPU, torch::kCPU};
   o.threads_per_replica = 1;
   within_seconds(60, [&] {
-    DataParallelEngine engine(model, [] {}, o);
+    DataParallelEngine engine(
+        model, [] {}, o);
     auto batch = toy_batch(6);  // shards 2, 2, 2: example 4 is replica 2's
     batch.input_ids[4][1] = Toy::kPoison;
     CHECK_THROWS_WITH(engine.run(batch, {}, 1.0, false),
@@ -669,8 +673,7 @@ TEST_CASE("a replica that throws surfaces as an exception naming the replica, ne
 // Replica 2's example is poisoned, so the pass throws after replica 1 has run its backward. Its
 // gradient used to stay on the replica and be added at the next reduction: the next clean pass
 // then gave the master more than that pass's gradient.
-TEST_CASE("after a replica throws, the other replicas' gradients of that pass never reach a later step",
-          "[parallel]") {
+TEST_CASE("after a replica throws, the other replicas' gradients of that pass never reach a later step", "[parallel]") {
   auto state = std::make_shared<ToyState>();
   auto model = std::make_shared<Toy>(state);
   auto reference = std::make_shared<Toy>(state);
@@ -679,7 +682,8 @@ TEST_CASE("after a replica throws, the other replicas' gradients of that pass ne
   o.devices = {torch::kCPU, torch::kCPU, torch::kCPU};
   o.threads_per_replica = 1;
   within_seconds(60, [&] {
-    DataParallelEngine engine(model, [] {}, o);
+    DataParallelEngine engine(
+        model, [] {}, o);
     auto poisoned = toy_batch(6);  // shards 2, 2, 2: example 4 is replica 2's
     poisoned.input_ids[4][1] = Toy::kPoison;
     CHECK_THROWS(engine.run(poisoned, {}, 1.0, false));
@@ -704,7 +708,8 @@ TEST_CASE("forward_with that throws leaves every replica with the master's own p
   o.devices = {torch::kCPU, torch::kCPU};
   o.threads_per_replica = 1;
   within_seconds(60, [&] {
-    DataParallelEngine engine(model, [] {}, o);
+    DataParallelEngine engine(
+        model, [] {}, o);
     std::vector<torch::Tensor> teacher;
     for (const auto& p : engine.parameters()) teacher.push_back(p.detach() * 2 + 1);
     auto poisoned = toy_batch(4);
@@ -728,7 +733,8 @@ TEST_CASE("several CPU replicas set single-threaded BLAS while the engine lives,
     auto model = std::make_shared<Toy>(std::make_shared<ToyState>());
     DataParallelOptions o;
     o.devices = {torch::kCPU, torch::kCPU};
-    DataParallelEngine engine(model, [] {}, o);
+    DataParallelEngine engine(
+        model, [] {}, o);
     CHECK(unif::blas_threads() == 1);
     {
       unif::ScopedBlasThreads full(3);  // what the trainer's evaluation holds
@@ -745,7 +751,8 @@ TEST_CASE("a Torch error inside BERT on one replica names that replica", "[paral
   o.devices = {torch::kCPU, torch::kCPU};
   o.threads_per_replica = 1;
   within_seconds(60, [&] {
-    DataParallelEngine engine(model, [] {}, o);
+    DataParallelEngine engine(
+        model, [] {}, o);
     models::Batch batch;
     batch.input_ids = torch::full({4, 5}, 7, torch::kLong);
     batch.input_ids[3][2] = 100000;  // out of the vocabulary: replica 1's shard (2, 2)
@@ -765,7 +772,8 @@ TEST_CASE("each worker runs with threads_per_replica intra-op threads - the call
     DataParallelOptions o;
     o.devices = {torch::kCPU, torch::kCPU};
     o.threads_per_replica = t;
-    DataParallelEngine engine(model, [] {}, o);
+    DataParallelEngine engine(
+        model, [] {}, o);
     CHECK(engine.threads_per_replica() == t);
     state->threads_seen.clear();
     engine.run(toy_batch(4), {}, 1.0, false);
@@ -775,7 +783,8 @@ TEST_CASE("each worker runs with threads_per_replica intra-op threads - the call
   CHECK(at::get_num_threads() == before);
   DataParallelOptions o;
   o.devices = {torch::kCPU, torch::kCPU};
-  DataParallelEngine automatic(model, [] {}, o);
+  DataParallelEngine automatic(
+      model, [] {}, o);
   CHECK(automatic.threads_per_replica() >= 1);
 }
 
@@ -812,14 +821,16 @@ TEST_CASE("span extraction: real cmrc2018 windows, 1, 2, 3 replicas and adversar
   REQUIRE(enc.size() >= 5);
   std::vector<int64_t> idx, no_answer;
   for (size_t i = 0; i < enc.size(); ++i)
-    if (enc[i].start_position > 0 && idx.size() < 2) idx.push_back(static_cast<int64_t>(i));
-    else no_answer.push_back(static_cast<int64_t>(i));
+    if (enc[i].start_position > 0 && idx.size() < 2)
+      idx.push_back(static_cast<int64_t>(i));
+    else
+      no_answer.push_back(static_cast<int64_t>(i));
   REQUIRE(no_answer.size() >= 3);
   idx.insert(idx.begin() + 1, no_answer.begin(), no_answer.begin() + static_cast<std::ptrdiff_t>(5 - idx.size()));
   auto batch = framework::collate(unif::Task::SpanExtraction, enc, examples, idx, 0);
-  batch.input_ids = batch.input_ids.remainder(120);  // random_model's vocabulary ([CLS] 101, [SEP] 102 kept)
-  REQUIRE(batch.labels.select(1, 0).gt(0).any().item<bool>());   // an answer window
-  REQUIRE(batch.labels.select(1, 0).eq(0).any().item<bool>());   // a no-answer window
+  batch.input_ids = batch.input_ids.remainder(120);             // random_model's vocabulary ([CLS] 101, [SEP] 102 kept)
+  REQUIRE(batch.labels.select(1, 0).gt(0).any().item<bool>());  // an answer window
+  REQUIRE(batch.labels.select(1, 0).eq(0).any().item<bool>());  // a no-answer window
   const double z = 5;
   for (bool sparse : {true, false}) {
     auto proto = random_model(unif::Task::SpanExtraction, sparse, 2);
@@ -860,7 +871,8 @@ TEST_CASE("dropout on 3 replicas repeats exactly from the same global seed (per-
     opt.devices.assign(3, torch::kCPU);
     opt.threads_per_replica = 1;
     opt.dropout_family = family;
-    DataParallelEngine engine(model, [] {}, opt);
+    DataParallelEngine engine(
+        model, [] {}, opt);
     torch::manual_seed(seed);
     engine.run(batch, {}, 1.0 / 9, false);
     engine.run(batch, {}, 1.0 / 9, false);  // two passes: the generators are reseeded per pass

@@ -127,7 +127,7 @@ int wait_for(const Proc& p, double limit_s) {
 }
 
 std::map<std::string, std::string> rank_env(int rank, int port, const std::string& timeout = "60") {
-  return {{"WORLD_SIZE", "2"}, {"RANK", std::to_string(rank)}, {"LOCAL_RANK", std::to_string(rank)},
+  return {{"WORLD_SIZE", "2"},          {"RANK", std::to_string(rank)},        {"LOCAL_RANK", std::to_string(rank)},
           {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(port)}, {"UNIF_DIST_TIMEOUT", timeout}};
 }
 
@@ -188,7 +188,8 @@ void one_vs_two_processes(const std::vector<std::string>& sets, bool agent = fal
     so.isServer = true;
     so.waitWorkers = false;
     agent_store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
-    for (auto* e : {&env0, &env1}) (*e)["TORCHELASTIC_USE_AGENT_STORE"] = "True", (*e)["TORCHELASTIC_RESTART_COUNT"] = "0";
+    for (auto* e : {&env0, &env1})
+      (*e)["TORCHELASTIC_USE_AGENT_STORE"] = "True", (*e)["TORCHELASTIC_RESTART_COUNT"] = "0";
   }
   auto r0 = spawn(train_args(two_cfg, sets), env0, tmp.path / "rank0.log");
   auto r1 = spawn(train_args(two_cfg, sets), env1, tmp.path / "rank1.log");
@@ -231,17 +232,16 @@ TEST_CASE("2 processes = 1 process: classification, sparse embeddings, uneven ba
 
 TEST_CASE("2 processes = 1 process: fgm, dense embeddings, adamw - the store served as torchrun's agent does",
           "[parallel][distributed][adversarial]") {
-  one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "adversarial.method=fgm",
-                        "model.sparse_embeddings=false", "training.optimizer.name=adamw",
-                        "training.optimizer.lr=0.001"},
-                       /*agent=*/true);
+  one_vs_two_processes(
+      {"training.batch_size=5", "training.max_steps=2", "adversarial.method=fgm", "model.sparse_embeddings=false",
+       "training.optimizer.name=adamw", "training.optimizer.lr=0.001"},
+      /*agent=*/true);
 }
 
 TEST_CASE("2 processes x 2 replicas = 1 process: pgd (delta-only passes), sparse embeddings",
           "[parallel][distributed][adversarial]") {
   one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "adversarial.method=pgd",
-                        "training.optimizer.lr=0.1", "parallel.devices=[cpu,cpu]",
-                        "parallel.threads_per_replica=1"});
+                        "training.optimizer.lr=0.1", "parallel.devices=[cpu,cpu]", "parallel.threads_per_replica=1"});
 }
 
 #ifdef UNIF_TORCHRUN
@@ -261,9 +261,17 @@ TEST_CASE("torchrun --no_python --nproc_per_node=2 unif train = 1 process", "[pa
   REQUIRE(one_rc == 0);
 
   const auto two_cfg = write_config(tmp.path, "two", tmp.path / "two");
-  std::vector<std::string> args{"--no_python", "--nproc_per_node=2", "--master_addr=127.0.0.1",
-                                "--master_port=" + std::to_string(free_port()), "-r", "1", "-t", "1",
-                                "--log_dir", (tmp.path / "torchrun-logs").string(), kUnif.string()};
+  std::vector<std::string> args{"--no_python",
+                                "--nproc_per_node=2",
+                                "--master_addr=127.0.0.1",
+                                "--master_port=" + std::to_string(free_port()),
+                                "-r",
+                                "1",
+                                "-t",
+                                "1",
+                                "--log_dir",
+                                (tmp.path / "torchrun-logs").string(),
+                                kUnif.string()};
   const auto unif_args = train_args(two_cfg, sets);
   args.insert(args.end(), unif_args.begin(), unif_args.end());
   auto launcher = spawn(args, {{"UNIF_DIST_TIMEOUT", "60"}}, tmp.path / "torchrun.log", UNIF_TORCHRUN);
@@ -311,8 +319,8 @@ TEST_CASE("2 processes = 1 process with a batch smaller than the ranks (8 exampl
           "[parallel][distributed][adversarial]") {
   const std::string method = GENERATE(as<std::string>{}, "none", "fgm", "pgd", "freelb", "freeat", "smart", "rdrop");
   INFO("adversarial.method=" << method);
-  one_vs_two_processes({"training.batch_size=7", "training.max_steps=2", "training.optimizer.lr=0.1",
-                        "adversarial.method=" + method});
+  one_vs_two_processes(
+      {"training.batch_size=7", "training.max_steps=2", "training.optimizer.lr=0.1", "adversarial.method=" + method});
 }
 
 // training.loss: Z = the sum of the targets' class weights over the global batch, on every rank.
@@ -324,7 +332,8 @@ TEST_CASE("2 processes = 1 process: class weights balanced - label smoothing - f
 
 // masked_lm: masks are a function of (seed, epoch, example), so the ranks draw the same ones; the
 // tied decoder makes the word-embedding gradient dense on every rank (sparse lookups on).
-TEST_CASE("2 processes = 1 process: masked_lm with the tied decoder and sparse lookups", "[parallel][distributed][mlm]") {
+TEST_CASE("2 processes = 1 process: masked_lm with the tied decoder and sparse lookups",
+          "[parallel][distributed][mlm]") {
   one_vs_two_processes({"task=masked_lm", "data.text_fields=[text_a]", "data.labels=null", "model.mlm_probability=0.3",
                         "training.batch_size=5", "training.max_steps=2", "training.optimizer.lr=0.1"});
 }
@@ -408,8 +417,9 @@ TEST_CASE("SIGTERM to one rank, then the other: both stop at the same step, rank
   const auto step = std::stoll(log0.substr(at + std::string("interrupted: checkpoint saved at step ").size()));
   CHECK(fs::exists(tmp.path / "out" / "checkpoints" / ("step-" + std::to_string(step)) / "COMPLETE"));
   // The checkpoint resumes on both ranks (one more step, then done).
-  run_two(cfg, {"training.batch_size=2", "training.max_steps=" + std::to_string(step + 1), "data.dev=null",
-                "training.resume=auto"},
+  run_two(cfg,
+          {"training.batch_size=2", "training.max_steps=" + std::to_string(step + 1), "data.dev=null",
+           "training.resume=auto"},
           tmp.path, "resume");
   CHECK(read_file(tmp.path / "resume-rank0.log").find("resumed from") != std::string::npos);
 }
@@ -516,8 +526,7 @@ TEST_CASE("a rank that dies makes the other fail with error: within the timeout"
   CHECK_FALSE(fs::exists(tmp.path / "out" / "final"));
 }
 
-TEST_CASE("ranks with different training settings stop with error: exit 2 before training",
-          "[parallel][distributed]") {
+TEST_CASE("ranks with different training settings stop with error: exit 2 before training", "[parallel][distributed]") {
   TempDir tmp;
   const auto cfg = write_config(tmp.path, "c", tmp.path / "out");
   const int port = free_port();
@@ -556,7 +565,8 @@ TEST_CASE("malformed torchrun variables are error: exit 2 naming the variable", 
   const std::vector<std::pair<std::map<std::string, std::string>, std::string>> cases{
       {{{"WORLD_SIZE", "abc"}, {"RANK", "0"}}, "error: WORLD_SIZE='abc'"},
       {{{"WORLD_SIZE", "0"}, {"RANK", "0"}}, "error: WORLD_SIZE='0'"},
-      {{{"WORLD_SIZE", "2"}, {"RANK", "2"}}, "error: RANK='2': expected this process's rank, an integer in 0..WORLD_SIZE-1 = 0..1"},
+      {{{"WORLD_SIZE", "2"}, {"RANK", "2"}},
+       "error: RANK='2': expected this process's rank, an integer in 0..WORLD_SIZE-1 = 0..1"},
       {{{"WORLD_SIZE", "2"}, {"RANK", "-1"}}, "error: RANK='-1'"},
       {{{"WORLD_SIZE", "2"}}, "error: RANK: not set"},
       {{{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_PORT", "70000"}}, "error: MASTER_PORT='70000'"},
@@ -611,8 +621,13 @@ struct TwoHosts {
     std::vector<std::string> a{"netns", "exec", ns[rank], kUnif.string()};
     a.insert(a.end(), args.begin(), args.end());
     return spawn(a,
-                 {{"WORLD_SIZE", "2"}, {"RANK", std::to_string(rank)}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", addr[0]},
-                  {"MASTER_PORT", "29517"}, {"GLOO_SOCKET_IFNAME", ifname[rank]}, {"UNIF_DIST_TIMEOUT", timeout}},
+                 {{"WORLD_SIZE", "2"},
+                  {"RANK", std::to_string(rank)},
+                  {"LOCAL_RANK", "0"},
+                  {"MASTER_ADDR", addr[0]},
+                  {"MASTER_PORT", "29517"},
+                  {"GLOO_SOCKET_IFNAME", ifname[rank]},
+                  {"UNIF_DIST_TIMEOUT", timeout}},
                  log, "/usr/sbin/ip");
   }
 };

@@ -201,9 +201,9 @@ TEST_CASE("load_pretrained rejects bad directories with a clear UserError", "[pa
     auto original = framework::read_safetensors(kFixture / "model.safetensors").tensors;
     original.erase("bert.encoder.layer.1.output.dense.weight");
     framework::write_safetensors(tmp.path / "model.safetensors", original);
-    CHECK_THROWS_WITH(framework::load_pretrained(tmp.path),
-                      Catch::Contains("lacks 1 encoder weight(s)") &&
-                          Catch::Contains("bert.encoder.layer.1.output.dense.weight"));
+    CHECK_THROWS_WITH(
+        framework::load_pretrained(tmp.path),
+        Catch::Contains("lacks 1 encoder weight(s)") && Catch::Contains("bert.encoder.layer.1.output.dense.weight"));
     framework::PretrainedOptions lenient;
     lenient.strict = false;
     auto loaded = framework::load_pretrained(tmp.path, lenient);

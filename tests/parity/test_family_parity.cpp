@@ -37,9 +37,12 @@ struct Head {
 };
 
 const Head kHeads[] = {
-    {"sequence_classification", Task::Classification, 3}, {"multilabel", Task::Multilabel, 3},
-    {"regression", Task::Regression, 1},                   {"token_classification", Task::TokenClassification, 5},
-    {"question_answering", Task::SpanExtraction, 2},       {"masked_lm", Task::MaskedLm, 0},
+    {"sequence_classification", Task::Classification, 3},
+    {"multilabel", Task::Multilabel, 3},
+    {"regression", Task::Regression, 1},
+    {"token_classification", Task::TokenClassification, 5},
+    {"question_answering", Task::SpanExtraction, 2},
+    {"masked_lm", Task::MaskedLm, 0},
 };
 
 bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }

@@ -77,8 +77,7 @@ TEST_CASE("tokenize matches HF BertTokenizer on every fixture text", "[parity][t
   }
 }
 
-TEST_CASE("encode matches HF longest_first and UNIF's truncation on every fixture encoding",
-          "[parity][tokenizer]") {
+TEST_CASE("encode matches HF longest_first and UNIF's truncation on every fixture encoding", "[parity][tokenizer]") {
   const auto& encodings = reference().at("encodings");
   REQUIRE(encodings.size() == reference().at("count_encodings").get<size_t>());
   for (const bool lower : {true, false}) {

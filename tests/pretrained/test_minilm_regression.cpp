@@ -43,8 +43,9 @@ struct RunResult {
 
 // The first `n` lines of a bundled data file, in a temporary file (a fixed dev subset).
 fs::path head_lines(const std::string& rel, size_t n) {
-  const auto out = fs::temp_directory_path() / ("unif_pretrained_regression_" + fs::path(rel).parent_path().filename().string() +
-                                                "_" + std::to_string(n) + ".jsonl");
+  const auto out =
+      fs::temp_directory_path() / ("unif_pretrained_regression_" + fs::path(rel).parent_path().filename().string() +
+                                   "_" + std::to_string(n) + ".jsonl");
   std::ifstream in(kSource / rel);
   REQUIRE(in.good());
   std::ofstream o(out);
@@ -129,10 +130,10 @@ double majority_fraction(const fs::path& file, const std::string& field) {
 TEST_CASE("minilm fine-tunes banking77_en classification", "[pretrained_regression][classification]") {
   const auto dev = head_lines("data/banking77_en/dev.jsonl", 100);
   const double majority = majority_fraction(dev, "label");
-  auto r = run_pair("classification.yaml", "banking77",
-                    {"data.dev=" + dev.string(), "training.batch_size=16", "training.log_every=10",
-                     "training.eval_every=0"},
-                    {"training.max_steps=30", "training.optimizer.lr=6e-4"});
+  auto r =
+      run_pair("classification.yaml", "banking77",
+               {"data.dev=" + dev.string(), "training.batch_size=16", "training.log_every=10", "training.eval_every=0"},
+               {"training.max_steps=30", "training.optimizer.lr=6e-4"});
   WARN("banking77_en dev accuracy " << r.trained.last["accuracy"] << " (" << r.trained.seconds << " s); control "
                                     << r.control.last["accuracy"] << " (" << r.control.seconds << " s); majority "
                                     << majority);
@@ -151,10 +152,10 @@ TEST_CASE("minilm fine-tunes banking77_en classification", "[pretrained_regressi
 TEST_CASE("minilm fine-tunes snli_en pair classification", "[pretrained_regression][pair]") {
   const auto dev = head_lines("data/snli_en/dev.jsonl", 100);
   const double majority = majority_fraction(dev, "label");
-  auto r = run_pair("pair_classification.yaml", "snli",
-                    {"data.dev=" + dev.string(), "training.batch_size=32", "training.log_every=10",
-                     "training.eval_every=0"},
-                    {"training.max_steps=60"});
+  auto r =
+      run_pair("pair_classification.yaml", "snli",
+               {"data.dev=" + dev.string(), "training.batch_size=32", "training.log_every=10", "training.eval_every=0"},
+               {"training.max_steps=60"});
   WARN("snli_en dev accuracy " << r.trained.last["accuracy"] << " (" << r.trained.seconds << " s); control "
                                << r.control.last["accuracy"] << " (" << r.control.seconds << " s); majority "
                                << majority);
@@ -169,10 +170,10 @@ TEST_CASE("minilm fine-tunes snli_en pair classification", "[pretrained_regressi
 // user); control -0.32.
 TEST_CASE("minilm fine-tunes stsb_en regression", "[pretrained_regression][regression_task]") {
   const auto dev = head_lines("data/stsb_en/dev.jsonl", 100);
-  auto r = run_pair("regression.yaml", "stsb",
-                    {"data.dev=" + dev.string(), "training.batch_size=32", "training.log_every=10",
-                     "training.eval_every=0"},
-                    {"training.max_steps=40", "training.optimizer.lr=6e-4"});
+  auto r =
+      run_pair("regression.yaml", "stsb",
+               {"data.dev=" + dev.string(), "training.batch_size=32", "training.log_every=10", "training.eval_every=0"},
+               {"training.max_steps=40", "training.optimizer.lr=6e-4"});
   WARN("stsb_en dev Pearson " << r.trained.last["pearson"] << " (" << r.trained.seconds << " s); control "
                               << r.control.last["pearson"] << " (" << r.control.seconds << " s)");
   const double bar = 0.15;
@@ -186,10 +187,10 @@ TEST_CASE("minilm fine-tunes stsb_en regression", "[pretrained_regression][regre
 // 55 s wall); control 0.012. Bar: half the measured F1.
 TEST_CASE("minilm fine-tunes wnut17_en token classification", "[pretrained_regression][token]") {
   const auto dev = head_lines("data/wnut17_en/dev.jsonl", 100);
-  auto r = run_pair("token_classification.yaml", "wnut17",
-                    {"data.dev=" + dev.string(), "training.batch_size=32", "training.log_every=10",
-                     "training.eval_every=0"},
-                    {"training.max_steps=40", "training.optimizer.lr=3e-4"});
+  auto r =
+      run_pair("token_classification.yaml", "wnut17",
+               {"data.dev=" + dev.string(), "training.batch_size=32", "training.log_every=10", "training.eval_every=0"},
+               {"training.max_steps=40", "training.optimizer.lr=3e-4"});
   WARN("wnut17_en dev entity F1 " << r.trained.last["f1"] << " (" << r.trained.seconds << " s); control "
                                   << r.control.last["f1"] << " (" << r.control.seconds << " s)");
   const double bar = 0.07;
@@ -215,7 +216,8 @@ TEST_CASE("minilm fine-tunes xquad_en span extraction", "[pretrained_regression]
                     {"training.max_steps=30", "training.optimizer.lr=3e-4"});
   WARN("xquad_en dev loss " << r.trained.last["loss"] << " F1 " << r.trained.last["f1"] << " EM "
                             << r.trained.last["exact_match"] << " (" << r.trained.seconds << " s); control loss "
-                            << r.control.last["loss"] << " F1 " << r.control.last["f1"] << " (" << r.control.seconds << " s)");
+                            << r.control.last["loss"] << " F1 " << r.control.last["f1"] << " (" << r.control.seconds
+                            << " s)");
   const double bar = 3.9;
   CHECK(r.trained.last["loss"] <= bar);
   CHECK(r.control.last["loss"] > bar);
@@ -227,7 +229,8 @@ TEST_CASE("minilm fine-tunes xquad_en span extraction", "[pretrained_regression]
 // 0.220 / 0.310 (EM 0.020 / 0.059 / 0.158 / 0.227) after epochs 1-4; the first-sentence baseline
 // F1 0.0926 (EM 0). (lr 1e-4 for 3 epochs reached F1 0.139.) Run it by hand:
 // bin/pretrained_regression "[span_full]".
-TEST_CASE("minilm fine-tunes xquad_en span extraction beyond the first-sentence baseline", "[.][pretrained_regression][span_full]") {
+TEST_CASE("minilm fine-tunes xquad_en span extraction beyond the first-sentence baseline",
+          "[.][pretrained_regression][span_full]") {
   const auto base = unif::test::first_sentence_baseline(kSource / "data/xquad_en/dev.jsonl", squad_metrics);
   const auto r = run("span_extraction.yaml", "xquad_full", {"training.eval_every=0"});
   WARN("xquad_en dev F1 " << r.last.at("f1") << " EM " << r.last.at("exact_match") << " (" << r.seconds

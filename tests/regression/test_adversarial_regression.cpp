@@ -49,7 +49,8 @@ RunSummary train(const std::vector<std::string>& overrides) {
   std::ifstream in(out.path / "run" / "metrics.jsonl");
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line);
-    if (j.at("split") == "dev" && j.contains("accuracy")) s.best_accuracy = std::max(s.best_accuracy, j.at("accuracy").get<double>());
+    if (j.at("split") == "dev" && j.contains("accuracy"))
+      s.best_accuracy = std::max(s.best_accuracy, j.at("accuracy").get<double>());
     if (j.at("split") == "train" && j.contains("loss")) {
       steps = j.at("step").get<int64_t>();
       if (s.first_loss < 0) s.first_loss = j.at("loss").get<double>();
@@ -68,8 +69,8 @@ void check_method(const std::string& method, double margin, const std::vector<st
                                 "training.log_every=11"};
   o.insert(o.end(), extra.begin(), extra.end());
   const auto s = train(o);
-  std::printf("[adversarial regression] %-7s best dev accuracy %.4f, loss %.3f -> %.3f, %.3f s/step\n",
-              method.c_str(), s.best_accuracy, s.first_loss, s.last_loss, s.seconds_per_step);
+  std::printf("[adversarial regression] %-7s best dev accuracy %.4f, loss %.3f -> %.3f, %.3f s/step\n", method.c_str(),
+              s.best_accuracy, s.first_loss, s.last_loss, s.seconds_per_step);
   CHECK(s.last_loss < s.first_loss);
   CHECK(s.best_accuracy >= kMajorityBaseline + margin);
 }

@@ -24,8 +24,8 @@
 #include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using Catch::Matchers::Contains;
+using nlohmann::json;
 
 namespace {
 
@@ -71,7 +71,8 @@ bool all_finite(const fs::path& model) {
 // Regression on 8 + 4 lines of stsb_en: batches of 4 in file order, constant lr, no dropout.
 const std::string kRegression =
     "configs/regression.yaml --set training.batch_size=4 --set training.shuffle=false "
-    "--set training.schedule.name=constant --set training.schedule.warmup_ratio=0 --set training.schedule.warmup_steps=0 "
+    "--set training.schedule.name=constant --set training.schedule.warmup_ratio=0 --set "
+    "training.schedule.warmup_steps=0 "
     "--set training.log_every=10 --set model.bert.hidden_dropout_prob=0 "
     "--set model.bert.attention_probs_dropout_prob=0 --set data.dev=null ";
 
@@ -93,9 +94,12 @@ TEST_CASE("nonfinite error: a learning rate of 1e30 stops with exit 3 at the ste
   unif::test::TempDir tmp;
   const auto out = tmp / "run";
   write_lines(tmp / "dev.jsonl", lines_of(kSource / "data" / "sib200_zh" / "dev.jsonl", 1, 16));
-  const int rc = train("configs/demo.yaml --set training.optimizer.lr=1e30 --set training.max_steps=8 "
-                       "--set training.save_every=1 --set training.keep_checkpoints=20 --set training.log_every=1 "
-                       "--set data.dev=" + q(tmp / "dev.jsonl") + " --set output_dir=" + q(out), tmp / "log");
+  const int rc = train(
+      "configs/demo.yaml --set training.optimizer.lr=1e30 --set training.max_steps=8 "
+      "--set training.save_every=1 --set training.keep_checkpoints=20 --set training.log_every=1 "
+      "--set data.dev=" +
+          q(tmp / "dev.jsonl") + " --set output_dir=" + q(out),
+      tmp / "log");
   const auto log = slurp(tmp / "log");
   INFO(log);
   REQUIRE(rc == 3);
@@ -126,10 +130,12 @@ TEST_CASE("nonfinite skip: a batch that overflows is skipped as if it were not t
   write_lines(tmp / "rest.jsonl", stsb(5, 4));
   const std::string skip = kRegression + "--set training.nonfinite=skip --set parallel.devices=[cpu] ";
 
-  REQUIRE(train(skip + "--set training.max_steps=2 --set data.train=" + q(tmp / "planted.jsonl") + " --set output_dir=" +
-                    q(tmp / "a"), tmp / "a.log") == 0);
-  REQUIRE(train(skip + "--set training.max_steps=1 --set data.train=" + q(tmp / "rest.jsonl") + " --set output_dir=" +
-                    q(tmp / "b"), tmp / "b.log") == 0);
+  REQUIRE(train(skip + "--set training.max_steps=2 --set data.train=" + q(tmp / "planted.jsonl") +
+                    " --set output_dir=" + q(tmp / "a"),
+                tmp / "a.log") == 0);
+  REQUIRE(train(skip + "--set training.max_steps=1 --set data.train=" + q(tmp / "rest.jsonl") +
+                    " --set output_dir=" + q(tmp / "b"),
+                tmp / "b.log") == 0);
   INFO(slurp(tmp / "a.log"));
   // Parameters and optimizer state (AdamW's step count and moments) untouched by the skipped step:
   // A's final model is B's, bit for bit.
@@ -147,8 +153,11 @@ TEST_CASE("nonfinite skip: a batch that overflows is skipped as if it were not t
   CHECK(all_finite(tmp / "a" / "final" / "model.safetensors"));
 
   // Two replicas decide alike: the same skip, the same model (float summation aside).
-  REQUIRE(train(kRegression + "--set training.nonfinite=skip --set parallel.devices=[cpu,cpu] --set training.max_steps=2 "
-                "--set data.train=" + q(tmp / "planted.jsonl") + " --set output_dir=" + q(tmp / "c"), tmp / "c.log") == 0);
+  REQUIRE(train(kRegression +
+                    "--set training.nonfinite=skip --set parallel.devices=[cpu,cpu] --set training.max_steps=2 "
+                    "--set data.train=" +
+                    q(tmp / "planted.jsonl") + " --set output_dir=" + q(tmp / "c"),
+                tmp / "c.log") == 0);
   const auto a = unif::framework::read_safetensors(tmp / "a" / "final" / "model.safetensors").tensors;
   const auto c = unif::framework::read_safetensors(tmp / "c" / "final" / "model.safetensors").tensors;
   REQUIRE(a.size() == c.size());
@@ -161,9 +170,10 @@ TEST_CASE("nonfinite skip: a batch that overflows is skipped as if it were not t
 
   // The default, error: the same data stops at step 1 before any checkpoint.
   CHECK(train(kRegression + "--set training.max_steps=2 --set data.train=" + q(tmp / "planted.jsonl") +
-                  " --set output_dir=" + q(tmp / "d"), tmp / "d.log") == 3);
-  CHECK_THAT(slurp(tmp / "d.log"), Contains("error: training.nonfinite: step 1: the loss is") &&
-                                       Contains("no checkpoint was saved"));
+                  " --set output_dir=" + q(tmp / "d"),
+              tmp / "d.log") == 3);
+  CHECK_THAT(slurp(tmp / "d.log"),
+             Contains("error: training.nonfinite: step 1: the loss is") && Contains("no checkpoint was saved"));
   CHECK_FALSE(fs::exists(tmp / "d" / "final"));
 }
 
@@ -171,8 +181,9 @@ TEST_CASE("a regression target or weight beyond float32 is an error naming the l
   // Before: "error: internal: value cannot be converted to type float without overflow", exit 1.
   unif::test::TempDir tmp;
   write_lines(tmp / "big.jsonl", stsb(1, 4, "1e39"));
-  CHECK(train(kRegression + "--set training.max_steps=1 --set data.train=" + q(tmp / "big.jsonl") + " --set output_dir=" +
-                  q(tmp / "e"), tmp / "e.log") == 2);
+  CHECK(train(kRegression + "--set training.max_steps=1 --set data.train=" + q(tmp / "big.jsonl") +
+                  " --set output_dir=" + q(tmp / "e"),
+              tmp / "e.log") == 2);
   CHECK_THAT(slurp(tmp / "e.log"), Contains("big.jsonl:1: ") && Contains("float32"));
   auto lines = stsb(1, 4);
   auto j = json::parse(lines[1]);
@@ -180,6 +191,7 @@ TEST_CASE("a regression target or weight beyond float32 is an error naming the l
   lines[1] = j.dump();
   write_lines(tmp / "heavy.jsonl", lines);
   CHECK(train(kRegression + "--set training.max_steps=1 --set data.train=" + q(tmp / "heavy.jsonl") +
-                  " --set output_dir=" + q(tmp / "f"), tmp / "f.log") == 2);
+                  " --set output_dir=" + q(tmp / "f"),
+              tmp / "f.log") == 2);
   CHECK_THAT(slurp(tmp / "f.log"), Contains("heavy.jsonl:2: field 'weight'"));
 }

@@ -31,8 +31,8 @@
 #include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using Catch::Matchers::Contains;
+using nlohmann::json;
 
 namespace {
 
@@ -69,7 +69,11 @@ void write(const fs::path& p, const std::string& text) {
 bool valid_utf8(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+    const size_t len = c < 0x80                   ? 1
+                       : (c >= 0xC2 && c <= 0xDF) ? 2
+                       : (c >= 0xE0 && c <= 0xEF) ? 3
+                       : (c >= 0xF0 && c <= 0xF4) ? 4
+                                                  : 0;
     if (len == 0 || i + len > s.size()) return false;
     for (size_t k = 1; k < len; ++k)
       if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
@@ -125,7 +129,8 @@ TEST_CASE("predict reads standard input from - and /dev/stdin and writes standar
   const std::string base = kUnif.string() + " predict --model " + q(kModel);
   REQUIRE(sh(base + " --input " + q(tmp / "in.jsonl") + " --output " + q(tmp / "file.jsonl")) == 0);
   REQUIRE(sh(base + " --input - < " + q(tmp / "in.jsonl") + " > " + q(tmp / "dash.jsonl")) == 0);
-  REQUIRE(sh("cat " + q(tmp / "in.jsonl") + " | " + base + " --input /dev/stdin --output - > " + q(tmp / "devstdin.jsonl")) == 0);
+  REQUIRE(sh("cat " + q(tmp / "in.jsonl") + " | " + base + " --input /dev/stdin --output - > " +
+             q(tmp / "devstdin.jsonl")) == 0);
   const auto want = slurp(tmp / "file.jsonl");
   REQUIRE(!want.empty());
   CHECK(slurp(tmp / "dash.jsonl") == want);
@@ -137,7 +142,8 @@ TEST_CASE("predict answers input line N on output line N and a blank line gets a
   // Before the fix: blank lines were skipped and the output had fewer lines than the input.
   unif::test::TempDir tmp;
   write(tmp / "plain.jsonl", "{\"text\": \"好\"}\n{\"text\": \"这家餐厅的菜很好吃\"}\n{\"text\": \"再也不来了\"}\n");
-  write(tmp / "blanks.jsonl", "\n{\"text\": \"好\"}\n   \n{\"text\": \"这家餐厅的菜很好吃\"}\n\t\n\n{\"text\": \"再也不来了\"}\n");
+  write(tmp / "blanks.jsonl",
+        "\n{\"text\": \"好\"}\n   \n{\"text\": \"这家餐厅的菜很好吃\"}\n\t\n\n{\"text\": \"再也不来了\"}\n");
   const std::string base = kUnif.string() + " predict --model " + q(kModel);
   REQUIRE(sh(base + " --input " + q(tmp / "plain.jsonl") + " > " + q(tmp / "plain.out")) == 0);
   REQUIRE(sh(base + " --input " + q(tmp / "blanks.jsonl") + " > " + q(tmp / "blanks.out")) == 0);
@@ -175,7 +181,8 @@ TEST_CASE("predict with token classification refuses a string where the tokens l
 
   // A string: before the fix one tag for "我爱北京" as a single token, exit 0.
   write(tmp / "str.jsonl", "{\"tokens\": [\"我\"]}\n{\"tokens\": \"我爱北京\"}\n");
-  CHECK(sh(base + " --input " + q(tmp / "str.jsonl") + " --output " + q(tmp / "str.out") + " 2> " + q(tmp / "err")) == 2);
+  CHECK(sh(base + " --input " + q(tmp / "str.jsonl") + " --output " + q(tmp / "str.out") + " 2> " + q(tmp / "err")) ==
+        2);
   const auto err = slurp(tmp / "err");
   CHECK_THAT(err, Contains("error: ") && Contains("str.jsonl:2") && Contains("'tokens'") && Contains("list of tokens"));
   CHECK_FALSE(fs::exists(tmp / "str.out"));
@@ -229,14 +236,14 @@ long children_peak_kb() {
 
 }  // namespace
 
-TEST_CASE("predict in length-sorted batches answers each line as one at a time would and in input order",
-          "[predict]") {
+TEST_CASE("predict in length-sorted batches answers each line as one at a time would and in input order", "[predict]") {
   unif::test::TempDir tmp;
   generate(tmp / "in.jsonl", 300);
   const std::string base = kUnif.string() + " predict --model " + q(kModel) + " --input " + q(tmp / "in.jsonl");
   REQUIRE(sh(base + " --batch-size 64 > " + q(tmp / "sorted.out")) == 0);
   REQUIRE(sh(base + " --batch-size 1 > " + q(tmp / "single.out")) == 0);  // no padding, nothing to sort
-  const auto sorted = lines_of(tmp / "sorted.out"), single = lines_of(tmp / "single.out"), in = lines_of(tmp / "in.jsonl");
+  const auto sorted = lines_of(tmp / "sorted.out"), single = lines_of(tmp / "single.out"),
+             in = lines_of(tmp / "in.jsonl");
   REQUIRE(sorted.size() == 300);
   REQUIRE(single.size() == 300);
   size_t told_apart = 0;
@@ -255,7 +262,8 @@ TEST_CASE("predict in length-sorted batches answers each line as one at a time w
     // The tolerance tells lines apart (so a line answered with another's logits would fail).
     if (i > 0 && !in[i - 1].empty()) {
       const auto prev = json::parse(single[i - 1]).at("logits");
-      told_apart += std::abs(la[0].get<double>() - prev[0].get<double>()) > 1e-6 + 1e-5 * std::abs(prev[0].get<double>());
+      told_apart +=
+          std::abs(la[0].get<double>() - prev[0].get<double>()) > 1e-6 + 1e-5 * std::abs(prev[0].get<double>());
     }
   }
   CHECK(told_apart > 250);
@@ -271,7 +279,8 @@ TEST_CASE("predict streams a large input from a pipe in bounded memory", "[predi
   const std::string base = kUnif.string() + " predict --model " + q(kModel) + " --batch-size 64 --input - ";
   REQUIRE(sh("cat " + q(tmp / "small.jsonl") + " | " + base + " > " + q(tmp / "small.out")) == 0);
   const long small_kb = children_peak_kb();
-  REQUIRE(sh("cat " + q(tmp / "large.jsonl") + " | " + base + " > " + q(tmp / "large.out") + " 2> " + q(tmp / "err")) == 0);
+  REQUIRE(sh("cat " + q(tmp / "large.jsonl") + " | " + base + " > " + q(tmp / "large.out") + " 2> " + q(tmp / "err")) ==
+          0);
   const long large_kb = children_peak_kb();
   const auto in = lines_of(tmp / "large.jsonl"), out = lines_of(tmp / "large.out");
   REQUIRE(out.size() == in.size());
@@ -280,8 +289,10 @@ TEST_CASE("predict streams a large input from a pipe in bounded memory", "[predi
   for (size_t i = 0; i < in.size(); i += 1 + i % 7) {
     INFO("line " << i + 1);
     const auto a = json::parse(out[i]);
-    if (in[i].empty()) CHECK(a == json{{"error", "blank line"}});
-    else CHECK(a.at("input") == json::parse(in[i]));
+    if (in[i].empty())
+      CHECK(a == json{{"error", "blank line"}});
+    else
+      CHECK(a.at("input") == json::parse(in[i]));
     ++checked;
   }
   CHECK(checked > 4000);
@@ -326,7 +337,8 @@ void write_safetensors(const fs::path& file, const Tensors& tensors) {
   json header = json::object();
   std::string data;
   for (const auto& [name, t] : tensors) {
-    header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+    header[name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
     data += t.bytes;
   }
   std::string h = header.dump();
@@ -337,7 +349,8 @@ void write_safetensors(const fs::path& file, const Tensors& tensors) {
 }
 
 Tensor f32(std::vector<int64_t> shape, const std::vector<float>& values) {
-  return {"F32", std::move(shape), std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float))};
+  return {"F32", std::move(shape),
+          std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float))};
 }
 
 // Every float32 weight NaN (integer buffers such as position_ids stay).
@@ -378,7 +391,8 @@ fs::path all_loc_dir(const fs::path& dir) {
 // A fill-mask (BertForMaskedLM) directory: the fixture's encoder and an identity transform.
 fs::path mlm_dir(const fs::path& dir, bool nan = false) {
   auto t = read_safetensors(kModel / "model.safetensors");
-  for (const char* k : {"bert.pooler.dense.weight", "bert.pooler.dense.bias", "classifier.weight", "classifier.bias"}) t.erase(k);
+  for (const char* k : {"bert.pooler.dense.weight", "bert.pooler.dense.bias", "classifier.weight", "classifier.bias"})
+    t.erase(k);
   std::vector<float> eye(32 * 32, 0.0f);
   for (size_t i = 0; i < 32; ++i) eye[i * 33] = 1.0f;
   t["cls.predictions.bias"] = f32({21128}, std::vector<float>(21128, 0.0f));
@@ -434,7 +448,8 @@ struct CoProcess {
         buffered.erase(0, nl + 1);
         return line;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return "<timeout>";
       pollfd p{out, POLLIN, 0};
       if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -518,9 +533,11 @@ TEST_CASE("predict --output through a symlink, into a FIFO or a character device
     CHECK_FALSE(fs::exists(tmp / "null.tmp"));
   }
   SECTION("SIGTERM while writing a file: no OUTPUT.tmp left behind") {
-    CoProcess p({kUnif.string(), "predict", "--model", kModel.string(), "--input", "-", "--output", (tmp / "out.jsonl").string()});
+    CoProcess p({kUnif.string(), "predict", "--model", kModel.string(), "--input", "-", "--output",
+                 (tmp / "out.jsonl").string()});
     p.send("{\"text\": \"好\"}");
-    for (int i = 0; i < 600 && !(fs::exists(tmp / "out.jsonl.tmp") && fs::file_size(tmp / "out.jsonl.tmp") > 0); ++i) usleep(100000);
+    for (int i = 0; i < 600 && !(fs::exists(tmp / "out.jsonl.tmp") && fs::file_size(tmp / "out.jsonl.tmp") > 0); ++i)
+      usleep(100000);
     REQUIRE(fs::file_size(tmp / "out.jsonl.tmp") > 0);  // the first answer, flushed
     kill(p.pid, SIGTERM);
     int status = 0;
@@ -550,22 +567,28 @@ TEST_CASE("predict tags every word of a token-classification input longer than m
   for (size_t i = 0; i < 200; ++i) words.push_back(chars.substr((i * 3) % chars.size(), 3));
   words[5] = "\x07";  // no word piece: the model gives it nothing
   write(tmp / "in.jsonl", json{{"tokens", words}}.dump() + "\n");
-  REQUIRE(sh(kUnif.string() + " predict --model " + q(dir) + " --input " + q(tmp / "in.jsonl") + " > " + q(tmp / "out")) == 0);
+  REQUIRE(sh(kUnif.string() + " predict --model " + q(dir) + " --input " + q(tmp / "in.jsonl") + " > " +
+             q(tmp / "out")) == 0);
   const auto out = lines_of(tmp / "out");
   REQUIRE(out.size() == 1);
   const auto tags = json::parse(out[0]).at("tags");
   REQUIRE(tags.size() == words.size());
   for (size_t i = 0; i < tags.size(); ++i) {
     INFO("word " << i);
-    if (i == 5) CHECK(tags[i].is_null());
-    else CHECK(tags[i] == "B-LOC");
+    if (i == 5)
+      CHECK(tags[i].is_null());
+    else
+      CHECK(tags[i] == "B-LOC");
   }
 
   // On the unbiased fixture the first words are tagged as in the first window alone.
-  const auto plain = hf_dir(tmp / "plain", "BertForTokenClassification", kTags, read_safetensors(kModel / "model.safetensors"));
+  const auto plain =
+      hf_dir(tmp / "plain", "BertForTokenClassification", kTags, read_safetensors(kModel / "model.safetensors"));
   write(tmp / "both.jsonl", json{{"tokens", words}}.dump() + "\n" +
-                                json{{"tokens", std::vector<std::string>(words.begin(), words.begin() + 40)}}.dump() + "\n");
-  REQUIRE(sh(kUnif.string() + " predict --model " + q(plain) + " --input " + q(tmp / "both.jsonl") + " > " + q(tmp / "both")) == 0);
+                                json{{"tokens", std::vector<std::string>(words.begin(), words.begin() + 40)}}.dump() +
+                                "\n");
+  REQUIRE(sh(kUnif.string() + " predict --model " + q(plain) + " --input " + q(tmp / "both.jsonl") + " > " +
+             q(tmp / "both")) == 0);
   const auto both = lines_of(tmp / "both");
   REQUIRE(both.size() == 2);
   const auto long_tags = json::parse(both[0]).at("tags"), short_tags = json::parse(both[1]).at("tags");
@@ -580,9 +603,11 @@ TEST_CASE("predict fill-mask reports a [MASK] past max_seq_length instead of dro
   const auto dir = mlm_dir(tmp / "mlm");
   std::string long_text;
   for (int i = 0; i < 70; ++i) long_text += "好";
-  write(tmp / "in.jsonl", json{{"text", "北京是中国的[MASK]都"}}.dump() + "\n" + json{{"text", long_text + "[MASK]"}}.dump() + "\n" +
+  write(tmp / "in.jsonl", json{{"text", "北京是中国的[MASK]都"}}.dump() + "\n" +
+                              json{{"text", long_text + "[MASK]"}}.dump() + "\n" +
                               json{{"text", "[MASK]" + long_text + "[MASK]"}}.dump() + "\n");
-  REQUIRE(sh(kUnif.string() + " predict --model " + q(dir) + " --input " + q(tmp / "in.jsonl") + " > " + q(tmp / "out")) == 0);
+  REQUIRE(sh(kUnif.string() + " predict --model " + q(dir) + " --input " + q(tmp / "in.jsonl") + " > " +
+             q(tmp / "out")) == 0);
   const auto out = lines_of(tmp / "out");
   REQUIRE(out.size() == 3);
   CHECK(json::parse(out[0]).at("masks").size() == 1);
@@ -601,7 +626,8 @@ TEST_CASE("predict writes the answers before a bad line, then fails; --keep-goin
   // Before the fix standard output held nothing (the chunk was read whole first) and --keep-going
   // did not exist.
   unif::test::TempDir tmp;
-  write(tmp / "in.jsonl", "{\"text\": \"好\"}\n{\"text\": \"不好\"}\n{\"text\": \"坏\n{\"txt\": \"x\"}\n{\"text\": \"再也不来了\"}\n");
+  write(tmp / "in.jsonl",
+        "{\"text\": \"好\"}\n{\"text\": \"不好\"}\n{\"text\": \"坏\n{\"txt\": \"x\"}\n{\"text\": \"再也不来了\"}\n");
   const std::string base = kUnif.string() + " predict --model " + q(kModel) + " --input " + q(tmp / "in.jsonl");
   CHECK(sh(base + " > " + q(tmp / "out") + " 2> " + q(tmp / "err")) == 2);
   CHECK_THAT(slurp(tmp / "err"), Contains("error: ") && Contains("in.jsonl:3: invalid JSON"));
@@ -609,8 +635,8 @@ TEST_CASE("predict writes the answers before a bad line, then fails; --keep-goin
   REQUIRE(out.size() == 2);
   CHECK(json::parse(out[1]).at("input") == json{{"text", "不好"}});
   // Through a pipe, likewise.
-  CHECK(sh("cat " + q(tmp / "in.jsonl") + " | " + kUnif.string() + " predict --model " + q(kModel) +
-           " --input - > " + q(tmp / "piped") + " 2> /dev/null") == 2);
+  CHECK(sh("cat " + q(tmp / "in.jsonl") + " | " + kUnif.string() + " predict --model " + q(kModel) + " --input - > " +
+           q(tmp / "piped") + " 2> /dev/null") == 2);
   CHECK(lines_of(tmp / "piped").size() == 2);
 
   REQUIRE(sh(base + " --keep-going > " + q(tmp / "kept") + " 2> " + q(tmp / "err")) == 0);
@@ -655,7 +681,8 @@ TEST_CASE("predict leaves no OUTPUT.tmp when moving the finished output into pla
     CoProcess p({kUnif.string(), "predict", "--model", model.string(), "--input", "-", "--output", out.string()},
                 (tmp / "err").string());
     p.send(line);
-    for (int i = 0; i < 600 && !(fs::exists(tmp / "out.jsonl.tmp") && fs::file_size(tmp / "out.jsonl.tmp") > 0); ++i) usleep(100000);
+    for (int i = 0; i < 600 && !(fs::exists(tmp / "out.jsonl.tmp") && fs::file_size(tmp / "out.jsonl.tmp") > 0); ++i)
+      usleep(100000);
     REQUIRE(fs::exists(tmp / "out.jsonl.tmp"));  // the first answer written
     fs::create_directories(out / "in-the-way");
     CHECK(p.finish(60) == 2);
@@ -678,7 +705,8 @@ TEST_CASE("predict fill-mask streams and checks its input as the other tasks do"
   CHECK_THAT(slurp(tmp / "err"), Contains("error: ") && Contains("not found"));
 
   write(tmp / "in.tsv", "id\ttext\n1\t北京是中国的[MASK]都\n2\t[MASK]很好\n");
-  REQUIRE(sh(base + " --input " + q(tmp / "in.tsv") + " --output " + q(tmp / "tsv.out") + " 2> " + q(tmp / "err")) == 0);
+  REQUIRE(sh(base + " --input " + q(tmp / "in.tsv") + " --output " + q(tmp / "tsv.out") + " 2> " + q(tmp / "err")) ==
+          0);
   auto out = lines_of(tmp / "tsv.out");
   REQUIRE(out.size() == 2);
   CHECK(json::parse(out[1]).at("masks").size() == 1);
@@ -707,9 +735,11 @@ TEST_CASE("predict answers a line whose model outputs are not finite with an err
   write(tmp / "tokens.jsonl", "{\"tokens\": [\"我\", \"爱\"]}\n");
   write(tmp / "masked.jsonl", "{\"text\": \"[MASK]好\"}\n");
   for (const auto& [dir, input, lines] : {std::tuple<fs::path, std::string, size_t>{cls, "text.jsonl", 3},
-                                          {ner, "tokens.jsonl", 1}, {mlm, "masked.jsonl", 1}}) {
+                                          {ner, "tokens.jsonl", 1},
+                                          {mlm, "masked.jsonl", 1}}) {
     INFO(dir);
-    REQUIRE(sh(kUnif.string() + " predict --model " + q(dir) + " --input " + q(tmp / input) + " > " + q(tmp / "out")) == 0);
+    REQUIRE(sh(kUnif.string() + " predict --model " + q(dir) + " --input " + q(tmp / input) + " > " + q(tmp / "out")) ==
+            0);
     const auto out = lines_of(tmp / "out");
     REQUIRE(out.size() == lines);
     for (const auto& l : out) {

@@ -27,15 +27,16 @@ namespace {
 
 struct RunResult {
   double best = -std::numeric_limits<double>::infinity();  // best dev value of the metric
-  double first_loss = 0.0, last_loss = 0.0;                 // train loss at the first / last log line
-  std::map<std::string, double> best_of;                    // best dev value of every metric
+  double first_loss = 0.0, last_loss = 0.0;                // train loss at the first / last log line
+  std::map<std::string, double> best_of;                   // best dev value of every metric
 };
 
 RunResult run(const std::string& config, const std::string& metric, std::vector<std::string> overrides) {
   const fs::path src = UNIF_SOURCE_DIR;
-  const auto out = fs::temp_directory_path() / ("unif_regression_" + std::to_string(std::hash<std::string>{}(
-                                                    config + metric + std::to_string(overrides.size()) +
-                                                    (overrides.empty() ? "" : overrides.back()))));
+  const auto out =
+      fs::temp_directory_path() /
+      ("unif_regression_" + std::to_string(std::hash<std::string>{}(config + metric + std::to_string(overrides.size()) +
+                                                                    (overrides.empty() ? "" : overrides.back()))));
   fs::remove_all(out);
   overrides.push_back("output_dir=" + out.string());
   overrides.push_back("training.resume=never");
@@ -75,14 +76,13 @@ RunResult run(const std::string& config, const std::string& metric, std::vector<
 
 // sib200_zh: 7 topics, 701 train / 99 dev; majority class = 25/99 = 0.2525.
 TEST_CASE("classification learns on sib200_zh", "[regression][classification]") {
-  auto r = run("demo.yaml", "accuracy",
-               {"training.optimizer.lr=5e-3", "training.epochs=8", "training.log_every=20"});
+  auto r = run("demo.yaml", "accuracy", {"training.optimizer.lr=5e-3", "training.epochs=8", "training.log_every=20"});
   WARN("best dev accuracy " << r.best << ", train loss " << r.first_loss << " -> " << r.last_loss);
   CHECK(r.last_loss < r.first_loss);
   CHECK(r.best >= 0.31);  // measured 0.354 (2 cores); majority class 0.2525
   // Negative control: the same run with a (practically) zero learning rate cannot clear the bar.
-  auto broken = run("demo.yaml", "accuracy",
-                    {"training.optimizer.lr=1e-9", "training.epochs=2", "training.log_every=20"});
+  auto broken =
+      run("demo.yaml", "accuracy", {"training.optimizer.lr=1e-9", "training.epochs=2", "training.log_every=20"});
   INFO("lr 1e-9: best dev accuracy " << broken.best);
   CHECK(broken.best < 0.31);
 }
@@ -90,8 +90,7 @@ TEST_CASE("classification learns on sib200_zh", "[regression][classification]") 
 // weibo_ner_zh: BIO tags over characters; predicting all "O" scores entity F1 = 0.
 TEST_CASE("token classification learns on weibo_ner_zh", "[regression][token]") {
   auto r = run("token_classification.yaml", "f1",
-               {"training.optimizer.lr=5e-3", "training.epochs=4", "adversarial.method=none",
-                "training.log_every=20"});
+               {"training.optimizer.lr=5e-3", "training.epochs=4", "adversarial.method=none", "training.log_every=20"});
   WARN("best dev entity F1 " << r.best << ", train loss " << r.first_loss << " -> " << r.last_loss);
   CHECK(r.last_loss < r.first_loss);
   CHECK(r.best >= 0.06);  // measured 0.108 after 4 epochs (0.19 after 8); all-"O" scores 0
@@ -100,8 +99,7 @@ TEST_CASE("token classification learns on weibo_ner_zh", "[regression][token]") 
 // stsb_en: similarity 0-5 of English sentence pairs; a model without signal has Pearson ~ 0.
 TEST_CASE("regression learns on stsb_en", "[regression][regression_task]") {
   auto r = run("regression.yaml", "pearson",
-               {"training.optimizer.lr=5e-3", "training.epochs=3", "parallel.devices=[cpu]",
-                "training.log_every=20"});
+               {"training.optimizer.lr=5e-3", "training.epochs=3", "parallel.devices=[cpu]", "training.log_every=20"});
   WARN("best dev Pearson " << r.best << ", train loss " << r.first_loss << " -> " << r.last_loss);
   CHECK(r.last_loss < r.first_loss);
   CHECK(r.best >= 0.12);  // measured 0.199

@@ -20,8 +20,8 @@
 namespace unif::test {
 
 struct ChildOutcome {
-  int signal = 0;       // the signal that killed the child, 0 if it exited
-  std::string result;   // "ok: <what fn returned>", "error: <UserError>" or "exception: <what>"
+  int signal = 0;      // the signal that killed the child, 0 if it exited
+  std::string result;  // "ok: <what fn returned>", "error: <UserError>" or "exception: <what>"
   std::string describe() const {
     return signal ? "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")" : result;
   }
@@ -59,9 +59,7 @@ inline ChildOutcome run_in_child(const std::function<std::string()>& fn, size_t 
     std::string out;
     try {
       out = "ok: " + fn();
-    } catch (const unif::UserError& e) {
-      out = std::string("error: ") + e.what();
-    } catch (const std::exception& e) {
+    } catch (const unif::UserError& e) { out = std::string("error: ") + e.what(); } catch (const std::exception& e) {
       out = std::string("exception: ") + e.what();
     }
     for (size_t done = 0; done < out.size();) {

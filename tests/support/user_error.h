@@ -11,9 +11,7 @@ namespace unif::test {
 inline std::string user_error_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const unif::UserError& e) {
-    return e.what();
-  }
+  } catch (const unif::UserError& e) { return e.what(); }
   return "";
 }
 

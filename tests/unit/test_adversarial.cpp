@@ -41,7 +41,7 @@ class ToyModel final : public models::TaskModel {
   models::ModelOutput forward(const models::Batch& batch, const torch::Tensor& delta) override {
     auto e = emb_(batch.input_ids);  // (B, L, H)
     if (delta.defined()) e = e + delta;
-    const auto mask = batch.attention_mask.to(torch::kFloat32).unsqueeze(-1);   // (B, L, 1)
+    const auto mask = batch.attention_mask.to(torch::kFloat32).unsqueeze(-1);  // (B, L, 1)
     const auto pooled = (torch::tanh(e) * mask).sum(1) / mask.sum(1);          // (B, H)
     models::ModelOutput o;
     o.logits = out_(pooled);  // (B, C)
@@ -112,12 +112,14 @@ class SpyEngine final : public GradientEngine {
 
 std::map<std::string, torch::Tensor> grads_of(torch::nn::Module& m) {
   std::map<std::string, torch::Tensor> g;
-  for (const auto& p : m.named_parameters()) g[p.key()] = p.value().grad().defined() ? p.value().grad().clone() : torch::Tensor();
+  for (const auto& p : m.named_parameters())
+    g[p.key()] = p.value().grad().defined() ? p.value().grad().clone() : torch::Tensor();
   return g;
 }
 
 // One accumulate() of `strategy` on a fresh toy model; returns its gradients (and the spy).
-std::map<std::string, torch::Tensor> step_grads(Strategy& strategy, const models::Batch& batch, StepResult* result = nullptr,
+std::map<std::string, torch::Tensor> step_grads(Strategy& strategy, const models::Batch& batch,
+                                                StepResult* result = nullptr,
                                                 std::vector<torch::Tensor>* deltas = nullptr, int64_t step = 0) {
   auto model = make_model();
   SpyEngine engine(model);
@@ -164,10 +166,10 @@ TEST_CASE("per-example norms, normalize and project mask padding", "[unit][adver
   // A zero (or padding-only) direction stays 0 instead of dividing by 0.
   CHECK(normalize(torch::zeros_like(x), mask).abs().max().item<double>() == 0.0);
 
-  const auto small = 0.01 * n;                        // inside a ball of 0.5: unchanged
+  const auto small = 0.01 * n;  // inside a ball of 0.5: unchanged
   CHECK(torch::allclose(project(small, 0.5, mask), small));
   CHECK(count_outside(small, 0.5, mask) == 0);
-  const auto big = 3.0 * n;                           // outside: scaled back to norm 0.5
+  const auto big = 3.0 * n;  // outside: scaled back to norm 0.5
   CHECK(count_outside(big, 0.5, mask) == 3);
   const auto p = project(big, 0.5, mask);
   for (int64_t b = 0; b < 3; ++b) CHECK(example_norms(p, mask)[b].item<double>() == Approx(0.5).epsilon(1e-6));

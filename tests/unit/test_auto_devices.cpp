@@ -62,7 +62,8 @@ TEST_CASE("auto devices: one CPU replica per physical core up to the hidden-size
   CHECK(pick(0, 1, 128).devices == Devices{"cpu"});
   CHECK_THAT(pick(0, 2, 384).reason, Catch::Contains("2 physical cores") && Catch::Contains("hidden 384 <= 768") &&
                                          Catch::Contains("BLAS 1 thread each"));
-  CHECK_THAT(pick(0, 2, 1024).reason, Catch::Contains("hidden 1024 > 768") && Catch::Contains("one replica on every core"));
+  CHECK_THAT(pick(0, 2, 1024).reason,
+             Catch::Contains("hidden 1024 > 768") && Catch::Contains("one replica on every core"));
 }
 
 TEST_CASE("auto devices: never more CPU replicas than examples or cores per process", "[unit][auto_devices]") {

@@ -121,8 +121,8 @@ TEST_CASE("options validation names the inconsistent field", "[unit][bert]") {
 TEST_CASE("gelu_new, gelu and relu against hand-computed values", "[unit][bert]") {
   auto x = torch::tensor({-2.0, -0.5, 0.0, 1.0, 3.0}, torch::kDouble);
   // 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) and 0.5x(1 + erf(x/sqrt(2))), evaluated in Python's math.
-  auto gelu_new = torch::tensor({-0.04540230591222494, -0.15428599017485606, 0.0, 0.8411919906082768, 2.996362607918227},
-                                torch::kDouble);
+  auto gelu_new = torch::tensor(
+      {-0.04540230591222494, -0.15428599017485606, 0.0, 0.8411919906082768, 2.996362607918227}, torch::kDouble);
   auto gelu = torch::tensor({-0.04550026389635842, -0.15426876936299344, 0.0, 0.8413447460685429, 2.99595030590511},
                             torch::kDouble);
   CHECK((activation("gelu_new")(x) - gelu_new).abs().max().item<double>() < 1e-12);
@@ -138,7 +138,8 @@ TEST_CASE("HF initialisation: N(0, range), LayerNorm 1/0, zero biases and paddin
   auto words = model->embeddings->word_embeddings->weight;
   CHECK(words[0].abs().max().item<double>() == 0.0);  // pad_token_id 0
   CHECK(std::abs(words.slice(0, 1).std().item<double>() - 0.05) < 0.002);
-  CHECK(std::abs(model->encoder->layer[0]->as<BertLayerImpl>()->intermediate->dense->weight.std().item<double>() - 0.05) < 0.005);
+  CHECK(std::abs(model->encoder->layer[0]->as<BertLayerImpl>()->intermediate->dense->weight.std().item<double>() -
+                 0.05) < 0.005);
   CHECK(torch::equal(model->embeddings->layer_norm->weight, torch::ones({64})));
   CHECK(model->embeddings->layer_norm->bias.abs().max().item<double>() == 0.0);
   CHECK(model->pooler->dense->bias.abs().max().item<double>() == 0.0);
@@ -156,7 +157,8 @@ TEST_CASE("BertModel: inputs_embeds equals word_embeddings(input_ids), default m
   CHECK(by_ids.embedding_output.sizes() == std::vector<int64_t>{2, 5, 8});
   // Padding changes the real positions' outputs only through the mask: masked-out keys are ignored.
   auto masked = model->forward(b.input_ids, b.token_type_ids, b.attention_mask);
-  auto short_out = model->forward(b.input_ids.slice(1, 0, 4).slice(0, 0, 1), {}, b.attention_mask.slice(1, 0, 4).slice(0, 0, 1));
+  auto short_out =
+      model->forward(b.input_ids.slice(1, 0, 4).slice(0, 0, 1), {}, b.attention_mask.slice(1, 0, 4).slice(0, 0, 1));
   CHECK(torch::allclose(masked.last_hidden_state[0].slice(0, 0, 4), short_out.last_hidden_state[0], 0.0, 1e-5));
 }
 
@@ -217,7 +219,8 @@ TEST_CASE("sequence losses are per-example sums - sample weights scale them", "[
     auto out = model->forward(b);
     CHECK(torch::allclose(out.example_losses.sum() / 2, F::binary_cross_entropy_with_logits(out.logits, b.labels)));
     auto p = torch::sigmoid(out.logits[1]);
-    double by_hand = -(std::log(1 - p[0].item<double>()) + std::log(1 - p[1].item<double>()) + std::log(p[2].item<double>())) / 3;
+    double by_hand =
+        -(std::log(1 - p[0].item<double>()) + std::log(1 - p[1].item<double>()) + std::log(p[2].item<double>())) / 3;
     CHECK(out.example_losses[1].item<double>() == Approx(by_hand).epsilon(1e-5));
   }
   SECTION("regression: squared error") {

@@ -59,9 +59,7 @@ fs::path safetensors_with(const TempDir& dir, const std::string& header, size_t 
 std::string read_error(const fs::path& file) {
   try {
     read_safetensors(file);
-  } catch (const unif::UserError& e) {
-    return e.what();
-  }
+  } catch (const unif::UserError& e) { return e.what(); }
   FAIL("read_safetensors did not throw UserError for " << file);
   return {};
 }
@@ -150,7 +148,8 @@ TEST_CASE("safetensors: corrupt files are UserErrors naming file and tensor", "[
     CHECK_THAT(read_error(dir / "t.safetensors"), Contains("absurd"));
   }
   SECTION("header not JSON") {
-    CHECK_THAT(read_error(safetensors_with(dir, "{\"w\": nope}", 0)), Contains("bad.safetensors") && Contains("not valid JSON"));
+    CHECK_THAT(read_error(safetensors_with(dir, "{\"w\": nope}", 0)),
+               Contains("bad.safetensors") && Contains("not valid JSON"));
   }
   SECTION("header not an object") {
     CHECK_THAT(read_error(safetensors_with(dir, "[1, 2]", 0)), Contains("not a JSON object"));
@@ -310,9 +309,7 @@ std::string config_error(const TempDir& dir, const std::string& text) {
   spit(dir / "config.json", text);
   try {
     read_hf_config(dir / "config.json");
-  } catch (const unif::UserError& e) {
-    return e.what();
-  }
+  } catch (const unif::UserError& e) { return e.what(); }
   FAIL("read_hf_config did not throw for " << text);
   return {};
 }
@@ -374,14 +371,19 @@ TEST_CASE("read_hf_config: bad files are UserErrors naming file and key", "[unit
   CHECK_THAT(config_error(dir, "[1]"), Contains("JSON object"));
   CHECK_THAT(config_error(dir, R"({"hidden_size": "32"})"),
              Contains("config.json") && Contains("key 'hidden_size'") && Contains("expected an integer"));
-  CHECK_THAT(config_error(dir, R"({"layer_norm_eps": "tiny"})"), Contains("key 'layer_norm_eps'") && Contains("number"));
+  CHECK_THAT(config_error(dir, R"({"layer_norm_eps": "tiny"})"),
+             Contains("key 'layer_norm_eps'") && Contains("number"));
   CHECK_THAT(config_error(dir, R"({"hidden_act": 3})"), Contains("key 'hidden_act'") && Contains("string"));
   CHECK_THAT(config_error(dir, R"({"architectures": "BertModel"})"), Contains("key 'architectures'"));
-  CHECK_THAT(config_error(dir, R"({"id2label": {"0": "a", "2": "b"}})"), Contains("key 'id2label'") && Contains("\"2\""));
-  CHECK_THAT(config_error(dir, R"({"id2label": {"0": 1}})"), Contains("key 'id2label'") && Contains("must be a string"));
-  CHECK_THAT(config_error(dir, R"({"id2label": {"0": "a"}, "num_labels": 2})"), Contains("key 'num_labels'") && Contains("disagrees"));
+  CHECK_THAT(config_error(dir, R"({"id2label": {"0": "a", "2": "b"}})"),
+             Contains("key 'id2label'") && Contains("\"2\""));
+  CHECK_THAT(config_error(dir, R"({"id2label": {"0": 1}})"),
+             Contains("key 'id2label'") && Contains("must be a string"));
+  CHECK_THAT(config_error(dir, R"({"id2label": {"0": "a"}, "num_labels": 2})"),
+             Contains("key 'num_labels'") && Contains("disagrees"));
   CHECK_THAT(config_error(dir, R"({"problem_type": "ranking"})"), Contains("key 'problem_type'"));
-  CHECK_THAT(config_error(dir, R"({"position_embedding_type": "relative_key"})"), Contains("key 'position_embedding_type'"));
+  CHECK_THAT(config_error(dir, R"({"position_embedding_type": "relative_key"})"),
+             Contains("key 'position_embedding_type'"));
   CHECK_THAT(config_error(dir, R"({"hidden_size": 30, "num_attention_heads": 4})"),
              Contains("config.json") && Contains("hidden_size (30) must be a multiple of num_attention_heads (4)"));
 }

@@ -69,19 +69,23 @@ TEST_CASE("crafted config.json: deep values are an error, not a stack overflow",
 
 TEST_CASE("crafted pytorch_model.bin: recorded zip sizes are checked before allocating", "[unit][checkpoint]") {
   SECTION("a 134-byte file whose data.pkl claims 3.3 GB") {
-    const auto r = run_in_child([] {
-      read_torch_bin(corpus_file("torch_bin", "claimed_size_3gb.bin"));
-      return std::string("read");
-    }, 512 * kMiB);
+    const auto r = run_in_child(
+        [] {
+          read_torch_bin(corpus_file("torch_bin", "claimed_size_3gb.bin"));
+          return std::string("read");
+        },
+        512 * kMiB);
     INFO(r.describe());
     CHECK_THAT(r.result, StartsWith("error: ") && Contains("claimed_size_3gb.bin") &&
                              Contains("'archive/data.pkl' claims 3300000000 bytes but stores 4"));
   }
   SECTION("a zip64 record of 2^63 - 8 bytes") {
-    const auto r = run_in_child([] {
-      read_torch_bin(corpus_file("torch_bin", "zip64_claimed_size.bin"));
-      return std::string("read");
-    }, 512 * kMiB);
+    const auto r = run_in_child(
+        [] {
+          read_torch_bin(corpus_file("torch_bin", "zip64_claimed_size.bin"));
+          return std::string("read");
+        },
+        512 * kMiB);
     INFO(r.describe());
     CHECK_THAT(r.result, StartsWith("error: ") && Contains("zip64_claimed_size.bin") &&
                              Contains("claims 9223372036854775800 bytes but stores 4"));
@@ -91,12 +95,14 @@ TEST_CASE("crafted pytorch_model.bin: recorded zip sizes are checked before allo
 TEST_CASE("crafted pytorch_model.bin: REDUCEs of one memoised tensor share its storage", "[unit][checkpoint]") {
   // 3000 keys rebuilt from one memoised _rebuild_tensor_v2 call over a 1 MB storage: a copy per
   // REDUCE needed 3 GB; views need the one storage.
-  const auto r = run_in_child([] {
-    const auto t = read_torch_bin(corpus_file("torch_bin", "memo_reduce_copies.bin"));
-    const bool shared = t.at("k0").data_ptr() == t.at("k2999").data_ptr();
-    return std::to_string(t.size()) + " tensors of " + std::to_string(t.at("k1").numel()) +
-           (shared ? ", shared" : ", copies");
-  }, 256 * kMiB);
+  const auto r = run_in_child(
+      [] {
+        const auto t = read_torch_bin(corpus_file("torch_bin", "memo_reduce_copies.bin"));
+        const bool shared = t.at("k0").data_ptr() == t.at("k2999").data_ptr();
+        return std::to_string(t.size()) + " tensors of " + std::to_string(t.at("k1").numel()) +
+               (shared ? ", shared" : ", copies");
+      },
+      256 * kMiB);
   INFO(r.describe());
   CHECK(r.result == "ok: 3000 tensors of 262144, shared");
 }

@@ -96,7 +96,8 @@ TEST_CASE("save_model_dir syncs every file and the directory before COMPLETE, th
       auto it = std::find_if(synced.rbegin(), synced.rend(), match);
       return it == synced.rend() ? -1 : static_cast<int>(synced.rend() - it) - 1;
     };
-    const auto complete = position([](const fs::path& p) { return p.filename().string().rfind("COMPLETE.tmp-", 0) == 0; });
+    const auto complete =
+        position([](const fs::path& p) { return p.filename().string().rfind("COMPLETE.tmp-", 0) == 0; });
     REQUIRE(complete >= 0);
     const fs::path tmp_dir = synced[static_cast<size_t>(complete)].parent_path();
     CHECK(tmp_dir.filename().string().rfind("best.tmp-", 0) == 0);
@@ -120,9 +121,8 @@ TEST_CASE("a failed write of COMPLETE is an error, and nothing is published", "[
   const auto model = tiny_model();
   std::unique_ptr<FileSizeLimit> limit;
   // Every file is written; then the disk is "full" for what comes next: COMPLETE.
-  const auto msg = user_error_of([&] {
-    save_tiny(tmp / "final", *model, [&](const fs::path&) { limit = std::make_unique<FileSizeLimit>(0); });
-  });
+  const auto msg = user_error_of(
+      [&] { save_tiny(tmp / "final", *model, [&](const fs::path&) { limit = std::make_unique<FileSizeLimit>(0); }); });
   limit.reset();
   CHECK_THAT(msg, Catch::Contains("COMPLETE") && Catch::Contains("write failed"));
   CHECK_FALSE(fs::exists(tmp / "final"));
@@ -177,13 +177,13 @@ TEST_CASE("recover_interrupted_saves restores a directory killed between two ren
     write_text(tmp / name / "which", mark);
     write_text(tmp / name / "COMPLETE", "ok\n");
   };
-  complete("best.old-123", "old best");                      // best/ moved aside, the new one never renamed in
-  complete("final.old-7", "old final");                      // both there: the new (tmp) one wins
+  complete("best.old-123", "old best");  // best/ moved aside, the new one never renamed in
+  complete("final.old-7", "old final");  // both there: the new (tmp) one wins
   complete("final.tmp-7", "new final");
-  fs::create_directories(tmp / "step-3.tmp-9");              // killed while writing: not complete
-  complete("step-4", "kept");                                // there: its leftover is removed
+  fs::create_directories(tmp / "step-3.tmp-9");  // killed while writing: not complete
+  complete("step-4", "kept");                    // there: its leftover is removed
   complete("step-4.tmp-9", "replaced copy");
-  write_text(tmp / "metrics.jsonl.tmp-5-0", "torn");         // a temporary file of write_file_atomic
+  write_text(tmp / "metrics.jsonl.tmp-5-0", "torn");  // a temporary file of write_file_atomic
   const auto notes = recover_interrupted_saves(tmp.path);
   REQUIRE(notes.size() == 2);
   CHECK_THAT(notes[0], Catch::Contains("best") && Catch::Contains("best.old-123"));
@@ -233,18 +233,19 @@ TEST_CASE("resume: a checkpoint whose weights do not fit the model is a UserErro
              Catch::Contains("1 weight(s) the model does not have: bert.encoder.layer.2.output.dense.bias"));
 }
 
-TEST_CASE("resume: optimizer state that does not fit the parameters is a UserError naming the file",
-          "[unit][train]") {
+TEST_CASE("resume: optimizer state that does not fit the parameters is a UserError naming the file", "[unit][train]") {
   auto w = torch::tensor({1.0f, -2.0f}).requires_grad_(true);
   auto b = torch::tensor({0.5f}).requires_grad_(true);
-  auto opt = make_optimizer({{"w", w, 1.0, 0.0}, {"b", b, 1.0, 0.0}}, {OptimizerKind::AdamW, 0.0, 0.9, 0.999, 1e-8, 0.0});
+  auto opt =
+      make_optimizer({{"w", w, 1.0, 0.0}, {"b", b, 1.0, 0.0}}, {OptimizerKind::AdamW, 0.0, 0.9, 0.999, 1e-8, 0.0});
   w.mutable_grad() = torch::tensor({0.5f, -0.25f});
   b.mutable_grad() = torch::tensor({1.0f});
   opt->step(0.01);
   const auto good = opt->state();
   const auto load = [&](std::map<std::string, torch::Tensor> state) {
     auto w2 = w.detach().clone().requires_grad_(true), b2 = b.detach().clone().requires_grad_(true);
-    auto fresh = make_optimizer({{"w", w2, 1.0, 0.0}, {"b", b2, 1.0, 0.0}}, {OptimizerKind::AdamW, 0.0, 0.9, 0.999, 1e-8, 0.0});
+    auto fresh =
+        make_optimizer({{"w", w2, 1.0, 0.0}, {"b", b2, 1.0, 0.0}}, {OptimizerKind::AdamW, 0.0, 0.9, 0.999, 1e-8, 0.0});
     return user_error_of([&] { fresh->load_state(state, "ck/optimizer.safetensors"); });
   };
   CHECK(load(good).empty());

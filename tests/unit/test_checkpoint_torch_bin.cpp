@@ -116,9 +116,7 @@ std::vector<std::pair<std::string, std::string>> good_entries() {
 std::string bin_error(const fs::path& file) {
   try {
     read_torch_bin(file);
-  } catch (const unif::UserError& e) {
-    return e.what();
-  }
+  } catch (const unif::UserError& e) { return e.what(); }
   FAIL("read_torch_bin did not throw UserError for " << file);
   return {};
 }
@@ -157,7 +155,9 @@ TEST_CASE("read_torch_bin: damaged files are UserErrors naming the file", "[unit
   const auto bin = dir / "pytorch_model.bin";
   const auto name = Contains("pytorch_model.bin");
 
-  SECTION("missing file") { CHECK_THAT(bin_error(dir / "absent.bin"), Contains("absent.bin") && Contains("no such file")); }
+  SECTION("missing file") {
+    CHECK_THAT(bin_error(dir / "absent.bin"), Contains("absent.bin") && Contains("no such file"));
+  }
   SECTION("not a zip") {
     spit(bin, "\x80\x02}q\x00.");  // a legacy (non-zip) pickle
     CHECK_THAT(bin_error(bin), name && Contains("cannot open as a zip archive") && Contains("legacy"));
@@ -187,7 +187,8 @@ TEST_CASE("read_torch_bin: damaged files are UserErrors naming the file", "[unit
   }
   SECTION("truncated pickle") {
     const auto pkl = state_dict_pickle({{"w", "FloatStorage", "0", 6, 0, {2, 3}, {3, 1}}});
-    CHECK_THAT(bin_error(bin_with(dir, "archive/data.pkl", pkl.substr(0, pkl.size() - 40))), name && Contains("truncated"));
+    CHECK_THAT(bin_error(bin_with(dir, "archive/data.pkl", pkl.substr(0, pkl.size() - 40))),
+               name && Contains("truncated"));
   }
   SECTION("forbidden global") {
     Pickle p;
@@ -201,7 +202,8 @@ TEST_CASE("read_torch_bin: damaged files are UserErrors naming the file", "[unit
   }
   SECTION("missing storage entry") {
     const auto pkl = state_dict_pickle({{"w", "FloatStorage", "9", 6, 0, {2, 3}, {3, 1}}});
-    CHECK_THAT(bin_error(bin_with(dir, "archive/data.pkl", pkl)), name && Contains("missing archive entry 'archive/data/9'"));
+    CHECK_THAT(bin_error(bin_with(dir, "archive/data.pkl", pkl)),
+               name && Contains("missing archive entry 'archive/data/9'"));
   }
   SECTION("storage shorter than its numel") {
     CHECK_THAT(bin_error(bin_with(dir, "archive/data/0", floats({1, 2}))),
@@ -217,7 +219,8 @@ TEST_CASE("read_torch_bin: damaged files are UserErrors naming the file", "[unit
   }
   SECTION("unknown storage type") {
     const auto pkl = state_dict_pickle({{"w", "ComplexFloatStorage", "0", 6, 0, {2}, {1}}});
-    CHECK_THAT(bin_error(bin_with(dir, "archive/data.pkl", pkl)), Contains("unsupported global 'torch.ComplexFloatStorage'"));
+    CHECK_THAT(bin_error(bin_with(dir, "archive/data.pkl", pkl)),
+               Contains("unsupported global 'torch.ComplexFloatStorage'"));
   }
   SECTION("a value that is not a tensor") {
     Pickle p;

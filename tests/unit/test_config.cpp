@@ -25,9 +25,7 @@ std::string error_of(const std::string& yaml, const std::vector<std::string>& ov
                      Purpose purpose = Purpose::Any) {
   try {
     parse_config(yaml, "cfg.yaml", overrides, purpose);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
+  } catch (const ConfigError& e) { return e.what(); }
   FAIL("no ConfigError for:\n" << yaml);
   return "";
 }
@@ -296,7 +294,8 @@ TEST_CASE("task-specific defaults for the data fields", "[unit][config]") {
   CHECK(reg.data.text_fields == std::vector<std::string>{"text_a", "text_b"});
   CHECK(reg.data.label_field == "label");
   // Given explicitly, they are kept.
-  const RunConfig given = parse_config("task: token_classification\ndata: {text_fields: [w], label_field: y}", "t.yaml");
+  const RunConfig given =
+      parse_config("task: token_classification\ndata: {text_fields: [w], label_field: y}", "t.yaml");
   CHECK(given.data.text_fields == std::vector<std::string>{"w"});
   CHECK(given.data.label_field == "y");
 }
@@ -304,7 +303,8 @@ TEST_CASE("task-specific defaults for the data fields", "[unit][config]") {
 TEST_CASE("training.precision: fp32 by default - bf16 anywhere - fp16 not with CPU devices", "[unit][config]") {
   CHECK(parse_config("", "c.yaml").training.precision == Precision::FP32);
   CHECK(parse_config("training: {precision: bf16}", "c.yaml").training.precision == Precision::BF16);
-  CHECK(parse_config("training: {precision: fp16}\nparallel: {devices: auto}", "c.yaml").training.precision == Precision::FP16);
+  CHECK(parse_config("training: {precision: fp16}\nparallel: {devices: auto}", "c.yaml").training.precision ==
+        Precision::FP16);
   CHECK_THAT(error_of("training: {precision: fp8}"),
              Catch::StartsWith("cfg.yaml: training.precision: expected one of fp32 | bf16 | fp16, got 'fp8'"));
   CHECK_THAT(error_of("training: {precision: fp16}\nparallel: {devices: [cpu]}"),
@@ -327,8 +327,8 @@ TEST_CASE("cuda devices on a build without CUDA are an error when training", "[u
 }
 
 TEST_CASE("task names", "[unit][config]") {
-  for (Task t : {Task::Classification, Task::Multilabel, Task::Regression, Task::TokenClassification,
-                 Task::SpanExtraction})
+  for (Task t :
+       {Task::Classification, Task::Multilabel, Task::Regression, Task::TokenClassification, Task::SpanExtraction})
     CHECK(parse_task(to_string(t)) == t);
   CHECK(to_string(Task::TokenClassification) == "token_classification");
   CHECK_THROWS_WITH(parse_task("clasification"),
@@ -375,8 +375,9 @@ TEST_CASE("unif.yaml's truncate_method is one of the methods", "[unit][config][b
   const auto file = dir / "unif.yaml";
   std::ofstream(file) << "task: classification\ntruncate_method: lo20, metrier_leng}\r\r\n";
   CHECK_THAT(unif::test::user_error_of([&] { read_model_meta(file); }),
-             Catch::StartsWith(file.string() +
-                               ": truncate_method: expected LIFO, FIFO, longer-FO or longest_first, got 'lo20, metrier_leng}"));
+             Catch::StartsWith(
+                 file.string() +
+                 ": truncate_method: expected LIFO, FIFO, longer-FO or longest_first, got 'lo20, metrier_leng}"));
   std::ofstream(file) << "task: classification\ntruncate_method: longest_first\n";
   CHECK(read_model_meta(file).truncate_method == "longest_first");
 }
@@ -386,7 +387,8 @@ TEST_CASE("unif.yaml's truncate_method is one of the methods", "[unit][config][b
 // YAML allows only tab, LF, CR and printable characters in a stream; anything else is an error.
 TEST_CASE("a control character in a config, an override or unif.yaml is an error naming line and byte",
           "[unit][config]") {
-  CHECK(error_of("task: regression\nmodel:\n  pretrained: a\x01" "b\n") ==
+  CHECK(error_of("task: regression\nmodel:\n  pretrained: a\x01"
+                 "b\n") ==
         "cfg.yaml: line 3, byte 16: control character 0x01 (YAML allows tab, line feed, carriage return and "
         "printable characters only)");
   CHECK(error_of(std::string("seed: 1\noutput_dir: r\0\n", 23)) ==
@@ -407,8 +409,9 @@ TEST_CASE("a control character in a config, an override or unif.yaml is an error
   const auto file = dir / "unif.yaml";
   std::ofstream(file) << std::string("task: classification\ntext_fields: [te\x01\0_a, text_b]\n", 51);
   CHECK(unif::test::user_error_of([&] { read_model_meta(file); }) ==
-        file.string() + ": line 2, byte 17: control character 0x01 (YAML allows tab, line feed, carriage return "
-        "and printable characters only)");
+        file.string() +
+            ": line 2, byte 17: control character 0x01 (YAML allows tab, line feed, carriage return "
+            "and printable characters only)");
 }
 
 TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
@@ -418,8 +421,9 @@ TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
   CHECK_THAT(error_of("training:\n  batchsize: 8\n"),
              Catch::StartsWith("cfg.yaml: training.batchsize: unknown key 'batchsize' (did you mean 'batch_size'?)") &&
                  Catch::EndsWith("(line 2)"));
-  CHECK_THAT(error_of("model:\n  bert: {hiden_size: 8}\n"),
-             Catch::StartsWith("cfg.yaml: model.bert.hiden_size: unknown key 'hiden_size' (did you mean 'hidden_size'?)"));
+  CHECK_THAT(
+      error_of("model:\n  bert: {hiden_size: 8}\n"),
+      Catch::StartsWith("cfg.yaml: model.bert.hiden_size: unknown key 'hiden_size' (did you mean 'hidden_size'?)"));
   CHECK_THAT(error_of("training:\n  optimizer: {learning_rate: 0.1}\n"),
              Catch::StartsWith("cfg.yaml: training.optimizer.learning_rate: unknown key 'learning_rate'") &&
                  !Catch::Contains("did you mean"));  // nothing close: no guess
@@ -437,8 +441,10 @@ TEST_CASE("span: defaults, values, bad values", "[unit][config]") {
   CHECK(c.span.doc_stride == 32);
   CHECK(c.span.metric == SpanMetric::Cmrc);
   CHECK(parse_config(to_yaml(c), "again.yaml") == c);
-  CHECK(error_of("span: {doc_stride: 0}") == "cfg.yaml: span.doc_stride: expected a positive integer, got '0' (line 1)");
-  CHECK_THAT(error_of("span: {metric: f1}"), Catch::StartsWith("cfg.yaml: span.metric: expected one of auto | squad | cmrc, got 'f1'"));
+  CHECK(error_of("span: {doc_stride: 0}") ==
+        "cfg.yaml: span.doc_stride: expected a positive integer, got '0' (line 1)");
+  CHECK_THAT(error_of("span: {metric: f1}"),
+             Catch::StartsWith("cfg.yaml: span.metric: expected one of auto | squad | cmrc, got 'f1'"));
   CHECK_THAT(error_of("span: {stride: 8}"), Catch::Contains("unknown key 'stride'"));
   CHECK_THAT(error_of("task: span_extraction\nmodel: {max_seq_length: 4}"),
              Catch::Contains("model.max_seq_length: expected at least 5 for span_extraction"));
@@ -450,8 +456,10 @@ TEST_CASE("a value of the wrong type names the key and what was expected", "[uni
   CHECK(error_of("seed: [1, 2]") == "cfg.yaml: seed: expected a non-negative integer, got a list (line 1)");
   CHECK(error_of("training:\n  batch_size: \"32\"\n") ==
         "cfg.yaml: training.batch_size: expected a positive integer, got '32' (line 2)");  // quoted: a string
-  CHECK(error_of("training: {epochs: 2.5}") == "cfg.yaml: training.epochs: expected a non-negative integer, got '2.5' (line 1)");
-  CHECK(error_of("model: {do_lower_case: maybe}") == "cfg.yaml: model.do_lower_case: expected true or false, got 'maybe' (line 1)");
+  CHECK(error_of("training: {epochs: 2.5}") ==
+        "cfg.yaml: training.epochs: expected a non-negative integer, got '2.5' (line 1)");
+  CHECK(error_of("model: {do_lower_case: maybe}") ==
+        "cfg.yaml: model.do_lower_case: expected true or false, got 'maybe' (line 1)");
   CHECK(error_of("output_dir: {a: 1}") == "cfg.yaml: output_dir: expected a non-empty string, got a mapping (line 1)");
   CHECK(error_of("output_dir:") == "cfg.yaml: output_dir: expected a non-empty string, got null (line 1)");
   CHECK(error_of("training: 5") == "cfg.yaml: training: expected a mapping of keys, got '5' (line 1)");
@@ -459,7 +467,8 @@ TEST_CASE("a value of the wrong type names the key and what was expected", "[uni
   CHECK(error_of("parallel:\n  devices: [cpu, {a: 1}]\n") ==
         "cfg.yaml: parallel.devices[1]: expected a non-empty string, got a mapping (line 2)");
   CHECK(error_of("training: {optimizer: {lr: 1e-3x}}") ==
-        "cfg.yaml: training.optimizer.lr: expected a number > 0 that float32 can hold (at most 3.4e38), got '1e-3x' (line 1)");
+        "cfg.yaml: training.optimizer.lr: expected a number > 0 that float32 can hold (at most 3.4e38), got '1e-3x' "
+        "(line 1)");
 }
 
 TEST_CASE("an out-of-range value names the key and the range", "[unit][config]") {
@@ -468,64 +477,83 @@ TEST_CASE("an out-of-range value names the key and the range", "[unit][config]")
     CHECK(line_count(e) == 1);
     return e;
   };
-  CHECK(first_line("training: {batch_size: -4}") == "cfg.yaml: training.batch_size: expected a positive integer, got '-4' (line 1)");
-  CHECK(first_line("training: {batch_size: 0}") == "cfg.yaml: training.batch_size: expected a positive integer, got '0' (line 1)");
-  CHECK_THAT(first_line("training: {optimizer: {lr: 0}}"),
-             Catch::Contains("training.optimizer.lr: expected a number > 0 that float32 can hold (at most 3.4e38), got '0'"));
-  CHECK_THAT(first_line("training: {optimizer: {eps: 0}}"), Catch::Contains("training.optimizer.eps: expected a number > 0"));
+  CHECK(first_line("training: {batch_size: -4}") ==
+        "cfg.yaml: training.batch_size: expected a positive integer, got '-4' (line 1)");
+  CHECK(first_line("training: {batch_size: 0}") ==
+        "cfg.yaml: training.batch_size: expected a positive integer, got '0' (line 1)");
+  CHECK_THAT(
+      first_line("training: {optimizer: {lr: 0}}"),
+      Catch::Contains("training.optimizer.lr: expected a number > 0 that float32 can hold (at most 3.4e38), got '0'"));
+  CHECK_THAT(first_line("training: {optimizer: {eps: 0}}"),
+             Catch::Contains("training.optimizer.eps: expected a number > 0"));
   CHECK_THAT(first_line("training: {optimizer: {weight_decay: -0.1}}"),
              Catch::Contains("training.optimizer.weight_decay: expected a number >= 0"));
   CHECK(first_line("training: {optimizer: {betas: [0.9]}}") ==
         "cfg.yaml: training.optimizer.betas: expected a list of 2 numbers in [0, 1), got ['0.9'] (line 1)");
   CHECK_THAT(first_line("training: {optimizer: {betas: [0.9, 1.0]}}"),
              Catch::Contains("training.optimizer.betas: expected a list of 2 numbers in [0, 1), got ['0.9', '1.0']"));
-  CHECK_THAT(first_line("training: {optimizer: {betas: 0.9}}"), Catch::Contains("training.optimizer.betas: expected a list of 2 numbers"));
+  CHECK_THAT(first_line("training: {optimizer: {betas: 0.9}}"),
+             Catch::Contains("training.optimizer.betas: expected a list of 2 numbers"));
   CHECK_THAT(first_line("training: {optimizer: {momentum: 0.9}}"),
              Catch::Contains("training.optimizer.momentum: expected 0 for optimizer adamw"));
   CHECK_THAT(first_line("training: {schedule: {warmup_ratio: 1.5}}"),
              Catch::Contains("training.schedule.warmup_ratio: expected a number in [0, 1], got '1.5'"));
   CHECK_THAT(first_line("training: {schedule: {warmup_steps: -1}}"),
              Catch::Contains("training.schedule.warmup_steps: expected a non-negative integer"));
-  CHECK_THAT(first_line("training: {max_grad_norm: -1}"), Catch::Contains("training.max_grad_norm: expected a number >= 0"));
-  CHECK_THAT(first_line("training: {layerwise_lr_decay: 0}"), Catch::Contains("training.layerwise_lr_decay: expected a number in (0, 1]"));
-  CHECK_THAT(first_line("training: {grad_accum_steps: 0}"), Catch::Contains("training.grad_accum_steps: expected a positive integer"));
+  CHECK_THAT(first_line("training: {max_grad_norm: -1}"),
+             Catch::Contains("training.max_grad_norm: expected a number >= 0"));
+  CHECK_THAT(first_line("training: {layerwise_lr_decay: 0}"),
+             Catch::Contains("training.layerwise_lr_decay: expected a number in (0, 1]"));
+  CHECK_THAT(first_line("training: {grad_accum_steps: 0}"),
+             Catch::Contains("training.grad_accum_steps: expected a positive integer"));
   CHECK_THAT(first_line("training: {epochs: 0}"),
              Catch::Contains("training.epochs: expected a positive integer when training.max_steps is 0, got 0"));
   CHECK(parse_config("training: {epochs: 0, max_steps: 10}", "ok.yaml").training.max_steps == 10);
-  CHECK_THAT(first_line("training: {keep_checkpoints: 0}"), Catch::Contains("training.keep_checkpoints: expected a positive integer"));
-  CHECK_THAT(first_line("training: {log_every: 0}"), Catch::Contains("training.log_every: expected a positive integer"));
+  CHECK_THAT(first_line("training: {keep_checkpoints: 0}"),
+             Catch::Contains("training.keep_checkpoints: expected a positive integer"));
+  CHECK_THAT(first_line("training: {log_every: 0}"),
+             Catch::Contains("training.log_every: expected a positive integer"));
   CHECK_THAT(first_line("parallel: {threads_per_replica: -1}"),
              Catch::Contains("parallel.threads_per_replica: expected a non-negative integer"));
   CHECK_THAT(first_line("parallel: {devices: []}"), Catch::Contains("parallel.devices: expected at least one device"));
-  CHECK_THAT(first_line("parallel: {devices: [auto, cpu]}"), Catch::Contains("parallel.devices[0]: expected 'auto' alone"));
-  CHECK_THAT(first_line("adversarial: {epsilon: -0.1}"), Catch::Contains("adversarial.epsilon: expected a number >= 0"));
+  CHECK_THAT(first_line("parallel: {devices: [auto, cpu]}"),
+             Catch::Contains("parallel.devices[0]: expected 'auto' alone"));
+  CHECK_THAT(first_line("adversarial: {epsilon: -0.1}"),
+             Catch::Contains("adversarial.epsilon: expected a number >= 0"));
   CHECK_THAT(first_line("adversarial: {method: pgd, epsilon: 0}"),
              Catch::Contains("adversarial.epsilon: expected a number > 0 for method pgd"));
   CHECK_THAT(first_line("adversarial: {alpha: -1}"), Catch::Contains("adversarial.alpha: expected a number >= 0"));
   CHECK_THAT(first_line("adversarial: {steps: 0}"), Catch::Contains("adversarial.steps: expected a positive integer"));
-  CHECK_THAT(first_line("adversarial: {smart_momentum: 1.5}"), Catch::Contains("adversarial.smart_momentum: expected a number in [0, 1]"));
+  CHECK_THAT(first_line("adversarial: {smart_momentum: 1.5}"),
+             Catch::Contains("adversarial.smart_momentum: expected a number in [0, 1]"));
   CHECK_THAT(first_line("training: {shuffle: false, group_by_length: true}"),
              Catch::Contains("training.group_by_length: expected false when training.shuffle is false"));
   CHECK_THAT(first_line("training: {group_by_length: 1}"), Catch::Contains("training.group_by_length: expected"));
   CHECK(parse_config("training: {group_by_length: true}", "ok.yaml").training.group_by_length);
-  CHECK_THAT(first_line("adversarial: {smart_bregman: -1}"), Catch::Contains("adversarial.smart_bregman: expected a number >= 0"));
-  CHECK_THAT(first_line("model: {max_seq_length: 2}"), Catch::Contains("model.max_seq_length: expected an integer >= 3"));
+  CHECK_THAT(first_line("adversarial: {smart_bregman: -1}"),
+             Catch::Contains("adversarial.smart_bregman: expected a number >= 0"));
+  CHECK_THAT(first_line("model: {max_seq_length: 2}"),
+             Catch::Contains("model.max_seq_length: expected an integer >= 3"));
   CHECK(parse_config("model: {max_seq_length: 1024}", "ok.yaml").model.max_seq_length == 1024);  // the model checks
-  CHECK_THAT(first_line("model: {max_seq_length: 300, bert: {max_position_embeddings: 256}}"),
-             Catch::Contains("model.max_seq_length: expected at most model.bert.max_position_embeddings (256), got 300"));
+  CHECK_THAT(
+      first_line("model: {max_seq_length: 300, bert: {max_position_embeddings: 256}}"),
+      Catch::Contains("model.max_seq_length: expected at most model.bert.max_position_embeddings (256), got 300"));
   CHECK_THAT(first_line("model: {bert: {hidden_size: 30, num_attention_heads: 4}}"),
              Catch::Contains("model.bert.num_attention_heads: expected a divisor of hidden_size (30), got 4"));
   CHECK_THAT(first_line("model: {bert: {hidden_dropout_prob: 1}}"),
              Catch::Contains("model.bert.hidden_dropout_prob: expected a number in [0, 1)"));
-  CHECK_THAT(first_line("model: {bert: {vocab_size: 0}}"), Catch::Contains("model.bert.vocab_size: expected a positive integer"));
+  CHECK_THAT(first_line("model: {bert: {vocab_size: 0}}"),
+             Catch::Contains("model.bert.vocab_size: expected a positive integer"));
   CHECK(parse_config("model: {bert: {classifier_dropout: null}}", "ok.yaml").model.bert.empty());
   CHECK_THAT(first_line("data: {text_fields: [a, b, c]}"),
              Catch::Contains("data.text_fields: expected 1 field (a text) or 2 (a text pair), got 3"));
-  CHECK_THAT(first_line("task: token_classification\ndata: {text_fields: [a, b]}"),
-             Catch::Contains("data.text_fields: expected exactly 1 field (the token list) for token_classification, got 2"));
+  CHECK_THAT(
+      first_line("task: token_classification\ndata: {text_fields: [a, b]}"),
+      Catch::Contains("data.text_fields: expected exactly 1 field (the token list) for token_classification, got 2"));
   CHECK_THAT(first_line("task: span_extraction\ndata: {text_fields: [q]}"),
              Catch::Contains("data.text_fields: expected exactly 2 fields (question, context) for span_extraction"));
-  CHECK_THAT(first_line("data: {text_fields: [a, a]}"), Catch::Contains("data.text_fields: expected two different fields"));
+  CHECK_THAT(first_line("data: {text_fields: [a, a]}"),
+             Catch::Contains("data.text_fields: expected two different fields"));
   CHECK_THAT(first_line("data: {labels: [a, b, a]}"), Catch::Contains("data.labels: duplicate label 'a'"));
   CHECK_THAT(first_line("data: {labels: []}"), Catch::Contains("data.labels: expected a non-empty list"));
   CHECK_THAT(first_line("task: regression\ndata: {labels: [a]}"),
@@ -538,15 +566,21 @@ TEST_CASE("a value outside an enumeration lists the choices", "[unit][config]") 
         "cfg.yaml: task: expected one of classification | multilabel | regression | token_classification | "
         "span_extraction | masked_lm, got 'clasification' (did you mean 'classification'?) (line 1)");
   CHECK_THAT(error_of("model: {truncate_method: lifo}"),
-             Catch::Contains("model.truncate_method: expected one of LIFO | FIFO | longer-FO | longest_first, got 'lifo' (did you mean 'LIFO'?)"));
+             Catch::Contains("model.truncate_method: expected one of LIFO | FIFO | longer-FO | longest_first, got "
+                             "'lifo' (did you mean 'LIFO'?)"));
   CHECK_THAT(error_of("training: {optimizer: {name: adam}}"),
-             Catch::Contains("training.optimizer.name: expected one of adamw | sgd | lamb, got 'adam' (did you mean 'adamw'?)"));
-  CHECK_THAT(error_of("training: {schedule: {name: step}}"), Catch::Contains("training.schedule.name: expected one of linear | constant | cosine"));
-  CHECK_THAT(error_of("adversarial: {method: freeLB}"), Catch::Contains("adversarial.method: expected one of none | fgm | pgd | freelb"));
-  CHECK_THAT(error_of("model: {bert: {hidden_act: gelu_fast}}"), Catch::Contains("model.bert.hidden_act: expected one of gelu | gelu_new | relu"));
+             Catch::Contains(
+                 "training.optimizer.name: expected one of adamw | sgd | lamb, got 'adam' (did you mean 'adamw'?)"));
+  CHECK_THAT(error_of("training: {schedule: {name: step}}"),
+             Catch::Contains("training.schedule.name: expected one of linear | constant | cosine"));
+  CHECK_THAT(error_of("adversarial: {method: freeLB}"),
+             Catch::Contains("adversarial.method: expected one of none | fgm | pgd | freelb"));
+  CHECK_THAT(error_of("model: {bert: {hidden_act: gelu_fast}}"),
+             Catch::Contains("model.bert.hidden_act: expected one of gelu | gelu_new | relu"));
   CHECK(error_of("parallel: {devices: [cpu, gpu]}") ==
         "cfg.yaml: parallel.devices[1]: expected cpu, cuda:N or auto, got 'gpu' (did you mean 'cpu'?) (line 1)");
-  CHECK_THAT(error_of("parallel: {devices: [cuda:x]}"), Catch::Contains("parallel.devices[0]: expected cpu, cuda:N or auto, got 'cuda:x'"));
+  CHECK_THAT(error_of("parallel: {devices: [cuda:x]}"),
+             Catch::Contains("parallel.devices[0]: expected cpu, cuda:N or auto, got 'cuda:x'"));
 }
 
 TEST_CASE("a bad override is an error naming it", "[unit][config]") {
@@ -563,8 +597,10 @@ TEST_CASE("a bad override is an error naming it", "[unit][config]") {
         "cfg.yaml: training.batch_size: expected a positive integer, got 'abc' (from --set training.batch_size=abc)");
   CHECK_THAT(error_of("", {"parallel.devices=[cpu"}),
              Catch::StartsWith("cfg.yaml: parallel.devices: the --set value is not valid YAML"));
-  CHECK_THAT(error_of("", {"training.batch_size.x=3"}),
-             Catch::Contains("training.batch_size: expected a positive integer, got a mapping (from --set training.batch_size.x=3)"));
+  CHECK_THAT(
+      error_of("", {"training.batch_size.x=3"}),
+      Catch::Contains(
+          "training.batch_size: expected a positive integer, got a mapping (from --set training.batch_size.x=3)"));
 }
 
 TEST_CASE("a missing or unreadable file is an error naming it", "[unit][config]") {
@@ -572,42 +608,45 @@ TEST_CASE("a missing or unreadable file is an error naming it", "[unit][config]"
   CHECK_THROWS_MATCHES(load_config(missing), ConfigError,
                        Catch::Matchers::Message(missing.string() + ": cannot read the config file: no such file"));
   const auto dir = std::filesystem::temp_directory_path();
-  CHECK_THROWS_WITH(load_config(dir), Catch::Contains(dir.string() + ": cannot read the config file: it is a directory"));
+  CHECK_THROWS_WITH(load_config(dir),
+                    Catch::Contains(dir.string() + ": cannot read the config file: it is a directory"));
   // A ConfigError is a UserError (the CLI prints it and exits 2).
   CHECK_THROWS_AS(load_config(missing), unif::UserError);
 }
 
 TEST_CASE("a top level that is not a mapping is an error", "[unit][config]") {
-  CHECK(error_of("- task: classification\n") ==
-        "cfg.yaml: expected a mapping of keys (task, model, data, training, ...) at the top level, got a list (line 1)");
+  CHECK(
+      error_of("- task: classification\n") ==
+      "cfg.yaml: expected a mapping of keys (task, model, data, training, ...) at the top level, got a list (line 1)");
   CHECK_THAT(error_of("just some text"), Catch::Contains("at the top level, got 'just some text'"));
 }
 
 TEST_CASE("every problem is reported at once, one per line", "[unit][config]") {
   try {
-    parse_config("task: clasification\ntrainig: {}\ntraining:\n  batch_size: -1\n  optimizer: {lr: 0}\n"
-                 "parallel: {devices: [gpu]}\n",
-                 "many.yaml", {"seed=x"});
+    parse_config(
+        "task: clasification\ntrainig: {}\ntraining:\n  batch_size: -1\n  optimizer: {lr: 0}\n"
+        "parallel: {devices: [gpu]}\n",
+        "many.yaml", {"seed=x"});
     FAIL("no ConfigError");
   } catch (const ConfigError& e) {
     REQUIRE(e.problems.size() == 6);
     CHECK(line_count(e.what()) == 6);
     for (const auto& p : e.problems) CHECK_THAT(p, Catch::StartsWith("many.yaml: "));
     const std::string all = e.what();
-    for (const char* key : {"many.yaml: task: ", "many.yaml: trainig: ", "many.yaml: training.batch_size: ",
-                            "many.yaml: training.optimizer.lr: ", "many.yaml: parallel.devices[0]: ",
-                            "many.yaml: seed: "})
+    for (const char* key :
+         {"many.yaml: task: ", "many.yaml: trainig: ", "many.yaml: training.batch_size: ",
+          "many.yaml: training.optimizer.lr: ", "many.yaml: parallel.devices[0]: ", "many.yaml: seed: "})
       CHECK_THAT(all, Catch::Contains(key));
   }
 }
 
 TEST_CASE("overrides win over the file, later over earlier", "[unit][config]") {
   const std::string yaml = "training:\n  batch_size: 8\n  optimizer: {name: sgd, lr: 0.5}\n";
-  const RunConfig c = parse_config(yaml, "o.yaml",
-                                   {"training.batch_size=16", "parallel.devices=[cpu,cpu]",
-                                    "training.optimizer.lr=0.25", "seed=1", "seed = 2", "model.pretrained=null",
-                                    "data.labels=[b, a]", "model.bert.hidden_dropout_prob=0",
-                                    "output_dir=runs/with spaces"});
+  const RunConfig c =
+      parse_config(yaml, "o.yaml",
+                   {"training.batch_size=16", "parallel.devices=[cpu,cpu]", "training.optimizer.lr=0.25", "seed=1",
+                    "seed = 2", "model.pretrained=null", "data.labels=[b, a]", "model.bert.hidden_dropout_prob=0",
+                    "output_dir=runs/with spaces"});
   CHECK(c.training.batch_size == 16);
   CHECK(c.training.optimizer.name == OptimizerKind::Sgd);  // the rest of the section is kept
   CHECK(c.training.optimizer.lr == 0.25);
@@ -636,7 +675,8 @@ TEST_CASE("purpose-specific requirements", "[unit][config]") {
   CHECK_NOTHROW(parse_config("data: {train: t.jsonl}\nmodel: {vocab: v.txt}", "t.yaml", {}, Purpose::Train));
   const RunConfig c = parse_config("", "any.yaml");
   CHECK_NOTHROW(validate_for(c, Purpose::Any));
-  CHECK_THROWS_WITH(validate_for(c, Purpose::Eval), "any.yaml: data.dev: required for evaluation (a .jsonl or .tsv file)");
+  CHECK_THROWS_WITH(validate_for(c, Purpose::Eval),
+                    "any.yaml: data.dev: required for evaluation (a .jsonl or .tsv file)");
 }
 
 TEST_CASE("to_yaml writes every key and reads back to the same config", "[unit][config]") {
@@ -644,14 +684,52 @@ TEST_CASE("to_yaml writes every key and reads back to the same config", "[unit][
     const RunConfig c = parse_config("", "d.yaml");
     const std::string y = to_yaml(c);
     CHECK(parse_config(y, "again.yaml") == c);
-    for (const char* key : {"task:", "output_dir:", "seed:", "pretrained:", "bert:", "vocab:", "do_lower_case:",
-                            "max_seq_length:", "truncate_method:", "sparse_embeddings:", "train:", "dev:",
-                            "test:", "text_fields:", "label_field:", "labels:", "batch_size:", "epochs:",
-                            "max_steps:", "grad_accum_steps:", "name:", "lr:", "weight_decay:", "betas:",
-                            "eps:", "momentum:", "warmup_ratio:", "warmup_steps:", "max_grad_norm:",
-                            "layerwise_lr_decay:", "shuffle:", "group_by_length:", "log_every:", "eval_every:", "save_every:",
-                            "keep_checkpoints:", "resume:", "devices:", "threads_per_replica:", "method:",
-                            "epsilon:", "alpha:", "steps:", "init_mag:", "smart_lambda:", "smart_momentum:",
+    for (const char* key : {"task:",
+                            "output_dir:",
+                            "seed:",
+                            "pretrained:",
+                            "bert:",
+                            "vocab:",
+                            "do_lower_case:",
+                            "max_seq_length:",
+                            "truncate_method:",
+                            "sparse_embeddings:",
+                            "train:",
+                            "dev:",
+                            "test:",
+                            "text_fields:",
+                            "label_field:",
+                            "labels:",
+                            "batch_size:",
+                            "epochs:",
+                            "max_steps:",
+                            "grad_accum_steps:",
+                            "name:",
+                            "lr:",
+                            "weight_decay:",
+                            "betas:",
+                            "eps:",
+                            "momentum:",
+                            "warmup_ratio:",
+                            "warmup_steps:",
+                            "max_grad_norm:",
+                            "layerwise_lr_decay:",
+                            "shuffle:",
+                            "group_by_length:",
+                            "log_every:",
+                            "eval_every:",
+                            "save_every:",
+                            "keep_checkpoints:",
+                            "resume:",
+                            "devices:",
+                            "threads_per_replica:",
+                            "method:",
+                            "epsilon:",
+                            "alpha:",
+                            "steps:",
+                            "init_mag:",
+                            "smart_lambda:",
+                            "smart_momentum:",
                             "smart_bregman:"})
       CHECK_THAT(y, Catch::Contains(key));
   }
@@ -713,7 +791,8 @@ training:
 data: {dev: d.jsonl}
 adversarial: {method: rdrop, rdrop_alpha: 4}
 distill: {teacher: runs/t/best, temperature: 3, alpha: 0.25}
-)", "c.yaml");
+)",
+                                   "c.yaml");
   CHECK(c.training.loss.label_smoothing == 0.1);
   CHECK(c.training.loss.focal_gamma == 2.0);
   CHECK(c.training.loss.class_weights_mode == ClassWeights::List);
@@ -735,8 +814,9 @@ distill: {teacher: runs/t/best, temperature: 3, alpha: 0.25}
 }
 
 TEST_CASE("issue 14 keys: each class of bad value names the key", "[unit][config]") {
-  CHECK_THAT(error_of("training: {loss: {class_weights: heavy}}"),
-             Catch::Contains("training.loss.class_weights: expected null, balanced, or a non-empty list of numbers > 0"));
+  CHECK_THAT(
+      error_of("training: {loss: {class_weights: heavy}}"),
+      Catch::Contains("training.loss.class_weights: expected null, balanced, or a non-empty list of numbers > 0"));
   CHECK_THAT(error_of("training: {loss: {class_weights: [1, -2]}}"), Catch::Contains("training.loss.class_weights"));
   CHECK_THAT(error_of("training: {loss: {label_smoothing: 1.0}}"), Catch::Contains("training.loss.label_smoothing"));
   CHECK_THAT(error_of("training: {loss: {focal_gamma: -1}}"), Catch::Contains("training.loss.focal_gamma"));
@@ -746,7 +826,8 @@ TEST_CASE("issue 14 keys: each class of bad value names the key", "[unit][config
              Catch::Contains("expected one weight per label (2 in data.labels), got 3"));
   CHECK_THAT(error_of("training: {early_stopping: {patience: 2}}"),
              Catch::Contains("training.early_stopping.patience: expected 0 without data.dev"));
-  CHECK_THAT(error_of("training: {early_stopping: {patience: -1}}"), Catch::Contains("training.early_stopping.patience"));
+  CHECK_THAT(error_of("training: {early_stopping: {patience: -1}}"),
+             Catch::Contains("training.early_stopping.patience"));
   CHECK_THAT(error_of("training: {early_stopping: {patiense: 2}}"), Catch::Contains("did you mean 'patience'"));
   CHECK_THAT(error_of("adversarial: {method: rdrop, rdrop_alpha: -1}"), Catch::Contains("adversarial.rdrop_alpha"));
   CHECK_THAT(error_of("task: masked_lm\nadversarial: {method: fgm}"),

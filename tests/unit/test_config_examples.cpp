@@ -45,9 +45,7 @@ TEST_CASE("every example config loads and is valid for training", "[unit][config
         c = load_config(file, {}, Purpose::Train);
         CHECK_FALSE(c.model.vocab.empty());  // filled from model.pretrained when not given
       }
-    } catch (const ConfigError& e) {
-      FAIL(e.what());
-    }
+    } catch (const ConfigError& e) { FAIL(e.what()); }
     CHECK(c.source == file);
     CHECK_FALSE(c.data.dev.empty());
     const RunConfig again = parse_config(to_yaml(c), "again.yaml");  // read -> write -> read

@@ -18,9 +18,7 @@ namespace {
 std::string error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   try {
     parse_config(yaml, "cfg.yaml", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
+  } catch (const ConfigError& e) { return e.what(); }
   FAIL("no ConfigError for:\n" << yaml);
   return "";
 }
@@ -35,8 +33,9 @@ TEST_CASE("an HF TrainingArguments name at the top level names the unif key", "[
   CHECK_THAT(error_of("fp16: true\n"), Catch::Contains("(did you mean training.precision: fp16 (HF: fp16)?)"));
   CHECK_THAT(error_of("bf16: true\n"), Catch::Contains("(did you mean training.precision: bf16 (HF: bf16)?)"));
   // suggest_moved_keys' guess that already names the key stays as it was, with no second hint.
-  CHECK_THAT(error_of("max_steps: 10\n"),
-             Catch::Contains("unknown key 'max_steps' (did you mean 'training.max_steps'?);") && !Catch::Contains("HF:"));
+  CHECK_THAT(
+      error_of("max_steps: 10\n"),
+      Catch::Contains("unknown key 'max_steps' (did you mean 'training.max_steps'?);") && !Catch::Contains("HF:"));
   CHECK_THAT(error_of("training:\n  warmup_ratio: 0.2\n"),
              Catch::Contains("unknown key 'warmup_ratio' (did you mean 'training.schedule.warmup_ratio'?);"));
 }
@@ -51,7 +50,8 @@ TEST_CASE("an HF name under training: names the unif key", "[unit][config][hf]")
              Catch::Contains("unknown key 'eval_steps' (did you mean training.eval_every (HF: eval_steps)?)"));
   // A key unif has at the top level keeps the moved-key guess.
   CHECK_THAT(error_of("training:\n  seed: 1\n"), Catch::Contains("unknown key 'seed' (did you mean 'seed'?);"));
-  CHECK_THAT(error_of("training:\n  output_dir: x\n"), Catch::Contains("unknown key 'output_dir' (did you mean 'output_dir'?);"));
+  CHECK_THAT(error_of("training:\n  output_dir: x\n"),
+             Catch::Contains("unknown key 'output_dir' (did you mean 'output_dir'?);"));
 }
 
 TEST_CASE("an HF name from --set gets the same hint", "[unit][config][hf]") {
@@ -123,8 +123,9 @@ TEST_CASE("every listed HF name gets a hint at the top level and under training"
 TEST_CASE("an HF name whose unif key this build lacks says what to do instead", "[unit][config][hf]") {
   // metric_for_best_model -> training.best_metric, report_to -> training.report_to: with a schema
   // without those keys the fallback is said; with them, the key.
-  CHECK_THAT(hf_hint("metric_for_best_model", {"training.epochs"}),
-             Catch::StartsWith("HF's metric_for_best_model has no unif key: unif keeps best/ by the task's main dev metric"));
+  CHECK_THAT(
+      hf_hint("metric_for_best_model", {"training.epochs"}),
+      Catch::StartsWith("HF's metric_for_best_model has no unif key: unif keeps best/ by the task's main dev metric"));
   CHECK(hf_hint("metric_for_best_model", {"training.best_metric"}) ==
         "did you mean training.best_metric (HF: metric_for_best_model)?");
   CHECK_THAT(hf_hint("report_to", {}), Catch::StartsWith("HF's report_to has no unif key: unif writes metrics.jsonl"));

@@ -289,9 +289,10 @@ distill:
   CHECK(to_yaml(c) == expected);
   check_round_trip(c);
   // The other forms of the keys with more than one form.
-  const RunConfig b = parse_config("training: {loss: {class_weights: balanced}, resume: overwrite, precision: fp16}\n"
-                                   "parallel: {devices: [cuda:0]}\nadversarial: {method: smart}\nspan: {metric: cmrc}\n",
-                                   "b.yaml");
+  const RunConfig b = parse_config(
+      "training: {loss: {class_weights: balanced}, resume: overwrite, precision: fp16}\n"
+      "parallel: {devices: [cuda:0]}\nadversarial: {method: smart}\nspan: {metric: cmrc}\n",
+      "b.yaml");
   const std::string yb = to_yaml(b);
   CHECK_THAT(yb, Catch::Contains("\n  resume: overwrite\n") && Catch::Contains("\n    class_weights: balanced\n") &&
                      Catch::Contains("\n  precision: fp16\n") && Catch::Contains("\n  method: smart\n") &&
@@ -324,9 +325,7 @@ TEST_CASE("every YAML example in README.md and docs/ reads, writes and reads bac
           std::regex("pretrained: tests/"), "pretrained: " + (root / "tests").string() + "/");
       try {
         check_round_trip(parse_config(text, file.filename().string()));
-      } catch (const ConfigError& e) {
-        FAIL(e.what());
-      }
+      } catch (const ConfigError& e) { FAIL(e.what()); }
       ++examples;
     }
   }

@@ -16,9 +16,9 @@
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
-using unif::Task;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using unif::Task;
 using unif::test::corpus_file;
 using unif::test::user_error_of;
 
@@ -26,8 +26,8 @@ TEST_CASE("crafted JSONL: a field nested 200k deep is an error, not a stack over
   const auto file = corpus_file("jsonl_data", "deep_unused_field.jsonl");
   const auto r = unif::test::run_in_child([&] {
     DataConfig dc;  // text / label
-    const auto examples = make_examples(Task::Classification, dc, LabelSet::from_names({"a", "b"}), file,
-                                        read_records(file), true);
+    const auto examples =
+        make_examples(Task::Classification, dc, LabelSet::from_names({"a", "b"}), file, read_records(file), true);
     return std::to_string(examples.size()) + " examples";
   });
   INFO(r.describe());

@@ -60,13 +60,15 @@ double twin_difference(framework::GradientEngine& engine) {
 
 TEST_CASE("R-Drop's twin forward runs under the same bf16 autocast as the first", "[unit][precision]") {
   auto model = tiny_classifier();
-  framework::LocalEngine local(model, [] {}, Precision::BF16);
+  framework::LocalEngine local(
+      model, [] {}, Precision::BF16);
   CHECK(twin_difference(local) == 0.0);
 
   auto replicated = tiny_classifier();
   framework::DataParallelOptions o;
   o.devices = {torch::kCPU, torch::kCPU};
   o.precision = Precision::BF16;
-  framework::DataParallelEngine engine(replicated, [] {}, o);
+  framework::DataParallelEngine engine(
+      replicated, [] {}, o);
   CHECK(twin_difference(engine) == 0.0);
 }

@@ -53,11 +53,14 @@ TEST_CASE("docs/spec.md section 8 lists exactly the keys the config parser accep
   std::string problems;
   for (const auto& k : parsed)
     if (!in_doc.count(k))
-      problems += "\n  key '" + k + "' is accepted by the config parser but missing from docs/spec.md section 8: "
-                  "add a row | `" + k + "` | default | meaning |";
+      problems += "\n  key '" + k +
+                  "' is accepted by the config parser but missing from docs/spec.md section 8: "
+                  "add a row | `" +
+                  k + "` | default | meaning |";
   for (const auto& k : documented)
     if (!in_parser.count(k))
-      problems += "\n  key '" + k + "' is listed in docs/spec.md section 8 but the config parser does not accept it: "
+      problems += "\n  key '" + k +
+                  "' is listed in docs/spec.md section 8 but the config parser does not accept it: "
                   "remove the row or add the key to framework/config/run_config.cpp";
   std::set<std::string> seen;
   for (const auto& k : documented)
@@ -86,7 +89,7 @@ static void check_shown_verbatim(const std::string& path) {
     ++line;
     if (!more_a && !more_f) break;
     INFO("line " << line << " of " << path << ": the doc shows '" << (more_a ? la : "(end)") << "', the file has '"
-                  << (more_f ? lf : "(end)") << "' (copy the file into the doc's block)");
+                 << (more_f ? lf : "(end)") << "' (copy the file into the doc's block)");
     REQUIRE((more_a == more_f && la == lf));
   }
   CHECK(shown == file);
@@ -110,7 +113,8 @@ TEST_CASE("docs/spec.md's Resume section says of every config key whether it may
   for (const auto& key : unif::framework::config_keys()) {
     bool named = section.find("`" + key + "`") != std::string::npos;
     // `a.b.*` names every key under a.b.
-    for (auto dot = key.rfind('.'); !named && dot != std::string::npos; dot = dot ? key.rfind('.', dot - 1) : std::string::npos) {
+    for (auto dot = key.rfind('.'); !named && dot != std::string::npos;
+         dot = dot ? key.rfind('.', dot - 1) : std::string::npos) {
       named = section.find("`" + key.substr(0, dot) + ".*`") != std::string::npos;
       if (dot == 0) break;
     }
@@ -144,7 +148,8 @@ std::string without_code_spans(const std::string& line) {
   for (auto open = out.find('`'); open != std::string::npos;) {
     const auto close = out.find('`', open + 1);
     if (close == std::string::npos) break;
-    std::fill(out.begin() + static_cast<std::ptrdiff_t>(open), out.begin() + static_cast<std::ptrdiff_t>(close) + 1, ' ');
+    std::fill(out.begin() + static_cast<std::ptrdiff_t>(open), out.begin() + static_cast<std::ptrdiff_t>(close) + 1,
+              ' ');
     open = out.find('`', close + 1);
   }
   return out;

@@ -67,8 +67,8 @@ void check_order(const fs::path& model_dir, bool tokens) {
   dc.label_field = lm.meta.label_field;
   framework::TaskData data;
   data.examples = framework::make_examples(lm.meta.task, dc, labels, "test.jsonl", records(40, tokens), false);
-  data.encoded = framework::encode_examples(lm.meta.task, data.examples, *lm.tokenizer, 64,
-                                            framework::TruncateMethod::LIFO);
+  data.encoded =
+      framework::encode_examples(lm.meta.task, data.examples, *lm.tokenizer, 64, framework::TruncateMethod::LIFO);
   // The lengths vary and are not sorted already: sorting really reorders the batches.
   std::vector<size_t> lengths;
   for (const auto& e : data.encoded) lengths.push_back(e.input_ids.size());
@@ -131,9 +131,11 @@ TEST_CASE("WorkerPool deals task k to worker k mod N, rethrows a task's error an
     CHECK(ran[k] != std::this_thread::get_id());
   }
   CHECK(ran[0] != ran[1]);
-  CHECK_THROWS_WITH(pool.run(5, [](int64_t k) {
-    if (k == 3) throw std::runtime_error("task 3 failed");
-  }), "task 3 failed");
+  CHECK_THROWS_WITH(pool.run(5,
+                             [](int64_t k) {
+                               if (k == 3) throw std::runtime_error("task 3 failed");
+                             }),
+                    "task 3 failed");
   int64_t sum = 0;
   std::mutex m;
   pool.run(4, [&](int64_t k) {

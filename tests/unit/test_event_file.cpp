@@ -37,8 +37,8 @@ TEST_CASE("event files: a scalar Event's protobuf bytes", "[unit][event_file]") 
   const std::string e = EventFileWriter::scalar_event("loss", 0.5f, 300, 2.0);
   // wall_time (field 1, fixed64 double 2.0), step (field 2, varint 300 = ac 02), summary (field 5)
   // { value (field 1) { tag (field 1) "loss", simple_value (field 2, fixed32 float 0.5) } }.
-  const std::string expected = std::string("\x09\x00\x00\x00\x00\x00\x00\x00\x40", 9) + "\x10\xac\x02" +
-                               "\x2a\x0d" + "\x0a\x0b" + "\x0a\x04loss" + std::string("\x15\x00\x00\x00\x3f", 5);
+  const std::string expected = std::string("\x09\x00\x00\x00\x00\x00\x00\x00\x40", 9) + "\x10\xac\x02" + "\x2a\x0d" +
+                               "\x0a\x0b" + "\x0a\x04loss" + std::string("\x15\x00\x00\x00\x3f", 5);
   CHECK(e == expected);
 }
 

@@ -14,9 +14,7 @@ std::string nested(size_t depth) { return std::string(depth, '[') + std::string(
 std::string parse_error(const std::string& text) {
   try {
     unif::parse_json(text);
-  } catch (const unif::JsonInputError& e) {
-    return e.what();
-  }
+  } catch (const unif::JsonInputError& e) { return e.what(); }
   return "";
 }
 
@@ -47,7 +45,11 @@ TEST_CASE("parse_json error messages are valid UTF-8 at a multi-byte character",
   const auto valid = [](const std::string& s) {
     for (size_t i = 0; i < s.size();) {
       const auto c = static_cast<unsigned char>(s[i]);
-      size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+      size_t len = c < 0x80                   ? 1
+                   : (c >= 0xC2 && c <= 0xDF) ? 2
+                   : (c >= 0xE0 && c <= 0xEF) ? 3
+                   : (c >= 0xF0 && c <= 0xF4) ? 4
+                                              : 0;
       if (len == 0 || i + len > s.size()) return false;
       for (size_t k = 1; k < len; ++k)
         if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;

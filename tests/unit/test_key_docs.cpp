@@ -24,7 +24,8 @@ std::string spec_md() {
 
 }  // namespace
 
-TEST_CASE("the key table of docs/spec.md gives a row with a default for every key the parser accepts", "[unit][config][docs]") {
+TEST_CASE("the key table of docs/spec.md gives a row with a default for every key the parser accepts",
+          "[unit][config][docs]") {
   const auto rows = parse_key_docs(spec_md());
   std::set<std::string> documented;
   for (const auto& r : rows) {

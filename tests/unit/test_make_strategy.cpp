@@ -16,8 +16,8 @@ using namespace unif;
 TEST_CASE("make_strategy maps adversarial.method - freeat refuses gradient accumulation", "[unit][adversarial]") {
   framework::AdversarialConfig cfg;
   using M = framework::AdversarialMethod;
-  const std::vector<std::pair<M, int64_t>> expected = {
-      {M::None, 1}, {M::Fgm, 2}, {M::Pgd, 4}, {M::FreeLb, 3}, {M::FreeAt, 3}, {M::Smart, 7}};
+  const std::vector<std::pair<M, int64_t>> expected = {{M::None, 1},   {M::Fgm, 2},    {M::Pgd, 4},
+                                                       {M::FreeLb, 3}, {M::FreeAt, 3}, {M::Smart, 7}};
   for (const auto& [method, passes] : expected) {
     cfg.method = method;
     auto s = framework::make_strategy(cfg);

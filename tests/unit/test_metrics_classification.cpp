@@ -8,9 +8,9 @@
 
 using namespace unif::framework;
 
-#define REQUIRE_USER_ERROR(expr, text)      \
-  do {                                      \
-    REQUIRE_THROWS_AS(expr, unif::UserError); \
+#define REQUIRE_USER_ERROR(expr, text)                \
+  do {                                                \
+    REQUIRE_THROWS_AS(expr, unif::UserError);         \
     REQUIRE_THROWS_WITH(expr, Catch::Contains(text)); \
   } while (0)
 
@@ -107,12 +107,10 @@ TEST_CASE("multilabel micro vs macro F1 and subset accuracy", "[metrics]") {
 TEST_CASE("multilabel metrics reject bad input", "[metrics]") {
   REQUIRE_USER_ERROR(multilabel_metrics({{1, 0}}, {{1, 0}, {0, 1}}),
                      "multilabel_metrics: y_true has 1 entries but y_pred has 2");
-  REQUIRE_USER_ERROR(multilabel_metrics({{1, 0}, {1}}, {{1, 0}, {0, 1}}),
-                     "y_true[1] has 1 columns (expected 2");
+  REQUIRE_USER_ERROR(multilabel_metrics({{1, 0}, {1}}, {{1, 0}, {0, 1}}), "y_true[1] has 1 columns (expected 2");
   REQUIRE_USER_ERROR(multilabel_metrics({{1, 0}}, {{2, 0}}), "y_pred[0][0] = 2 (expected 0 or 1)");
   REQUIRE_USER_ERROR(multilabel_metrics({}, {}), "multilabel_metrics: no examples");
-  REQUIRE_USER_ERROR(multilabel_metrics_from_sets({{0}}, {{3}}, 3),
-                     "example 0 has label 3 (expected 0..2)");
+  REQUIRE_USER_ERROR(multilabel_metrics_from_sets({{0}}, {{3}}, 3), "example 0 has label 3 (expected 0..2)");
 }
 
 TEST_CASE("main metric per task", "[metrics]") {

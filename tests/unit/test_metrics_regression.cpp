@@ -9,9 +9,9 @@
 
 using namespace unif::framework;
 
-#define REQUIRE_USER_ERROR(expr, text)      \
-  do {                                      \
-    REQUIRE_THROWS_AS(expr, unif::UserError); \
+#define REQUIRE_USER_ERROR(expr, text)                \
+  do {                                                \
+    REQUIRE_THROWS_AS(expr, unif::UserError);         \
     REQUIRE_THROWS_WITH(expr, Catch::Contains(text)); \
   } while (0)
 
@@ -50,8 +50,7 @@ TEST_CASE("Constant inputs give correlation 0, not NaN", "[metrics]") {
 }
 
 TEST_CASE("Regression metrics reject bad input", "[metrics]") {
-  REQUIRE_USER_ERROR(regression_metrics({1, 2}, {1}),
-                     "regression_metrics: y_true has 2 entries but y_pred has 1");
+  REQUIRE_USER_ERROR(regression_metrics({1, 2}, {1}), "regression_metrics: y_true has 2 entries but y_pred has 1");
   REQUIRE_USER_ERROR(mse({}, {}), "mse: no examples");
   REQUIRE_USER_ERROR(regression_metrics({1, std::numeric_limits<double>::quiet_NaN()}, {1, 2}),
                      "y_true[1] is not a finite number");

@@ -41,8 +41,8 @@ TEST_CASE("report: single-label classification as sklearn (labels=all classes)",
   const std::string text = r.text();
   CHECK(text.substr(0, sklearn.size()) == sklearn);
   // sklearn confusion_matrix(yt, yp, labels=[0..4])
-  CHECK(r.confusion == std::vector<std::vector<int64_t>>{{1, 1, 0, 0, 0}, {0, 2, 1, 0, 0}, {1, 0, 3, 0, 0},
-                                                          {0, 0, 0, 1, 0}, {0, 0, 0, 0, 0}});
+  CHECK(r.confusion == std::vector<std::vector<int64_t>>{
+                           {1, 1, 0, 0, 0}, {0, 2, 1, 0, 0}, {1, 0, 3, 0, 0}, {0, 0, 0, 1, 0}, {0, 0, 0, 0, 0}});
   CHECK(text.find("confusion matrix (rows: true class, columns: predicted class)") != std::string::npos);
   const auto j = r.json();
   CHECK(j.at("accuracy").get<double>() == Approx(0.7));
@@ -66,7 +66,8 @@ TEST_CASE("report: multilabel as sklearn on indicator matrices", "[unit][metrics
 }
 
 TEST_CASE("report: entity types as seqeval", "[unit][metrics][report]") {
-  const std::vector<std::vector<std::string>> t{{"B-PER", "I-PER", "O", "B-LOC"}, {"O", "B-ORG", "I-ORG", "O", "B-PER"}};
+  const std::vector<std::vector<std::string>> t{{"B-PER", "I-PER", "O", "B-LOC"},
+                                                {"O", "B-ORG", "I-ORG", "O", "B-PER"}};
   const std::vector<std::vector<std::string>> p{{"B-PER", "I-PER", "O", "B-ORG"}, {"O", "B-ORG", "I-ORG", "O", "O"}};
   const auto r = entity_report(t, p);
   REQUIRE(r.rows.size() == 3);

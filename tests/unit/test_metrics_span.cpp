@@ -8,9 +8,9 @@
 using namespace unif::framework;
 using Segs = std::vector<std::string>;
 
-#define REQUIRE_USER_ERROR(expr, text)      \
-  do {                                      \
-    REQUIRE_THROWS_AS(expr, unif::UserError); \
+#define REQUIRE_USER_ERROR(expr, text)                \
+  do {                                                \
+    REQUIRE_THROWS_AS(expr, unif::UserError);         \
     REQUIRE_THROWS_WITH(expr, Catch::Contains(text)); \
   } while (0)
 
@@ -25,7 +25,10 @@ TEST_CASE("SQuAD normalize_answer", "[metrics]") {
   CHECK(squad_normalize_answer("theater anthem") == "theater anthem");
   CHECK(squad_normalize_answer("the-end") == "theend");
   // Lower-casing is per code point, not per byte.
-  CHECK(squad_normalize_answer("The \xC3\x89" "clair") == "\xC3\xA9" "clair");  // "The Éclair"
+  CHECK(squad_normalize_answer("The \xC3\x89"
+                               "clair") ==
+        "\xC3\xA9"
+        "clair");  // "The Éclair"
 }
 
 TEST_CASE("SQuAD token F1 with Counter overlap", "[metrics]") {
@@ -53,8 +56,7 @@ TEST_CASE("CMRC mixed segmentation: Chinese per character, English/digit runs as
   const std::string s = "《红楼梦》的作者是Cao Xueqin。";
   CHECK(cmrc_mixed_segmentation(s, false) ==
         Segs{"《", "红", "楼", "梦", "》", "的", "作", "者", "是", "cao", "xueqin", "。"});
-  CHECK(cmrc_mixed_segmentation(s, true) ==
-        Segs{"红", "楼", "梦", "的", "作", "者", "是", "cao", "xueqin"});
+  CHECK(cmrc_mixed_segmentation(s, true) == Segs{"红", "楼", "梦", "的", "作", "者", "是", "cao", "xueqin"});
   // Runs go through the word tokenizer: ',' (not before a digit), '%', a final '.' split off;
   // "5.5" and "u.s." stay whole.
   CHECK(cmrc_mixed_segmentation("在2019年, it rose 5.5%.", false) ==
@@ -81,8 +83,7 @@ TEST_CASE("CMRC F1 is the longest-common-substring F1", "[metrics]") {
   CHECK(cmrc_f1("曹雪芹（Cao Xueqin）", {"作者是曹雪芹（Cao Xueqin）。"}) == exact(10.0 / 13.0));
   // pred 作 者 是 cao xueqin (5); gold 红 楼 梦 的 作 者 是 曹 雪 芹 cao xueqin (12): the longest
   // *contiguous* run is 作者是 (3) -> p 3/5, r 1/4, f1 = 0.3 / 0.85 = 6/17.
-  CHECK(cmrc_f1("作者是Cao Xueqin，", {"《红楼梦》的作者是曹雪芹（Cao Xueqin）"}) ==
-        exact(6.0 / 17.0));
+  CHECK(cmrc_f1("作者是Cao Xueqin，", {"《红楼梦》的作者是曹雪芹（Cao Xueqin）"}) == exact(6.0 / 17.0));
   CHECK(cmrc_f1("", {"北京"}) == 0.0);
   CHECK(cmrc_f1("上海", {"北京"}) == 0.0);
 }
@@ -101,8 +102,7 @@ TEST_CASE("cmrc_metrics: max over golds, mean over examples", "[metrics]") {
 TEST_CASE("cmrc_metrics rejects bad input", "[metrics]") {
   REQUIRE_USER_ERROR(cmrc_metrics({"a"}, {{"a"}, {"b"}}),
                      "cmrc_metrics: predictions has 1 entries but gold_answers has 2");
-  REQUIRE_USER_ERROR(cmrc_metrics({"a", "b"}, {{"a"}, {}}),
-                     "cmrc_metrics: example 1 has no gold answers");
+  REQUIRE_USER_ERROR(cmrc_metrics({"a", "b"}, {{"a"}, {}}), "cmrc_metrics: example 1 has no gold answers");
   REQUIRE_USER_ERROR(cmrc_metrics({"\xFF"}, {{"a"}}), "cmrc_metrics: invalid UTF-8 at byte 0");
   REQUIRE_USER_ERROR(cmrc_f1("a", {}), "cmrc_f1: no gold answers");
 }

@@ -9,9 +9,9 @@ using namespace unif::framework;
 using Tags = std::vector<std::string>;
 using Ents = std::vector<Entity>;
 
-#define REQUIRE_USER_ERROR(expr, text)      \
-  do {                                      \
-    REQUIRE_THROWS_AS(expr, unif::UserError); \
+#define REQUIRE_USER_ERROR(expr, text)                \
+  do {                                                \
+    REQUIRE_THROWS_AS(expr, unif::UserError);         \
     REQUIRE_THROWS_WITH(expr, Catch::Contains(text)); \
   } while (0)
 
@@ -32,8 +32,7 @@ TEST_CASE("get_entities: lenient rules for I- without B- and type switches", "[m
   // Type switch mid-chunk: B-PER I-LOC I-LOC -> the type change ends PER at 0 and starts LOC.
   CHECK(get_entities(Tags{"B-PER", "I-LOC", "I-LOC"}) == Ents{{"PER", 0, 0}, {"LOC", 1, 2}});
   // B-X I-X I-Y B-X: X(0,1), Y(2,2), X(3,3).
-  CHECK(get_entities(Tags{"B-X", "I-X", "I-Y", "B-X"}) ==
-        Ents{{"X", 0, 1}, {"Y", 2, 2}, {"X", 3, 3}});
+  CHECK(get_entities(Tags{"B-X", "I-X", "I-Y", "B-X"}) == Ents{{"X", 0, 1}, {"Y", 2, 2}, {"X", 3, 3}});
 }
 
 TEST_CASE("get_entities: IOBES tags as seqeval reads them", "[metrics]") {
@@ -52,16 +51,13 @@ TEST_CASE("get_entities: tags without a dash split like seqeval (first char = pr
 
 TEST_CASE("get_entities over sentences: an O separates them, offsets are global", "[metrics]") {
   // flat: B-PER I-PER O | I-PER O O -> PER(0,1), PER(3,3): no chunk crosses the boundary.
-  CHECK(get_entities(std::vector<Tags>{{"B-PER", "I-PER"}, {"I-PER", "O"}}) ==
-        Ents{{"PER", 0, 1}, {"PER", 3, 3}});
+  CHECK(get_entities(std::vector<Tags>{{"B-PER", "I-PER"}, {"I-PER", "O"}}) == Ents{{"PER", 0, 1}, {"PER", 3, 3}});
 }
 
 TEST_CASE("token_metrics: seqeval's documented example", "[metrics]") {
   // seqeval README: true MISC(3,5) PER(8,9); pred MISC(2,5) PER(8,9) -> 1 of 2 correct each way.
-  const std::vector<Tags> t = {{"O", "O", "O", "B-MISC", "I-MISC", "I-MISC", "O"},
-                               {"B-PER", "I-PER", "O"}};
-  const std::vector<Tags> p = {{"O", "O", "B-MISC", "I-MISC", "I-MISC", "I-MISC", "O"},
-                               {"B-PER", "I-PER", "O"}};
+  const std::vector<Tags> t = {{"O", "O", "O", "B-MISC", "I-MISC", "I-MISC", "O"}, {"B-PER", "I-PER", "O"}};
+  const std::vector<Tags> p = {{"O", "O", "B-MISC", "I-MISC", "I-MISC", "I-MISC", "O"}, {"B-PER", "I-PER", "O"}};
   auto m = token_metrics(t, p);
   REQUIRE(m.size() == 3);
   CHECK(m.at("precision") == exact(0.5));
@@ -102,7 +98,6 @@ TEST_CASE("token_metrics rejects mismatched shapes and empty tags", "[metrics]")
                      "token_metrics: true_tags (sentences) has 1 entries but pred_tags (sentences) has 2");
   REQUIRE_USER_ERROR(token_metrics({{"O", "B-PER"}}, {{"O"}}),
                      "token_metrics: sentence 0 has 2 true tags but 1 predicted tags");
-  REQUIRE_USER_ERROR(token_metrics({{"O", ""}}, {{"O", "O"}}),
-                     "sentence 0 token 1 has an empty true tag");
+  REQUIRE_USER_ERROR(token_metrics({{"O", ""}}, {{"O", "O"}}), "sentence 0 token 1 has an empty true tag");
   REQUIRE_USER_ERROR(token_type_scores({}, {}), "token_type_scores: no examples");
 }

@@ -9,10 +9,10 @@ using namespace unif::framework;
 TEST_CASE("whole-word masking budget: Python's round (half to even), at least 1, at most 512", "[unit][mlm]") {
   // round(30 * 0.15) = round(4.5) = 4 in Python; half away from zero gave 5.
   CHECK(whole_word_budget(30, 0.15) == 4);
-  CHECK(whole_word_budget(10, 0.25) == 2);   // round(2.5) = 2
-  CHECK(whole_word_budget(14, 0.25) == 4);   // round(3.5) = 4
-  CHECK(whole_word_budget(7, 0.15) == 1);    // round(1.05) = 1
-  CHECK(whole_word_budget(2, 0.15) == 1);    // round(0.3) = 0 -> at least 1
+  CHECK(whole_word_budget(10, 0.25) == 2);  // round(2.5) = 2
+  CHECK(whole_word_budget(14, 0.25) == 4);  // round(3.5) = 4
+  CHECK(whole_word_budget(7, 0.15) == 1);   // round(1.05) = 1
+  CHECK(whole_word_budget(2, 0.15) == 1);   // round(0.3) = 0 -> at least 1
   CHECK(whole_word_budget(10000, 0.15) == 512);
 }
 

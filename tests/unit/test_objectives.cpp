@@ -68,10 +68,11 @@ TEST_CASE("label smoothing: hand value and torch cross_entropy(label_smoothing) 
   const auto logits = torch::randn({9, 4}, torch::kDouble);
   const auto y = torch::tensor({0, 1, 2, 3, 3, 2, -100, 1, 0}, torch::kLong);
   o.class_weights = torch::tensor({0.5, 2.0, 1.0, 3.0}, torch::kDouble);
-  const double ours = models::classification_loss(logits, y, o).sum().item<double>() /
-                      models::loss_normalizer(y, o.class_weights);
+  const double ours =
+      models::classification_loss(logits, y, o).sum().item<double>() / models::loss_normalizer(y, o.class_weights);
   const double torch_ref =
-      F::cross_entropy(logits, y, F::CrossEntropyFuncOptions().weight(o.class_weights).label_smoothing(0.2)).item<double>();
+      F::cross_entropy(logits, y, F::CrossEntropyFuncOptions().weight(o.class_weights).label_smoothing(0.2))
+          .item<double>();
   CHECK(ours == Approx(torch_ref).epsilon(1e-12));
   // The check has teeth: without the weights in Z the value differs.
   CHECK(models::classification_loss(logits, y, o).sum().item<double>() / 8.0 != Approx(torch_ref).epsilon(1e-6));
@@ -145,9 +146,10 @@ TEST_CASE("class weights: torch's weighted mean with Z = sum of the targets' wei
   CHECK(z == Approx(2.5));
   const double mean = models::classification_loss(quarter_logits(2), y, o).sum().item<double>() / z;
   CHECK(mean == Approx(1.1665719033862687).epsilon(1e-6));  // (2·-ln .25 + .5·-ln .75) / 2.5
-  CHECK(mean == Approx(F::cross_entropy(quarter_logits(2), y, F::CrossEntropyFuncOptions().weight(o.class_weights))
-                           .item<double>())
-                    .epsilon(1e-6));
+  CHECK(mean ==
+        Approx(
+            F::cross_entropy(quarter_logits(2), y, F::CrossEntropyFuncOptions().weight(o.class_weights)).item<double>())
+            .epsilon(1e-6));
   CHECK(models::loss_normalizer(torch::tensor({0, -100, 1, 1}, torch::kLong), {}) == 3.0);
 
   const auto w = models::balanced_class_weights({3, 1, 0});  // n = 4, C = 3
@@ -290,8 +292,10 @@ TEST_CASE("mlm masking: 15% selected - 80% [MASK] 10% random 10% kept - specials
       }
       CHECK(labels[p] == e.input_ids[p]);
       ++selected;
-      if (ids[p] == 4) ++masked;
-      else if (ids[p] == e.input_ids[p]) ++kept;
+      if (ids[p] == 4)
+        ++masked;
+      else if (ids[p] == e.input_ids[p])
+        ++kept;
     }
   }
   const double sel = static_cast<double>(selected) / static_cast<double>(total);
@@ -357,9 +361,9 @@ TEST_CASE("BertForMaskedLM: HF names - decoder tied to the word embeddings - los
   auto model = std::make_shared<models::EncoderForMaskedLMImpl>(tiny_options());
   std::set<std::string> names;
   for (const auto& p : model->named_parameters()) names.insert(p.key());
-  for (const char* k : {"cls.predictions.bias", "cls.predictions.transform.dense.weight",
-                        "cls.predictions.transform.dense.bias", "cls.predictions.transform.LayerNorm.weight",
-                        "cls.predictions.transform.LayerNorm.bias"})
+  for (const char* k :
+       {"cls.predictions.bias", "cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias"})
     CHECK(names.count(k) == 1);
   CHECK(names.count("cls.predictions.decoder.weight") == 0);  // tied: the word embedding table itself
   CHECK(names.count("bert.pooler.dense.weight") == 0);

@@ -39,8 +39,8 @@ std::vector<torch::Tensor> params_with_grads(float dense_value) {
   std::vector<torch::Tensor> ps{torch::zeros({3}), torch::zeros({2, 2}), torch::zeros({5, 2})};
   ps[0].mutable_grad() = torch::full({3}, dense_value);
   ps[1].mutable_grad() = torch::full({2, 2}, dense_value);
-  ps[2].mutable_grad() = torch::sparse_coo_tensor(torch::tensor({{1, 3, 1}}, torch::kLong),
-                                                  torch::full({3, 2}, dense_value), {5, 2});
+  ps[2].mutable_grad() =
+      torch::sparse_coo_tensor(torch::tensor({{1, 3, 1}}, torch::kLong), torch::full({3, 2}, dense_value), {5, 2});
   return ps;
 }
 
@@ -76,10 +76,10 @@ models::Batch batch_of(int64_t b, int64_t l, uint64_t seed) {
 }
 
 struct Run {
-  std::vector<double> losses;       // per step, mean over the batch
+  std::vector<double> losses;         // per step, mean over the batch
   std::vector<torch::Tensor> logits;  // per step
-  std::vector<torch::Tensor> grads;  // per step: every parameter's gradient, dense, concatenated
-  bool float32_everywhere = true;   // weights, gradients and AdamW state
+  std::vector<torch::Tensor> grads;   // per step: every parameter's gradient, dense, concatenated
+  bool float32_everywhere = true;     // weights, gradients and AdamW state
 };
 
 // `steps` AdamW steps (lr 1e-3) on `batch` with `precision`, through a LocalEngine (replicas = 0) or
@@ -134,7 +134,8 @@ double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
 
 // ||a - b|| / ||b|| over every parameter's gradient at once.
 double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).norm().item<double>() / b.to(torch::kDouble).norm().item<double>();
+  return (a.to(torch::kDouble) - b.to(torch::kDouble)).norm().item<double>() /
+         b.to(torch::kDouble).norm().item<double>();
 }
 
 }  // namespace
@@ -201,7 +202,8 @@ TEST_CASE("loss scaler: the scale doubles after 2000 good steps in a row", "[uni
   CHECK(small.skipped_steps() == 5);
 }
 
-TEST_CASE("autocast guard: matmul in bfloat16 inside, float32 again after, nested guards restore", "[unit][precision]") {
+TEST_CASE("autocast guard: matmul in bfloat16 inside, float32 again after, nested guards restore",
+          "[unit][precision]") {
   const auto a = torch::randn({4, 8}), b = torch::randn({8, 2});
   {
     AutocastGuard outer(Precision::BF16, torch::kCPU);
@@ -272,15 +274,20 @@ TEST_CASE("fp16 on a CPU device is an error before training", "[unit][precision]
   cpu.devices = {torch::kCPU};
   cpu.precision = Precision::FP16;
   auto model = tiny_bert(false);
-  CHECK_THROWS_WITH(framework::make_engine(model, [] {}, cpu), Catch::Contains("training.precision: fp16 needs CUDA devices"));
+  CHECK_THROWS_WITH(framework::make_engine(
+                        model, [] {}, cpu),
+                    Catch::Contains("training.precision: fp16 needs CUDA devices"));
   if (!torch::cuda::is_available()) {
     framework::EngineOptions autodev;  // parallel.devices: auto on this machine (no GPU): CPU replicas
     autodev.devices = framework::resolve_devices(framework::parse_devices({"auto"}), nullptr, 128, 16).devices;
     autodev.precision = Precision::FP16;
-    CHECK_THROWS_AS(framework::make_engine(model, [] {}, autodev), UserError);
+    CHECK_THROWS_AS(framework::make_engine(
+                        model, [] {}, autodev),
+                    UserError);
   }
   cpu.precision = Precision::BF16;
-  CHECK_NOTHROW(framework::make_engine(model, [] {}, cpu));
+  CHECK_NOTHROW(framework::make_engine(
+      model, [] {}, cpu));
 }
 
 TEST_CASE("bf16 slowdown probe: a finite positive time ratio, leaving no autocast behind", "[unit][precision]") {
@@ -435,8 +442,7 @@ TEST_CASE("every head and loss trains one step under bf16 (CPU) and fp16 (CUDA):
         FAIL_CHECK("forward + backward threw: " << what.substr(0, what.find('\n')));
         continue;
       }
-      const double grad_error =
-          (low.grads - fp32.grads).norm().item<double>() / fp32.grads.norm().item<double>();
+      const double grad_error = (low.grads - fp32.grads).norm().item<double>() / fp32.grads.norm().item<double>();
       INFO("fp32 loss " << fp32.loss << ", " << to_string(precision) << " loss " << low.loss
                         << ", gradient relative error " << grad_error);
       REQUIRE(fp32.finite);

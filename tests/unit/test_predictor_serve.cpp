@@ -39,8 +39,8 @@ std::vector<std::optional<std::string>> tags(std::initializer_list<const char*> 
 
 TEST_CASE("predict splits a text into words at white space, punctuation and CJK ideographs", "[predict]") {
   const auto w = unif::split_words("John lives in New-York. 我爱北京 café!");
-  CHECK(texts(w) == std::vector<std::string>{"John", "lives", "in", "New", "-", "York", ".", "我", "爱", "北", "京",
-                                             "café", "!"});
+  CHECK(texts(w) ==
+        std::vector<std::string>{"John", "lives", "in", "New", "-", "York", ".", "我", "爱", "北", "京", "café", "!"});
   // Code point offsets (Python str indices): "café" starts at 29 and is 4 characters long.
   CHECK(w[0].start == 0);
   CHECK(w[0].end == 4);
@@ -48,7 +48,8 @@ TEST_CASE("predict splits a text into words at white space, punctuation and CJK 
   CHECK(w[11].start == 29);
   CHECK(w[11].end == 33);
   CHECK(unif::split_words("  \t\n ").empty());
-  CHECK(texts(unif::split_words("a\x07" "b")) == std::vector<std::string>{"a", "b"});  // a control character splits
+  CHECK(texts(unif::split_words("a\x07"
+                                "b")) == std::vector<std::string>{"a", "b"});  // a control character splits
 }
 
 TEST_CASE("predict groups BIO tags into entities as HF's simple aggregation does", "[predict]") {
@@ -74,8 +75,7 @@ TEST_CASE("predict groups BIO tags into entities as HF's simple aggregation does
   CHECK(e[1].score == Approx(0.7));
 
   // HF's get_tag: B- always starts a group; I- of another type starts one; I- after O starts one.
-  e = unif::group_entities(text, words, tags({"I-PER", "B-PER", "I-LOC", "I-LOC", "O", "I-MISC"}),
-                           {1, 1, 1, 1, 1, 1});
+  e = unif::group_entities(text, words, tags({"I-PER", "B-PER", "I-LOC", "I-LOC", "O", "I-MISC"}), {1, 1, 1, 1, 1, 1});
   REQUIRE(e.size() == 4);
   CHECK(e[0].text == "John");
   CHECK(e[1].text == "lives");
@@ -110,7 +110,8 @@ TEST_CASE("predict through the C++ API gives scores by label name and predict's 
   options.top_k = 1;
   const auto p = unif::Predictor::load(dir, options);
   CHECK(p.task() == unif::Task::Classification);
-  const auto out = p.predict({json{{"text", "今天天气很好"}}, json{{"nope", 1}}, json(3), json{{"text_a", "a"}, {"text_b", "b"}}});
+  const auto out =
+      p.predict({json{{"text", "今天天气很好"}}, json{{"nope", 1}}, json(3), json{{"text_a", "a"}, {"text_b", "b"}}});
   REQUIRE(out.size() == 4);
   REQUIRE(out[0].ok());
   REQUIRE(out[0].scores.size() == p.labels().size());
@@ -121,7 +122,8 @@ TEST_CASE("predict through the C++ API gives scores by label name and predict's 
   CHECK(j.at("top").size() == 1);
   CHECK(j.at("input") == json{{"text", "今天天气很好"}});
   CHECK(out[1].rejected);
-  CHECK(out[1].to_json() == json{{"error", "record:2: missing field 'text' (or 'text_a' and 'text_b' for a sentence pair)"}});
+  CHECK(out[1].to_json() ==
+        json{{"error", "record:2: missing field 'text' (or 'text_a' and 'text_b' for a sentence pair)"}});
   CHECK(out[2].to_json() == json{{"error", "record:3: expected a JSON object"}});
   CHECK(out[3].ok());
   // Concurrent callers get the answers one caller alone gets.
@@ -147,7 +149,7 @@ TEST_CASE("serve decodes a request body or says why it refuses it", "[serve]") {
   CHECK(decode_predict_request(R"({"input": []})", "application/json").status == 400);
   CHECK(decode_predict_request(R"({"inputs": {}})", "application/json").status == 400);
   CHECK(decode_predict_request("[1, 2]", "application/json").status == 400);
-  CHECK(decode_predict_request("\"\xff\"", "application/json").status == 400);  // invalid UTF-8
+  CHECK(decode_predict_request("\"\xff\"", "application/json").status == 400);                // invalid UTF-8
   CHECK(decode_predict_request(std::string(100000, '['), "application/json").status == 400);  // too deep
 }
 

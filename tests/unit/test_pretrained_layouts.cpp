@@ -51,12 +51,12 @@ fs::path write_sentence_transformers(const fs::path& root, const std::string& mo
   const fs::path hf = module_path.empty() ? root : root / module_path;
   fs::create_directories(hf);
   fs::create_directories(root / "1_Pooling");
-  write_text(root / "modules.json",
-             R"([{"idx": 0, "name": "0", "path": ")" + module_path +
-                 R"(", "type": "sentence_transformers.models.Transformer"},
+  write_text(root / "modules.json", R"([{"idx": 0, "name": "0", "path": ")" + module_path +
+                                        R"(", "type": "sentence_transformers.models.Transformer"},
                  {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
                  {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}])");
-  write_text(root / "1_Pooling" / "config.json", R"({"word_embedding_dimension": 32, "pooling_mode_mean_tokens": true})");
+  write_text(root / "1_Pooling" / "config.json",
+             R"({"word_embedding_dimension": 32, "pooling_mode_mean_tokens": true})");
   write_text(hf / "config.json",
              R"({"architectures": ["BertModel"], "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
                  "intermediate_size": 64, "max_position_embeddings": 64, "vocab_size": 21128, "model_type": "bert",
@@ -84,8 +84,7 @@ TEST_CASE("resolve_hf_dir follows modules.json to the Transformer module", "[uni
   }
   SECTION("bad modules.json") {
     write_text(tmp.path / "modules.json", "[{");
-    CHECK_THAT(user_error_of([&] { resolve_hf_dir(tmp.path); }),
-               Catch::Contains("modules.json: invalid JSON"));
+    CHECK_THAT(user_error_of([&] { resolve_hf_dir(tmp.path); }), Catch::Contains("modules.json: invalid JSON"));
     write_text(tmp.path / "modules.json", R"([{"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])");
     CHECK_THAT(user_error_of([&] { resolve_hf_dir(tmp.path); }),
                Catch::Contains("modules.json: no sentence_transformers.models.Transformer module"));
@@ -112,20 +111,23 @@ TEST_CASE("a sentence-transformers BertModel save loads into every task head", "
   TempDir tmp;
   write_sentence_transformers(tmp.path, "0_Transformer", true);
   const TensorMap plain = plain_bert_weights();
-  const Task task = GENERATE(Task::Classification, Task::Multilabel, Task::Regression,
-                             Task::TokenClassification, Task::SpanExtraction);
+  const Task task = GENERATE(Task::Classification, Task::Multilabel, Task::Regression, Task::TokenClassification,
+                             Task::SpanExtraction);
   INFO("task " << models::hf_class_name(models::architecture("bert"), task));
   const int64_t labels = task == Task::Regression ? 1 : task == Task::SpanExtraction ? 2 : 40;
   torch::manual_seed(7);
   auto loaded = framework::load_pretrained(tmp.path, task, labels);  // the root, not 0_Transformer/
   CHECK(loaded.task == task);
-  CHECK(loaded.config.architectures == std::vector<std::string>{models::hf_class_name(models::architecture("bert"), task)});
+  CHECK(loaded.config.architectures ==
+        std::vector<std::string>{models::hf_class_name(models::architecture("bert"), task)});
 
   const std::string head = task == Task::SpanExtraction ? "qa_outputs" : "classifier";
   CHECK(loaded.report.missing == std::vector<std::string>{head + ".bias", head + ".weight"});
   const bool pooled = task != Task::TokenClassification && task != Task::SpanExtraction;
-  if (pooled) CHECK(loaded.report.unexpected.empty());
-  else CHECK(loaded.report.unexpected == std::vector<std::string>{"bert.pooler.dense.bias", "bert.pooler.dense.weight"});
+  if (pooled)
+    CHECK(loaded.report.unexpected.empty());
+  else
+    CHECK(loaded.report.unexpected == std::vector<std::string>{"bert.pooler.dense.bias", "bert.pooler.dense.weight"});
 
   // Encoder weights from the file, bit for bit.
   auto params = loaded.model->named_parameters();
@@ -148,10 +150,11 @@ TEST_CASE("training from a sentence-transformers root: HF's log lines, its token
   TempDir tmp;
   const fs::path root = tmp.path / "st";
   write_sentence_transformers(root, "0_Transformer", /*lower=*/false);
-  write_text(tmp.path / "train.jsonl", "{\"text\": \"Hello World\", \"label\": \"a\"}\n{\"text\": \"b c\", \"label\": \"b\"}\n");
+  write_text(tmp.path / "train.jsonl",
+             "{\"text\": \"Hello World\", \"label\": \"a\"}\n{\"text\": \"b c\", \"label\": \"b\"}\n");
   const std::string yaml = "task: classification\noutput_dir: " + (tmp.path / "out").string() +
-                           "\nmodel: {pretrained: " + root.string() + ", max_seq_length: 16}\ndata: {train: " +
-                           (tmp.path / "train.jsonl").string() + "}\n";
+                           "\nmodel: {pretrained: " + root.string() +
+                           ", max_seq_length: 16}\ndata: {train: " + (tmp.path / "train.jsonl").string() + "}\n";
 
   auto cfg = framework::parse_config(yaml, "cfg.yaml", {}, framework::Purpose::Train);
   CHECK_FALSE(cfg.model.do_lower_case);  // from 0_Transformer/tokenizer_config.json
@@ -163,11 +166,14 @@ TEST_CASE("training from a sentence-transformers root: HF's log lines, its token
   CHECK(parts.notes == std::vector<std::string>{
                            "2 labels, with their counts in " + (tmp.path / "train.jsonl").string() + ": a (1), b (1)",
                            "Some weights of BertForSequenceClassification were not initialized from the model "
-                           "checkpoint at " + at + " and are newly initialized: [classifier.bias, classifier.weight]"});
+                           "checkpoint at " +
+                               at + " and are newly initialized: [classifier.bias, classifier.weight]"});
   // Cased: "Hello" is [UNK] in this vocabulary, "hello" (lower-cased) is a token.
-  CHECK(parts.train.encoded.front().input_ids != framework::build_trainer_parts(
-      framework::parse_config(yaml, "cfg.yaml", {"model.do_lower_case=true"}, framework::Purpose::Train))
-      .train.encoded.front().input_ids);
+  CHECK(parts.train.encoded.front().input_ids !=
+        framework::build_trainer_parts(
+            framework::parse_config(yaml, "cfg.yaml", {"model.do_lower_case=true"}, framework::Purpose::Train))
+            .train.encoded.front()
+            .input_ids);
 
   cfg.task = unif::Task::TokenClassification;
   write_text(tmp.path / "tok.jsonl", "{\"tokens\": [\"a\", \"b\"], \"tags\": [\"O\", \"B-X\"]}\n");

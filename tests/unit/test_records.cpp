@@ -12,9 +12,9 @@
 #include "support/user_error.h"
 
 using namespace unif::framework;
+using nlohmann::json;
 using unif::Task;
 using unif::test::user_error_of;
-using nlohmann::json;
 
 namespace {
 
@@ -42,7 +42,8 @@ RecordFields classification_fields() {
 }  // namespace
 
 TEST_CASE("CSV: header row, plain and quoted cells, escaped quotes", "[unit][data][csv]") {
-  const auto recs = read_text("text,label\nhello,pos\n\"a, b\",neg\n\"say \"\"hi\"\"\",pos\n\"\",neg\n", RecordFormat::Csv);
+  const auto recs =
+      read_text("text,label\nhello,pos\n\"a, b\",neg\n\"say \"\"hi\"\"\",pos\n\"\",neg\n", RecordFormat::Csv);
   REQUIRE(recs.size() == 4);
   CHECK(recs[0].fields == json{{"text", "hello"}, {"label", "pos"}});
   CHECK(recs[0].line == 2);
@@ -92,8 +93,9 @@ TEST_CASE("TSV and CSV: a header without the configured columns says which it ha
   CHECK(user_error_of([] { read_text("hello world\tpos\nbye\tneg\n", RecordFormat::Tsv, classification_fields()); }) ==
         "in:1: the header has columns [hello world, pos] but the config asks for text_fields [text] and label_field "
         "label (data.text_fields, data.label_field); a file without a header row is not supported: add one");
-  CHECK_THAT(user_error_of([] { read_text("sentence,label\nhi,pos\n", RecordFormat::Csv, classification_fields()); }),
-             Catch::StartsWith("in:1: the header has columns [sentence, label] but the config asks for text_fields [text]"));
+  CHECK_THAT(
+      user_error_of([] { read_text("sentence,label\nhi,pos\n", RecordFormat::Csv, classification_fields()); }),
+      Catch::StartsWith("in:1: the header has columns [sentence, label] but the config asks for text_fields [text]"));
   // The label column is needed for training, not for prediction.
   CHECK_THAT(user_error_of([] { read_text("text,id\nhi,1\n", RecordFormat::Csv, classification_fields()); }),
              Catch::StartsWith("in:1: the header has columns [text, id] but"));
@@ -145,10 +147,16 @@ TEST_CASE("CoNLL: prediction input may leave the tag column out; training may no
   const auto recs = read_text("a\nb\n\nc\n", RecordFormat::Conll, record_fields(Task::TokenClassification, d, false));
   REQUIRE(recs.size() == 2);
   CHECK(recs[0].fields == json{{"tokens", {"a", "b"}}});
-  CHECK_THAT(user_error_of([&] { read_text("a O\nb\n", RecordFormat::Conll, record_fields(Task::TokenClassification, d, true)); }),
-             Catch::StartsWith("in:2: expected a token and its tag (the last column), separated by spaces or a tab, got only 'b'"));
-  CHECK_THAT(user_error_of([&] { read_text("a O\nb\n", RecordFormat::Conll, record_fields(Task::TokenClassification, d, false)); }),
-             Catch::StartsWith("in:2: no tag here, but line 1 of the sentence has one; tag every token of a sentence or none"));
+  CHECK_THAT(user_error_of([&] {
+               read_text("a O\nb\n", RecordFormat::Conll, record_fields(Task::TokenClassification, d, true));
+             }),
+             Catch::StartsWith(
+                 "in:2: expected a token and its tag (the last column), separated by spaces or a tab, got only 'b'"));
+  CHECK_THAT(user_error_of([&] {
+               read_text("a O\nb\n", RecordFormat::Conll, record_fields(Task::TokenClassification, d, false));
+             }),
+             Catch::StartsWith(
+                 "in:2: no tag here, but line 1 of the sentence has one; tag every token of a sentence or none"));
 }
 
 TEST_CASE("the extension chooses the format; any other is one sentence naming the supported ones", "[unit][data]") {
@@ -184,9 +192,10 @@ TEST_CASE("read_records: CSV and CoNLL files; CoNLL only for token classificatio
   CHECK(read_records(conll, record_fields(Task::TokenClassification, t, true)).size() == 1);
   // The stream reader (unif predict) refuses CoNLL for another task the same way.
   std::istringstream in("a B-X\n");
-  CHECK_THAT(user_error_of([&] { RecordReader(in, "x.bio", RecordFormat::Conll, record_fields(Task::Regression, d, false)); }),
-             Catch::StartsWith("x.bio: a .bio file holds token classification data") &&
-                 Catch::EndsWith("task regression reads .jsonl, .tsv or .csv files"));
+  CHECK_THAT(
+      user_error_of([&] { RecordReader(in, "x.bio", RecordFormat::Conll, record_fields(Task::Regression, d, false)); }),
+      Catch::StartsWith("x.bio: a .bio file holds token classification data") &&
+          Catch::EndsWith("task regression reads .jsonl, .tsv or .csv files"));
 
   const auto txt = write(dir, "train.txt", "hello\n");
   CHECK_THAT(user_error_of([&] { read_records(txt, record_fields(Task::Classification, d, true)); }),
@@ -194,10 +203,12 @@ TEST_CASE("read_records: CSV and CoNLL files; CoNLL only for token classificatio
   // A CSV named .jsonl: the JSON error says the file does not look like JSONL.
   const auto wrong = write(dir, "train.jsonl", "text,label\nhi,pos\n");
   CHECK_THAT(user_error_of([&] { read_records(wrong); }),
-             Catch::Contains("train.jsonl:1: invalid JSON") && Catch::Contains("the file does not look like JSONL: data files are"));
+             Catch::Contains("train.jsonl:1: invalid JSON") &&
+                 Catch::Contains("the file does not look like JSONL: data files are"));
 }
 
-TEST_CASE("CSV and TSV cells feed every task: lists split on spaces, numbers parsed, span answers as JSON", "[unit][data]") {
+TEST_CASE("CSV and TSV cells feed every task: lists split on spaces, numbers parsed, span answers as JSON",
+          "[unit][data]") {
   unif::test::TempDir dir;
   DataConfig tc;
   tc.text_fields = {"tokens"};
@@ -225,11 +236,13 @@ TEST_CASE("CSV and TSV cells feed every task: lists split on spaces, numbers par
   const auto span = write(dir, "span.csv",
                           "question,context,answers\n"
                           "Who?,Ann went home.,\"[{\"\"text\"\": \"\"Ann\"\", \"\"answer_start\"\": 0}]\"\n");
-  const auto span_ex = make_examples(Task::SpanExtraction, sp, {}, span, read_records(span, record_fields(Task::SpanExtraction, sp, true)), true);
+  const auto span_ex = make_examples(Task::SpanExtraction, sp, {}, span,
+                                     read_records(span, record_fields(Task::SpanExtraction, sp, true)), true);
   REQUIRE(span_ex.size() == 1);
   REQUIRE(span_ex[0].answers.size() == 1);
   CHECK(span_ex[0].answers[0].text == "Ann");
   const auto bad_span = write(dir, "bad_span.csv", "question,context,answers\nWho?,Ann went home.,Ann\n");
-  CHECK_THAT(user_error_of([&] { make_examples(Task::SpanExtraction, sp, {}, bad_span, read_records(bad_span), true); }),
-             Catch::Contains("bad_span.csv:2: field 'answers': a TSV or CSV cell of answers holds JSON"));
+  CHECK_THAT(
+      user_error_of([&] { make_examples(Task::SpanExtraction, sp, {}, bad_span, read_records(bad_span), true); }),
+      Catch::Contains("bad_span.csv:2: field 'answers': a TSV or CSV cell of answers holds JSON"));
 }

@@ -32,8 +32,9 @@ TEST_CASE("run identity: the same file written another way is no change", "[unit
   fs::current_path(dir);
   RunConfig a;
   a.data.train = "data/train.jsonl";
-  for (const std::string& other : std::vector<std::string>{"./data/train.jsonl", "data//train.jsonl",
-                                                          (dir / "data/train.jsonl").string(), "data/../data/train.jsonl"}) {
+  for (const std::string& other :
+       std::vector<std::string>{"./data/train.jsonl", "data//train.jsonl", (dir / "data/train.jsonl").string(),
+                                "data/../data/train.jsonl"}) {
     RunConfig b = a;
     b.data.train = other;
     INFO(other);

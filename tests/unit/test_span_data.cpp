@@ -25,7 +25,8 @@ namespace {
 const fs::path kSource = UNIF_SOURCE_DIR;
 
 std::shared_ptr<BertTokenizer> tokenizer(bool lower = true) {
-  static auto vocab = std::make_shared<const Vocab>(Vocab::load((kSource / "tests/fixtures/tiny-bert-zh/vocab.txt").string()));
+  static auto vocab =
+      std::make_shared<const Vocab>(Vocab::load((kSource / "tests/fixtures/tiny-bert-zh/vocab.txt").string()));
   return std::make_shared<BertTokenizer>(vocab, lower);
 }
 
@@ -38,7 +39,8 @@ DataConfig span_fields() {
 
 std::vector<Record> records_of(const std::vector<std::string>& lines) {
   std::vector<Record> out;
-  for (size_t i = 0; i < lines.size(); ++i) out.push_back({nlohmann::json::parse(lines[i]), static_cast<int64_t>(i + 1)});
+  for (size_t i = 0; i < lines.size(); ++i)
+    out.push_back({nlohmann::json::parse(lines[i]), static_cast<int64_t>(i + 1)});
   return out;
 }
 
@@ -96,8 +98,8 @@ TEST_CASE("span records: one error per class of bad input, naming file and line"
 TEST_CASE("span windows: non-BMP characters and code-point offsets", "[span]") {
   // U+20000 and U+1F600 are outside the BMP (4 UTF-8 bytes, 2 UTF-16 units, 1 code point each).
   const std::string ctx = "\xF0\xA0\x80\x80\xF0\x9F\x98\x80 北京是中国的首都。";
-  auto recs = records_of({R"({"question":"首都是哪里？","context":")" + ctx +
-                          R"(","answers":[{"text":"北京","answer_start":3}]})"});
+  auto recs = records_of(
+      {R"({"question":"首都是哪里？","context":")" + ctx + R"(","answers":[{"text":"北京","answer_start":3}]})"});
   auto ex = make_span_examples(span_fields(), "f", recs, true);
   SpanConfig sc;
   auto enc = encode_span_examples(ex, *tokenizer(), 64, sc);
@@ -115,7 +117,8 @@ TEST_CASE("span windows: non-BMP characters and code-point offsets", "[span]") {
 
 TEST_CASE("span windows: an answer ending in a combining mark keeps it", "[span]") {
   // "cafe" + U+0301 (decomposed é): lower-casing strips the mark from the piece, not from the answer.
-  auto recs = records_of({R"({"question":"q","context":"au cafe\u0301 noir","answers":[{"text":"cafe\u0301","answer_start":3}]})"});
+  auto recs = records_of(
+      {R"({"question":"q","context":"au cafe\u0301 noir","answers":[{"text":"cafe\u0301","answer_start":3}]})"});
   auto ex = make_span_examples(span_fields(), "f", recs, true);
   auto enc = encode_span_examples(ex, *tokenizer(), 32, SpanConfig{});
   REQUIRE(enc.size() == 1);
@@ -196,7 +199,8 @@ TEST_CASE("span offsets round trip over every context of the sample sets", "[spa
         gold.erase(0, gold.find_first_not_of(" \t\n"));
         gold.erase(gold.find_last_not_of(" \t\n") + 1);
         found[static_cast<size_t>(e.example)] = 1;
-        if (got == gold) ++exact;
+        if (got == gold)
+          ++exact;
         else if (got.find(gold) != std::string::npos) {
           ++inside_piece;
           UNSCOPED_INFO("gold '" << gold << "' inside pieces '" << got << "'");
@@ -208,21 +212,25 @@ TEST_CASE("span offsets round trip over every context of the sample sets", "[spa
       for (auto w : windows) multi_window += w > 1;
       for (size_t i = 0; i < ex.size(); ++i) {
         if (found[i]) continue;
-        const auto q = std::min<int64_t>(static_cast<int64_t>(tok->tokenize(ex[i].texts[0]).size()), sc.max_query_length);
+        const auto q =
+            std::min<int64_t>(static_cast<int64_t>(tok->tokenize(ex[i].texts[0]).size()), sc.max_query_length);
         const auto a = static_cast<int64_t>(tok->tokenize(ex[i].answers[0].text).size());
-        if (a > max_len - 3 - q - sc.doc_stride + 1) ++too_long;
-        else UNSCOPED_INFO("no window labels " << ex[i].id << " '" << ex[i].answers[0].text << "'");
+        if (a > max_len - 3 - q - sc.doc_stride + 1)
+          ++too_long;
+        else
+          UNSCOPED_INFO("no window labels " << ex[i].id << " '" << ex[i].answers[0].text << "'");
       }
       CHECK(wrong == 0);
       CHECK(inside_piece * 100 <= exact);  // at most 1%: data whose answer cuts a piece
       CHECK(std::count(found.begin(), found.end(), 1) + too_long == static_cast<int64_t>(ex.size()));
       CHECK(too_long * 20 <= static_cast<int64_t>(ex.size()));  // cmrc2018 train: 25 of 650 (long answers)
-      CHECK(multi_window > 0);  // the sets do exercise contexts longer than one window
+      CHECK(multi_window > 0);                                  // the sets do exercise contexts longer than one window
     }
 }
 
 TEST_CASE("span decoding: best valid span across windows, max_answer_length, exact substring", "[span]") {
-  auto recs = records_of({R"({"question":"q","context":"Hello  World, 北京","answers":[{"text":"World","answer_start":7}]})"});
+  auto recs =
+      records_of({R"({"question":"q","context":"Hello  World, 北京","answers":[{"text":"World","answer_start":7}]})"});
   auto ex = make_span_examples(span_fields(), "f", recs, true);
   SpanConfig sc;
   auto enc = encode_span_examples(ex, *tokenizer(), 32, sc);
@@ -233,9 +241,9 @@ TEST_CASE("span decoding: best valid span across windows, max_answer_length, exa
   auto logits = torch::zeros({L, 2});
   logits[0][0] = 100.0;  // [CLS] is never an answer
   logits[0][1] = 100.0;
-  logits[4][0] = 5.0;    // "world"
+  logits[4][0] = 5.0;  // "world"
   logits[4][1] = 4.0;
-  logits[7][1] = 4.5;    // "京" as end: world..京 scores 9.5 > world..world 9
+  logits[7][1] = 4.5;  // "京" as end: world..京 scores 9.5 > world..world 9
   auto c = decode_spans(ex[0], {&e}, {logits}, 30, 20);
   REQUIRE(!c.empty());
   CHECK(c[0].text == "World, 北京");  // the original casing and spacing, not the pieces

@@ -71,9 +71,13 @@ TEST_CASE("architecture table: bert's row; an unknown model type names the suppo
 }
 
 TEST_CASE("the loaders read the same task from config.json (HF's rule for num_labels 1)", "[unit][tables]") {
-  const std::vector<std::vector<std::string>> architectures{
-      {}, {"BertForSequenceClassification"}, {"BertForTokenClassification"}, {"BertForQuestionAnswering"},
-      {"BertForMaskedLM"}, {"BertModel"}, {"BertForPreTraining"}};
+  const std::vector<std::vector<std::string>> architectures{{},
+                                                            {"BertForSequenceClassification"},
+                                                            {"BertForTokenClassification"},
+                                                            {"BertForQuestionAnswering"},
+                                                            {"BertForMaskedLM"},
+                                                            {"BertModel"},
+                                                            {"BertForPreTraining"}};
   const std::vector<std::string> problem_types{"", "single_label_classification", "multi_label_classification",
                                                "regression"};
   for (const auto& arch : architectures)
@@ -83,8 +87,8 @@ TEST_CASE("the loaders read the same task from config.json (HF's rule for num_la
         hf.architectures = arch;
         hf.problem_type = problem_type;
         hf.num_labels = num_labels;
-        INFO((arch.empty() ? std::string("(none)") : arch.front()) << " problem_type '" << problem_type
-                                                                   << "' num_labels " << num_labels);
+        INFO((arch.empty() ? std::string("(none)") : arch.front())
+             << " problem_type '" << problem_type << "' num_labels " << num_labels);
         const Task pretrained = framework::task_from_config(hf);
         const auto table = models::task_from_hf(hf.architectures, hf.problem_type, hf.num_labels);
         if (table) {

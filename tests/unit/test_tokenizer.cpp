@@ -40,14 +40,13 @@ std::filesystem::path write_temp(const std::string& name, const std::string& con
 // Substring of `s` between code points [start, end).
 std::string slice(const std::string& s, CharSpan sp) {
   auto cps = unicode::decode_utf8(s);
-  return unicode::encode_utf8(std::u32string_view(cps).substr(
-      static_cast<size_t>(sp.start), static_cast<size_t>(sp.end - sp.start)));
+  return unicode::encode_utf8(
+      std::u32string_view(cps).substr(static_cast<size_t>(sp.start), static_cast<size_t>(sp.end - sp.start)));
 }
 
 }  // namespace
 
-TEST_CASE("vocab: ids are line numbers - blank lines and duplicates as HF load_vocab",
-          "[unit][tokenizer]") {
+TEST_CASE("vocab: ids are line numbers - blank lines and duplicates as HF load_vocab", "[unit][tokenizer]") {
   // "a" on lines 1 and 4: the later id wins; line 2 is the blank token "".
   auto v = Vocab::parse("[UNK]\na\n\nb\na\n", "dup");
   CHECK(v.size() == 5);
@@ -62,8 +61,7 @@ TEST_CASE("vocab: ids are line numbers - blank lines and duplicates as HF load_v
   CHECK(v.unk_id() == 0);
 }
 
-TEST_CASE("vocab: \\r\\n, \\r and a missing final newline end lines - nothing else is stripped",
-          "[unit][tokenizer]") {
+TEST_CASE("vocab: \\r\\n, \\r and a missing final newline end lines - nothing else is stripped", "[unit][tokenizer]") {
   auto v = Vocab::parse("[UNK]\r\nx \r\ty\rlast", "eol");
   CHECK(v.size() == 4);
   CHECK(v.id("x ") == 1);  // trailing space is part of the token
@@ -94,12 +92,11 @@ TEST_CASE("vocab: no [UNK] line is a UserError naming the file", "[unit][tokeniz
 
 TEST_CASE("vocab: invalid UTF-8 is a UserError with the line number", "[unit][tokenizer]") {
   auto p = write_temp("badutf8.txt", "[UNK]\nok\nbad\xff\n");
-  CHECK_THROWS_WITH(Vocab::load(p), Catch::Contains(p.string()) && Catch::Contains("line 3") &&
-                                        Catch::Contains("UTF-8"));
+  CHECK_THROWS_WITH(Vocab::load(p),
+                    Catch::Contains(p.string()) && Catch::Contains("line 3") && Catch::Contains("UTF-8"));
 }
 
-TEST_CASE("wordpiece: greedy longest match with ## pieces, [UNK] when unmatchable",
-          "[unit][tokenizer]") {
+TEST_CASE("wordpiece: greedy longest match with ## pieces, [UNK] when unmatchable", "[unit][tokenizer]") {
   BertTokenizer tok(tiny_vocab(), true);
   CHECK(tok.tokenize("unaffable") == Strings{"un", "##aff", "##able"});
   CHECK(tok.tokenize("bcc") == Strings{"b", "##c", "##c"});
@@ -119,8 +116,7 @@ TEST_CASE("wordpiece: words over 100 code points are [UNK]", "[unit][tokenizer]"
   CHECK(tok.tokenize(cjk).size() == 60);
 }
 
-TEST_CASE("basic: punctuation split, whitespace, CJK, lower-casing and accents",
-          "[unit][tokenizer]") {
+TEST_CASE("basic: punctuation split, whitespace, CJK, lower-casing and accents", "[unit][tokenizer]") {
   BertTokenizer uncased(tiny_vocab(), true);
   BertTokenizer cased(tiny_vocab(), false);
   CHECK(uncased.tokenize(" Hello,\tWORLD!\u00a0") == Strings{"hello", ",", "world", "!"});
@@ -129,9 +125,11 @@ TEST_CASE("basic: punctuation split, whitespace, CJK, lower-casing and accents",
   CHECK(uncased.tokenize("a今b") == Strings{"a", "今", "b"});
   CHECK(uncased.tokenize("CAFÉ") == Strings{"ca", "##fe"});  // lower, NFD, drop Mn
   CHECK(cased.tokenize("café") == Strings{"café"});
-  CHECK(uncased.tokenize("İ") == Strings{"i"});  // U+0130 -> i + U+0307, the mark stripped
-  CHECK(uncased.tokenize("a\u2028b") == Strings{"a", "b"});               // str.split() space
-  CHECK(uncased.tokenize("a\x01" "b\xEF\xBF\xBD" "c") == Strings{"a", "##b", "##c"});  // "abc"
+  CHECK(uncased.tokenize("İ") == Strings{"i"});              // U+0130 -> i + U+0307, the mark stripped
+  CHECK(uncased.tokenize("a\u2028b") == Strings{"a", "b"});  // str.split() space
+  CHECK(uncased.tokenize("a\x01"
+                         "b\xEF\xBF\xBD"
+                         "c") == Strings{"a", "##b", "##c"});  // "abc"
   CHECK(uncased.tokenize("don't-") == Strings{"[UNK]", "'", "[UNK]", "-"});
 }
 
@@ -147,13 +145,16 @@ TEST_CASE("special tokens are cut out anywhere, case-sensitively", "[unit][token
 
 TEST_CASE("invalid UTF-8 bytes become U+FFFD and are dropped", "[unit][tokenizer]") {
   BertTokenizer tok(tiny_vocab(), true);
-  CHECK(unicode::decode_utf8("a\xff" "b") == std::u32string{U'a', 0xFFFD, U'b'});
+  CHECK(unicode::decode_utf8("a\xff"
+                             "b") == std::u32string{U'a', 0xFFFD, U'b'});
   CHECK(unicode::decode_utf8("\xe4\xbb") == std::u32string{0xFFFD, 0xFFFD});  // truncated
-  CHECK(unicode::decode_utf8("\xed\xa0\x80").size() == 3);  // encoded surrogate: 3 bad bytes
-  CHECK(tok.tokenize("hello\xff\xfeworld") == Strings{"[UNK]"});  // "helloworld": one word
+  CHECK(unicode::decode_utf8("\xed\xa0\x80").size() == 3);                    // encoded surrogate: 3 bad bytes
+  CHECK(tok.tokenize("hello\xff\xfeworld") == Strings{"[UNK]"});              // "helloworld": one word
   CHECK(tok.tokenize("hello \xc0\xaf world") == Strings{"hello", "world"});
   // offsets count each bad byte as one code point
-  auto t = tok.tokenize_with_offsets("\xff" "hello");
+  auto t = tok.tokenize_with_offsets(
+      "\xff"
+      "hello");
   REQUIRE(t.offsets.size() == 1);
   CHECK(t.offsets[0] == CharSpan{1, 6});
 }
@@ -162,8 +163,7 @@ TEST_CASE("offsets: each piece's span slices back to its source text", "[unit][t
   BertTokenizer tok(tiny_vocab(), true);
   const std::string text = "  Hello, 今天 unaffable [SEP]CAFÉ!";
   auto t = tok.tokenize_with_offsets(text);
-  REQUIRE(t.tokens == Strings{"hello", ",", "今", "天", "un", "##aff", "##able", "[SEP]", "ca",
-                              "##fe", "!"});
+  REQUIRE(t.tokens == Strings{"hello", ",", "今", "天", "un", "##aff", "##able", "[SEP]", "ca", "##fe", "!"});
   REQUIRE(t.offsets.size() == t.tokens.size());
   Strings sliced;
   for (auto sp : t.offsets) sliced.push_back(slice(text, sp));
@@ -176,8 +176,7 @@ TEST_CASE("truncate method names parse - unknown names are a UserError", "[unit]
   CHECK(parse_truncate_method("longer-FO") == TruncateMethod::LongerFO);
   CHECK(parse_truncate_method("longest_first") == TruncateMethod::LongestFirst);
   CHECK(to_string(TruncateMethod::LongerFO) == "longer-FO");
-  CHECK_THROWS_WITH(parse_truncate_method("lifo"),
-                    Catch::Contains("\"lifo\"") && Catch::Contains("longer-FO"));
+  CHECK_THROWS_WITH(parse_truncate_method("lifo"), Catch::Contains("\"lifo\"") && Catch::Contains("longer-FO"));
 }
 
 TEST_CASE("truncate_ranges: LIFO, FIFO, longer-FO and longest_first", "[unit][tokenizer]") {
@@ -218,8 +217,7 @@ TEST_CASE("encode: max_seq_length too small is a UserError", "[unit][tokenizer]"
                     Catch::Contains("sentence pair") && Catch::Contains("at least 4"));
 }
 
-TEST_CASE("encode_words: pieces per word and the position of each word's first piece",
-          "[unit][tokenizer]") {
+TEST_CASE("encode_words: pieces per word and the position of each word's first piece", "[unit][tokenizer]") {
   BertTokenizer tok(tiny_vocab(), true);
   const Strings words{"Hello", "unaffable", "\x01", "今天"};
   auto e = encode_words(tok, words, 10, TruncateMethod::LIFO, true);

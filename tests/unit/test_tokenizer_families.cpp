@@ -159,9 +159,9 @@ void check_references(const std::string& family) {
       const auto fast = fast_longest_first(ta.tokens.size(), tb.tokens.size(), budget);
       if (fast != std::make_pair(slow[0].second, slow[1].second)) {
         ++slow_rule_differs;
-        WARN(family << ": longest_first keeps " << slow[0].second << " + " << slow[1].second << " pieces of " << ta.tokens.size()
-                    << " + " << tb.tokens.size() << ", HF's fast tokenizer " << fast.first << " + " << fast.second << ": '"
-                    << text << "' + '" << *pair << "'");
+        WARN(family << ": longest_first keeps " << slow[0].second << " + " << slow[1].second << " pieces of "
+                    << ta.tokens.size() << " + " << tb.tokens.size() << ", HF's fast tokenizer " << fast.first << " + "
+                    << fast.second << ": '" << text << "' + '" << *pair << "'");
         const Tokenized ca = head(ta, fast.first), cb = head(tb, fast.second);
         e = encode_tokenized(*tok, ca, &cb, kNoLimit, TruncateMethod::LongestFirst, false);
       }
@@ -179,8 +179,8 @@ void check_references(const std::string& family) {
   CHECK(pairs >= 10);
   CHECK(truncated == 10);
   // The pairs where HF's fast longest_first keeps other lengths than encode() (see fast_longest_first).
-  const size_t expected_differ = family == "albert"       ? 3
-                                 : family == "deberta-v2" ? 2
+  const size_t expected_differ = family == "albert"                              ? 3
+                                 : family == "deberta-v2"                        ? 2
                                  : family == "distilbert" || family == "electra" ? 1
                                                                                  : 0;
   CHECK(slow_rule_differs == expected_differ);

@@ -88,9 +88,7 @@ void write(const fs::path& path, const std::string& text) { std::ofstream(path) 
 std::string load_error(const fs::path& dir) {
   try {
     ByteLevelBpe::load(dir.string());
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
+  } catch (const std::runtime_error& e) { return e.what(); }
   return "(no error)";
 }
 
@@ -100,7 +98,8 @@ TEST_CASE("byte-level BPE: HF's pieces, ids and offsets from tokenizer.json", "[
   check_references(ByteLevelBpe::load((kFixture / "roberta-bpe").string()), "roberta-bpe");
 }
 
-TEST_CASE("byte-level BPE: vocab.json + merges.txt alone give the same (RoBERTa's special tokens)", "[unit][tokenizer][bpe]") {
+TEST_CASE("byte-level BPE: vocab.json + merges.txt alone give the same (RoBERTa's special tokens)",
+          "[unit][tokenizer][bpe]") {
   const fs::path dir = temp_dir("files");
   for (const char* f : {"vocab.json", "merges.txt"}) fs::copy_file(kFixture / "roberta-bpe" / f, dir / f);
   check_references(ByteLevelBpe::load(dir.string()), "roberta-bpe");
@@ -157,7 +156,8 @@ TEST_CASE("SentencePiece (XLM-R): fairseq ids and bad model files", "[unit][toke
         std::vector<int64_t>{0, 1, 2, 3, 8001, 3});
   CHECK(sp.find_id("no such piece") == -1);
   const fs::path dir = temp_dir("spm");
-  CHECK_THROWS_WITH(SentencePieceTokenizer::load(dir.string()), Catch::Contains("sentencepiece.bpe.model: cannot be read"));
+  CHECK_THROWS_WITH(SentencePieceTokenizer::load(dir.string()),
+                    Catch::Contains("sentencepiece.bpe.model: cannot be read"));
   write(dir / "sentencepiece.bpe.model", "not a model");
   CHECK_THROWS_WITH(SentencePieceTokenizer::load(dir.string()),
                     Catch::Contains("sentencepiece.bpe.model: not a SentencePiece model"));
@@ -199,8 +199,9 @@ TEST_CASE("byte-level BPE: bad tokenizer files name the file", "[unit][tokenizer
   CHECK_THAT(load_error(dir), Catch::Contains("merges.txt: cannot be read"));
   write(dir / "tokenizer.json", "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}");
   CHECK_THAT(load_error(dir), Catch::Contains("tokenizer.json: model.type is 'Unigram', expected BPE"));
-  write(dir / "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, "
-                                "\"added_tokens\": [{\"id\": 1, \"content\": \"\"}], \"pre_tokenizer\": null}");
+  write(dir / "tokenizer.json",
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, "
+        "\"added_tokens\": [{\"id\": 1, \"content\": \"\"}], \"pre_tokenizer\": null}");
   CHECK_THAT(load_error(dir), Catch::Contains("tokenizer.json: byte-level BPE: an added token is empty"));
   write(dir / "tokenizer.json", "not json");
   CHECK_THAT(load_error(dir), Catch::Contains("tokenizer.json"));

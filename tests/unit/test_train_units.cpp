@@ -93,7 +93,8 @@ TEST_CASE("length_grouped_order: a seeded permutation of batches of similar leng
   data.train = std::string(UNIF_SOURCE_DIR) + "/data/sib200_zh/train.jsonl";
   auto records = read_records(data.train);
   const auto labels = collect_labels(Task::Classification, data, data.train, records);
-  BertTokenizer tokenizer(std::make_shared<Vocab>(Vocab::load(std::string(UNIF_TEST_FIXTURES) + "/tiny-bert-zh/vocab.txt")));
+  BertTokenizer tokenizer(
+      std::make_shared<Vocab>(Vocab::load(std::string(UNIF_TEST_FIXTURES) + "/tiny-bert-zh/vocab.txt")));
   const auto task = load_task_data(Task::Classification, data, labels, data.train, tokenizer, 128, "LIFO", true);
   std::vector<int64_t> real;
   for (const auto& e : task.encoded) real.push_back(static_cast<int64_t>(e.input_ids.size()));
@@ -247,7 +248,8 @@ TEST_CASE("parameter groups: no decay on biases and LayerNorm weights, layer-wis
   REQUIRE(g[3].lr_scale == Approx(1.0));    // head
 }
 
-TEST_CASE("parameter groups by every family's names: DistilBERT and ALBERT layers, LayerNorm spellings", "[unit][train]") {
+TEST_CASE("parameter groups by every family's names: DistilBERT and ALBERT layers, LayerNorm spellings",
+          "[unit][train]") {
   auto t = torch::zeros({1}).requires_grad_(true);
   auto g = bert_param_groups({{"distilbert.transformer.layer.1.sa_layer_norm.weight", t},
                               {"distilbert.transformer.layer.0.ffn.lin1.weight", t},
@@ -259,14 +261,14 @@ TEST_CASE("parameter groups by every family's names: DistilBERT and ALBERT layer
                              0.01, 0.5, 2);
   CHECK(g[0].weight_decay == 0.0);  // sa_layer_norm
   CHECK(g[1].weight_decay == 0.01);
-  CHECK(g[2].weight_decay == 0.0);  // full_layer_layer_norm
-  CHECK(g[5].weight_decay == 0.0);  // lm_head.layer_norm
+  CHECK(g[2].weight_decay == 0.0);        // full_layer_layer_norm
+  CHECK(g[5].weight_decay == 0.0);        // lm_head.layer_norm
   CHECK(g[0].lr_scale == Approx(0.5));    // transformer.layer.1 -> depth 2
   CHECK(g[1].lr_scale == Approx(0.25));   // transformer.layer.0 -> depth 1
   CHECK(g[2].lr_scale == Approx(0.25));   // group 0 -> depth 1
   CHECK(g[3].lr_scale == Approx(0.125));  // the embeddings' projection: depth 0
   CHECK(g[4].lr_scale == Approx(0.125));
-  CHECK(g[5].lr_scale == Approx(1.0));    // head
+  CHECK(g[5].lr_scale == Approx(1.0));  // head
   CHECK(g[6].lr_scale == Approx(0.5));
   CHECK(encoder_layer_index("bert.encoder.layer.11.output.dense.weight") == 11);
   CHECK_FALSE(encoder_layer_index("classifier.out_proj.weight").has_value());
@@ -280,7 +282,8 @@ TEST_CASE("bad data files are errors naming file and line", "[unit][data]") {
   auto not_obj = write_tmp("arr.jsonl", "[1,2]\n");
   REQUIRE_THAT(user_error_of([&] { read_records(not_obj); }), Catch::Contains("arr.jsonl:1: expected a JSON object"));
   auto ragged = write_tmp("r.tsv", "text\tlabel\nhello\tpos\nbroken\n");
-  REQUIRE_THAT(user_error_of([&] { read_records(ragged); }), Catch::Contains("r.tsv:3: expected 2 tab-separated cells"));
+  REQUIRE_THAT(user_error_of([&] { read_records(ragged); }),
+               Catch::Contains("r.tsv:3: expected 2 tab-separated cells"));
   auto empty = write_tmp("empty.jsonl", "\n\n");
   REQUIRE_THAT(user_error_of([&] { read_records(empty); }), Catch::Contains("no examples"));
 
@@ -289,11 +292,13 @@ TEST_CASE("bad data files are errors naming file and line", "[unit][data]") {
   auto labels = collect_labels(Task::Classification, dc, file, recs);
   REQUIRE(labels.names == std::vector<std::string>{"x", "y"});
   auto unknown = write_tmp("dev.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\":\"b\",\"label\":\"zzz\"}\n");
-  REQUIRE_THAT(user_error_of([&] { make_examples(Task::Classification, dc, labels, unknown, read_records(unknown), true); }),
-               Catch::Contains("dev.jsonl:2: label 'zzz' is not in the label set"));
+  REQUIRE_THAT(
+      user_error_of([&] { make_examples(Task::Classification, dc, labels, unknown, read_records(unknown), true); }),
+      Catch::Contains("dev.jsonl:2: label 'zzz' is not in the label set"));
   auto missing = write_tmp("m.jsonl", "{\"txt\":\"a\",\"label\":\"x\"}\n");
-  REQUIRE_THAT(user_error_of([&] { make_examples(Task::Classification, dc, labels, missing, read_records(missing), true); }),
-               Catch::Contains("m.jsonl:1: missing field 'text'"));
+  REQUIRE_THAT(
+      user_error_of([&] { make_examples(Task::Classification, dc, labels, missing, read_records(missing), true); }),
+      Catch::Contains("m.jsonl:1: missing field 'text'"));
   auto reg = write_tmp("reg.jsonl", "{\"text\":\"a\",\"label\":\"high\"}\n");
   REQUIRE_THAT(user_error_of([&] { make_examples(Task::Regression, dc, {}, reg, read_records(reg), true); }),
                Catch::Contains("reg.jsonl:1: field 'label': expected a number"));
@@ -304,15 +309,17 @@ TEST_CASE("bad data files are errors naming file and line", "[unit][data]") {
   REQUIRE_THAT(user_error_of([&] { make_examples(Task::TokenClassification, tc, tl, tok, read_records(tok), true); }),
                Catch::Contains("tok.jsonl:1: field 'tags' has 1 tags for 2 tokens"));
   // Sample weights: a number >= 0 is read, null means 1, anything else names file and line.
-  auto weighted = write_tmp("w.jsonl", "{\"text\":\"a\",\"label\":\"x\",\"weight\":0.25}\n"
-                                       "{\"text\":\"b\",\"label\":\"y\",\"weight\":null}\n");
+  auto weighted = write_tmp("w.jsonl",
+                            "{\"text\":\"a\",\"label\":\"x\",\"weight\":0.25}\n"
+                            "{\"text\":\"b\",\"label\":\"y\",\"weight\":null}\n");
   const auto wex = make_examples(Task::Classification, dc, labels, weighted, read_records(weighted), true);
   REQUIRE(wex.size() == 2);
   CHECK(wex[0].weight == 0.25);
   CHECK(wex[1].weight == 1.0);
   for (const std::string bad : {"-1", "\"heavy\"", "[1]"}) {
     INFO(bad);
-    auto wb = write_tmp("wb.jsonl", "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\":\"b\",\"label\":\"y\",\"weight\":" + bad + "}\n");
+    auto wb = write_tmp("wb.jsonl",
+                        "{\"text\":\"a\",\"label\":\"x\"}\n{\"text\":\"b\",\"label\":\"y\",\"weight\":" + bad + "}\n");
     REQUIRE_THAT(user_error_of([&] { make_examples(Task::Classification, dc, labels, wb, read_records(wb), true); }),
                  Catch::Contains("wb.jsonl:2: field 'weight' must be a non-negative number"));
   }

@@ -20,9 +20,9 @@ namespace {
 
 RunConfig tiny_run(const fs::path& out) {
   const std::string src = UNIF_SOURCE_DIR;
-  const std::string yaml = "task: classification\noutput_dir: " + out.string() +
-                           "\nmodel: {pretrained: " + src + "/tests/fixtures/tiny-bert-zh, max_seq_length: 32}\n" +
-                           "data: {train: " + src + "/data/sib200_zh/dev.jsonl}\n" +
+  const std::string yaml = "task: classification\noutput_dir: " + out.string() + "\nmodel: {pretrained: " + src +
+                           "/tests/fixtures/tiny-bert-zh, max_seq_length: 32}\n" + "data: {train: " + src +
+                           "/data/sib200_zh/dev.jsonl}\n" +
                            "training: {batch_size: 16, max_steps: 2, save_every: 1, log_every: 1}\n";
   return parse_config(yaml, "tiny.yaml", {}, Purpose::Train);
 }
@@ -30,9 +30,7 @@ RunConfig tiny_run(const fs::path& out) {
 std::string fit_error(const RunConfig& cfg, TrainerParts parts) {
   try {
     Trainer(cfg, std::move(parts)).fit();
-  } catch (const unif::UserError& e) {
-    return e.what();
-  }
+  } catch (const unif::UserError& e) { return e.what(); }
   return "";
 }
 

@@ -70,10 +70,9 @@ void Batcher::loop() {
     std::exception_ptr error;
     try {
       answers = run_(records);
-      if (answers.size() != records.size()) throw std::logic_error("the batch run answered the wrong number of records");
-    } catch (...) {
-      error = std::current_exception();
-    }
+      if (answers.size() != records.size())
+        throw std::logic_error("the batch run answered the wrong number of records");
+    } catch (...) { error = std::current_exception(); }
     if (on_batch_) on_batch_(n);
     lock.lock();
     size_t at = 0;
@@ -81,8 +80,9 @@ void Batcher::loop() {
       if (error) {
         job->error = error;
       } else {
-        job->answers.assign(std::make_move_iterator(answers.begin() + static_cast<std::ptrdiff_t>(at)),
-                            std::make_move_iterator(answers.begin() + static_cast<std::ptrdiff_t>(at + job->records.size())));
+        job->answers.assign(
+            std::make_move_iterator(answers.begin() + static_cast<std::ptrdiff_t>(at)),
+            std::make_move_iterator(answers.begin() + static_cast<std::ptrdiff_t>(at + job->records.size())));
       }
       at += job->records.size();
       job->done = true;

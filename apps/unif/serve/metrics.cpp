@@ -74,8 +74,9 @@ std::string Metrics::render(size_t queued) const {
   out += "unif_queue_requests " + std::to_string(queued) + "\n";
   out += "# HELP unif_batch_size Records per batch run by the model.\n# TYPE unif_batch_size histogram\n";
   batch_size_.render(out, "unif_batch_size");
-  out += "# HELP unif_request_duration_seconds Time from a request's arrival to its answer.\n"
-         "# TYPE unif_request_duration_seconds histogram\n";
+  out +=
+      "# HELP unif_request_duration_seconds Time from a request's arrival to its answer.\n"
+      "# TYPE unif_request_duration_seconds histogram\n";
   duration_.render(out, "unif_request_duration_seconds");
   return out;
 }

@@ -16,9 +16,7 @@ int main(int argc, char** argv) {
     for (const unif::Prediction& p : predictor.predict(records)) {
       if (p.ok() && p.task == unif::Task::Classification)
         std::cerr << p.label << " (" << p.scores.front().score << ")\n";  // typed: label, scores by name
-      std::cout << p.to_json().dump() << "\n";  // the line `unif predict` writes
+      std::cout << p.to_json().dump() << "\n";                            // the line `unif predict` writes
     }
-  } catch (const unif::UserError& e) {
-    return std::cerr << "error: " << e.what() << "\n", 2;
-  }
+  } catch (const unif::UserError& e) { return std::cerr << "error: " << e.what() << "\n", 2; }
 }
