@@ -17,6 +17,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config libgloo-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev catch2 nlohmann-json3-dev libutf8proc-dev libcli11-dev libzip-dev
   libcpp-httplib-dev curl   # `unif serve`'s HTTP library (see CMakeLists.txt); curl for its tests
+  clang-format              # the `format` test (scripts/format.sh --check)
 )
 [ "$UNIF_TORCH" = debian ] && PACKAGES+=(libtorch-dev libopenblas0-pthread)
 missing=()
