@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the pinned PyPI torch wheel (and HF transformers, for the tests that check HF reads unif's output) (LibTorch with CUDA 13, cuDNN and NCCL, C++11 ABI) and the
+# Installs the pinned PyPI torch wheel (and HF transformers and TensorBoard, for the tests that check they read unif's output) (LibTorch with CUDA 13, cuDNN and NCCL, C++11 ABI) and the
 # nvidia-* wheels it needs into a virtual environment, by default .cache/venv-pypi (git-ignored;
 # UNIF_PYPI_VENV overrides). Used by `UNIF_TORCH=pypi scripts/setup.sh`; does nothing when the
 # environment already holds the pin.
@@ -11,8 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # transformers (+ tokenizers, sentencepiece, protobuf): HF's own classes read the model directories
-# unif writes in tests/regression/test_families.sh (tests that need them skip without them).
-PIN="torch==2.11.0 transformers==5.25.0 tokenizers==0.23.3 sentencepiece==0.2.3 protobuf==7.36.2"
+# unif writes in tests/regression/test_families.sh; tensorboard: its reader reads the event files of
+# training.report_to in tests/regression/test_eval_report.sh (tests that need them skip without them).
+PIN="torch==2.11.0 transformers==5.25.0 tokenizers==0.23.3 sentencepiece==0.2.3 protobuf==7.36.2 tensorboard==2.21.0"
 venv=${UNIF_PYPI_VENV:-$PWD/.cache/venv-pypi}
 stamp="$venv/.unif-pin"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$PIN" ]; then

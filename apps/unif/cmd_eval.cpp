@@ -1,7 +1,11 @@
-// `unif eval CONFIG.yaml --model DIR [--set a.b=v ...]` (SPEC §2): metrics of a model directory on
-// the config's dev data, printed as one JSON object on stdout. The loss is the training run's: the
-// config's training.loss (class weights, label smoothing, focal) and distill apply as in training.
+// `unif eval [CONFIG.yaml] --model DIR [--data FILE] [--report] [--set a.b=v ...]` (SPEC §2): metrics of
+// a model directory on the config's dev data (or --data), printed as one JSON object on stdout. The
+// loss is the training run's: the config's training.loss (class weights, label smoothing, focal) and
+// distill apply as in training. Without a config the model directory says the task, the input fields
+// and the labels, and --data names the file. --report adds the per-class table (stderr) and its
+// numbers ("report" in the JSON).
 #include <iostream>
+#include <stdexcept>
 
 #include <c10/core/InferenceMode.h>
 
@@ -11,6 +15,7 @@
 #include "framework/common/error.h"
 #include "framework/config/run_config.h"
 #include "framework/engines/auto_devices.h"
+#include "framework/metrics/metric_set.h"
 #include "framework/parallel/worker_pool.h"
 #include "framework/train/build.h"
 #include "framework/train/evaluate.h"
@@ -19,25 +24,61 @@
 
 namespace unif::app {
 
+namespace {
+
+// The run configuration of an evaluation without a config file: the model directory's task, input
+// fields and span settings, `data` as data.dev, then the --set overrides.
+framework::RunConfig config_from_model(const framework::LoadedModel& lm, const std::string& model,
+                                       const std::string& data, const std::vector<std::string>& sets) {
+  framework::RunConfig base;
+  base.task = lm.meta.task;
+  base.data.dev = data;
+  base.data.text_fields = lm.meta.text_fields;
+  base.data.label_field = lm.meta.label_field;
+  base.span = lm.meta.span;
+  return framework::parse_config(framework::to_yaml(base), model + " (unif eval without a config)", sets,
+                                 framework::Purpose::Eval);
+}
+
+}  // namespace
+
 Command add_eval(CLI::App& app) {
-  auto* cmd = app.add_subcommand("eval", "Evaluate a model directory on the config's dev data");
+  auto* cmd = app.add_subcommand("eval", "Evaluate a model directory on the config's dev data or on --data");
   auto config = std::make_shared<std::string>();
   auto model = std::make_shared<std::string>();
+  auto data = std::make_shared<std::string>();
+  auto report = std::make_shared<bool>(false);
   auto sets = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("config", *config, "YAML run configuration")->required();
+  cmd->add_option("config", *config, "YAML run configuration (optional with --data)");
   cmd->add_option("--model", *model, "Model directory (ours or a plain HF one)")->required();
+  cmd->add_option("--data", *data, "Labelled file to evaluate on (JSONL, TSV, CSV, CoNLL); replaces data.dev");
+  cmd->add_flag("--report", *report,
+                "Per-class precision, recall, F1 and support (per label for multilabel, per entity type for "
+                "token classification; the confusion matrix for classification): the table on stderr, its numbers "
+                "under \"report\" in the JSON");
   cmd->add_option("--set", *sets, "Override a config key: a.b=value (YAML syntax), repeatable");
-  return [config, model, sets] {
-    auto cfg = framework::load_config(*config, *sets, framework::Purpose::Eval);
-    if (cfg.data.dev.empty()) throw UserError(*config + ": data.dev: required by `unif eval`");
+  return [config, model, data, report, sets] {
+    if (config->empty() && data->empty())
+      throw UserError("unif eval: give a config (its data.dev is evaluated) or --data FILE (or both)");
     auto lm = framework::load_model_dir(*model);
+    std::vector<std::string> overrides = *sets;
+    if (!data->empty() && !config->empty()) overrides.push_back("data.dev=" + nlohmann::json(*data).dump());
+    auto cfg = config->empty() ? config_from_model(lm, *model, *data, *sets)
+                               : framework::load_config(*config, overrides, framework::Purpose::Eval);
+    const std::string source = cfg.source.string();
+    if (cfg.data.dev.empty()) throw UserError(source + ": data.dev: required by `unif eval` (or give --data)");
     if (lm.meta.task != cfg.task)
       throw UserError(*model + ": the model was trained for task " + to_string(lm.meta.task) + " but the config says " +
                       to_string(cfg.task));
-    framework::check_segments(cfg.task, cfg.data.text_fields, *config + ": data.text_fields",
+    framework::check_segments(cfg.task, cfg.data.text_fields, source + ": data.text_fields",
                               models::usable_token_types(lm.hf.bert), "the model (" + *model + ")");
+    const auto kind = framework::metric_kind(cfg.task);
+    if (*report && kind != framework::MetricKind::classification && kind != framework::MetricKind::multilabel &&
+        kind != framework::MetricKind::token)
+      throw UserError("unif eval --report: task " + to_string(cfg.task) +
+                      " has no classes to report on (classification, multilabel and token_classification do)");
     auto labels = framework::LabelSet::from_names(lm.meta.labels);
-    auto data = framework::load_task_data(
+    auto dev = framework::load_task_data(
         cfg.task, cfg.data, labels, cfg.data.dev, *lm.tokenizer, lm.meta.max_seq_length, lm.meta.truncate_method, true,
         cfg.span, cfg.task == Task::MaskedLm ? framework::mlm_masking(cfg, *lm.tokenizer) : framework::MlmMasking{});
     // The run's loss (training.loss, distill): the same ℓ and Z as the dev evaluations of training.
@@ -48,10 +89,16 @@ Command add_eval(CLI::App& app) {
     if (device.is_cuda()) setup.model->to(device);
     c10::InferenceMode inference;
     framework::WorkerPool workers(framework::cpu_eval_workers(devices, lm.model->options().hidden_size()));
-    auto ev = framework::evaluate(*setup.model, cfg.task, data, labels, cfg.training.batch_size, setup.class_weights,
-                                  true, &workers);
+    auto ev = framework::evaluate(*setup.model, cfg.task, dev, labels, cfg.training.evaluation_batch_size(),
+                                  setup.class_weights, true, &workers);
     nlohmann::json j(ev.metrics);
-    j["examples"] = data.examples.size();
+    j["examples"] = dev.examples.size();
+    if (*report) {
+      const auto r = framework::evaluation_report(cfg.task, dev, labels, ev);
+      if (!r) throw std::logic_error("unif eval --report: no report for task " + to_string(cfg.task));
+      std::cerr << r->text();
+      j["report"] = r->json();
+    }
     std::cout << j.dump() << std::endl;
     return 0;
   };

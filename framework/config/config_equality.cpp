@@ -42,6 +42,7 @@ bool operator==(const ScheduleConfig& a, const ScheduleConfig& b) { return equal
 bool operator==(const TrainingConfig& a, const TrainingConfig& b) { return equal_fields(a, b); }
 bool operator==(const LossConfig& a, const LossConfig& b) { return equal_fields(a, b); }
 bool operator==(const EarlyStoppingConfig& a, const EarlyStoppingConfig& b) { return equal_fields(a, b); }
+bool operator==(const FreezeConfig& a, const FreezeConfig& b) { return equal_fields(a, b); }
 bool operator==(const DistillConfig& a, const DistillConfig& b) { return equal_fields(a, b); }
 bool operator==(const ParallelConfig& a, const ParallelConfig& b) { return equal_fields(a, b); }
 bool operator==(const AdversarialConfig& a, const AdversarialConfig& b) { return equal_fields(a, b); }

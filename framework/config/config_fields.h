@@ -127,6 +127,16 @@ struct Fields<LossConfig> {
 };
 
 template <>
+struct Fields<FreezeConfig> {
+  using S = FreezeConfig;
+  template <class V>
+  static void visit(V& v) {
+    v("embeddings", &S::embeddings);
+    v("layers", &S::layers, kNonNegativeInt);
+  }
+};
+
+template <>
 struct Fields<EarlyStoppingConfig> {
   using S = EarlyStoppingConfig;
   template <class V>
@@ -143,6 +153,7 @@ struct Fields<TrainingConfig> {
   template <class V>
   static void visit(V& v) {
     v("batch_size", &S::batch_size, kPositiveInt);
+    v("eval_batch_size", &S::eval_batch_size, kNonNegativeInt);
     v("epochs", &S::epochs, kNonNegativeInt);
     v("max_steps", &S::max_steps, kNonNegativeInt);
     v("grad_accum_steps", &S::grad_accum_steps, kPositiveInt);
@@ -161,6 +172,9 @@ struct Fields<TrainingConfig> {
     v("nonfinite", &S::nonfinite);
     v("loss", &S::loss);
     v("early_stopping", &S::early_stopping);
+    v("best_metric", &S::best_metric, kNullable);
+    v("freeze", &S::freeze);
+    v("report_to", &S::report_to, kOneOrList);
   }
 };
 

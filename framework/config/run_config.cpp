@@ -4,6 +4,7 @@
 // config_writer.cpp; equality config_equality.cpp.)
 #include "framework/config/run_config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "framework/config/did_you_mean.h"
 #include "framework/config/hf_names.h"
 #include "framework/config/yaml_reader.h"
+#include "framework/metrics/metric_set.h"
 
 namespace unif::framework {
 
@@ -265,6 +267,17 @@ void check(Section& s, TrainingConfig& t, const RunConfig&) {
   if (t.epochs < 1 && t.max_steps == 0)
     s.context().report(s.path("epochs"), s.raw("epochs"),
                        "expected a positive integer when training.max_steps is 0, got " + std::to_string(t.epochs));
+  // report_to: "tensorboard"; "none" alone (HF's spelling) = nothing besides metrics.jsonl.
+  const YAML::Node report_to = s.raw("report_to");
+  for (std::size_t i = 0; i < t.report_to.size(); ++i) {
+    const std::string& r = t.report_to[i];
+    if (r == "tensorboard" || (r == "none" && t.report_to.size() == 1)) continue;
+    s.context().report(
+        s.path("report_to") + (report_to.IsSequence() ? "[" + std::to_string(i) + "]" : ""),
+        report_to.IsSequence() ? report_to[i] : report_to,
+        "expected tensorboard (or none alone), got '" + r + "'" + did_you_mean(r, {"tensorboard", "none"}));
+  }
+  if (t.report_to == std::vector<std::string>{"none"}) t.report_to.clear();
   if (t.group_by_length && !t.shuffle)
     s.context().report(s.path("group_by_length"), s.raw("group_by_length"),
                        "expected false when training.shuffle is false (length grouping shuffles within "
@@ -314,6 +327,18 @@ void check(Section& s, RunConfig& c, const RunConfig&) {
     s.context().report("training.loss.class_weights",
                        "expected one weight per label (" + std::to_string(c.data.labels.size()) +
                            " in data.labels), got " + std::to_string(loss.class_weights.size()));
+  // training.best_metric and early_stopping.metric: a dev metric of the task.
+  const auto names = metric_names(metric_kind(c.task));
+  const std::pair<const char*, const std::string*> metric_keys[] = {
+      {"training.best_metric", &c.training.best_metric},
+      {"training.early_stopping.metric", &c.training.early_stopping.metric}};
+  for (const auto& [key, value] : metric_keys) {
+    if (value->empty() || std::find(names.begin(), names.end(), *value) != names.end()) continue;
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    s.context().report(key, "expected a dev metric of task " + to_string(c.task) + " (" + list + "), got '" + *value +
+                                "'" + did_you_mean(*value, names));
+  }
   if (c.training.early_stopping.patience > 0 && c.data.dev.empty())
     s.context().report("training.early_stopping.patience",
                        "expected 0 without data.dev (early stopping watches "

@@ -105,8 +105,15 @@ struct EarlyStoppingConfig {
   double min_delta = 0.0;
 };
 
+/// training.freeze: parameters that keep their pretrained values (no gradient, no update).
+struct FreezeConfig {
+  bool embeddings = false;  // the encoder's embeddings (word, position, token type, their LayerNorm)
+  int64_t layers = 0;       // the first N encoder layers
+};
+
 struct TrainingConfig {
-  int64_t batch_size = 32;  // global: split over every replica and process
+  int64_t batch_size = 32;      // global: split over every replica and process
+  int64_t eval_batch_size = 0;  // dev / test evaluations and `unif eval`; 0 = batch_size
   int64_t epochs = 3;
   int64_t max_steps = 0;  // wins over epochs when > 0
   int64_t grad_accum_steps = 1;
@@ -131,6 +138,15 @@ struct TrainingConfig {
   NonFinite nonfinite = NonFinite::Error;  // a step whose loss or gradient norm is not finite
   LossConfig loss;
   EarlyStoppingConfig early_stopping;
+  /// The dev metric that picks best/ (and early stopping's, unless it names its own); "" (YAML
+  /// null) = the task's main metric. Its direction is the metric's (loss, mse, perplexity lower).
+  std::string best_metric;
+  FreezeConfig freeze;
+  /// Where the run's scalars go besides metrics.jsonl: "tensorboard" = event files in
+  /// output_dir/tensorboard. Empty (or [none]) = metrics.jsonl only.
+  std::vector<std::string> report_to;
+  /// batch_size unless eval_batch_size is set.
+  int64_t evaluation_batch_size() const { return eval_batch_size > 0 ? eval_batch_size : batch_size; }
 };
 
 struct ParallelConfig {
@@ -223,6 +239,7 @@ bool operator==(const AdversarialConfig& a, const AdversarialConfig& b);
 bool operator==(const SpanConfig& a, const SpanConfig& b);
 bool operator==(const LossConfig& a, const LossConfig& b);
 bool operator==(const EarlyStoppingConfig& a, const EarlyStoppingConfig& b);
+bool operator==(const FreezeConfig& a, const FreezeConfig& b);
 bool operator==(const DistillConfig& a, const DistillConfig& b);
 bool operator==(const RunConfig& a, const RunConfig& b);
 inline bool operator!=(const RunConfig& a, const RunConfig& b) { return !(a == b); }

@@ -162,6 +162,10 @@ DataParallelEngine::DataParallelEngine(std::shared_ptr<models::TaskModel> master
     buffers_.push_back(r->buffers());
     if (params_.back().size() != master_params_.size() || buffers_.back().size() != master_buffers_.size())
       throw std::logic_error("DataParallelEngine: clone_model() returned a model of another structure");
+    // A frozen master parameter (training.freeze) is frozen in every replica: no gradient computed.
+    for (size_t j = 0; j < master_params_.size(); ++j)
+      if (params_.back()[j].requires_grad() != master_params_[j].requires_grad())
+        params_.back()[j].set_requires_grad(master_params_[j].requires_grad());
   }
 
   // Reduction plan: parameters dealt to the workers, largest first, to the least loaded.

@@ -17,6 +17,18 @@ std::string main_metric(MetricKind kind) {
   return "f1";  // unreachable: every enumerator is handled above
 }
 
+std::vector<std::string> metric_names(MetricKind kind) {
+  switch (kind) {
+    case MetricKind::classification: return {"accuracy", "f1", "loss"};
+    case MetricKind::multilabel: return {"micro_f1", "macro_f1", "subset_accuracy", "loss"};
+    case MetricKind::regression: return {"pearson", "spearman", "mse", "loss"};
+    case MetricKind::token: return {"precision", "recall", "f1", "loss"};
+    case MetricKind::span: return {"exact_match", "f1", "loss"};
+    case MetricKind::masked_lm: return {"loss", "perplexity"};
+  }
+  return {};  // unreachable: every enumerator is handled above
+}
+
 bool lower_is_better(const std::string& name) {
   const std::string suffix = "_loss";
   return name == "loss" || name == "perplexity" || name == "mse" ||

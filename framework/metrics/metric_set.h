@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "framework/common/task.h"
 
@@ -19,6 +20,10 @@ enum class MetricKind { classification, multilabel, regression, token, span, mas
 /// classification "accuracy", multilabel "micro_f1", regression "pearson", token "f1", span "f1",
 /// masked_lm "perplexity" (lower is better).
 std::string main_metric(MetricKind kind);
+
+/// The dev metrics of a kind, as evaluation reports them ("loss" included; masked_lm: loss and
+/// perplexity): what training.best_metric and training.early_stopping.metric may name.
+std::vector<std::string> metric_names(MetricKind kind);
 
 /// Whether smaller values of metric `name` are better: "loss", "perplexity", "mse" and names
 /// ending in "_loss".

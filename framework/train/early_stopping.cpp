@@ -17,6 +17,10 @@ std::string num(double v) {
 }
 }  // namespace
 
+std::string best_metric_name(const RunConfig& cfg) {
+  return cfg.training.best_metric.empty() ? main_metric(metric_kind(cfg.task)) : cfg.training.best_metric;
+}
+
 bool improves(const std::string& name, double v, double best) {
   return std::isnan(best) || (lower_is_better(name) ? v < best : v > best);
 }

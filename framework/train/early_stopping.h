@@ -38,6 +38,10 @@ class EarlyStopping {
   EarlyStoppingState state_;
 };
 
+/// The dev metric that picks best/: training.best_metric, else the task's main metric. Early
+/// stopping watches it too unless training.early_stopping.metric names another.
+std::string best_metric_name(const RunConfig& cfg);
+
 /// Whether dev value `v` improves on `best` for metric `name` (NaN best: any value does).
 bool improves(const std::string& name, double v, double best);
 

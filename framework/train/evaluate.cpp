@@ -10,6 +10,7 @@
 #include "framework/metrics/metric_set.h"
 #include "framework/metrics/multilabel.h"
 #include "framework/metrics/regression.h"
+#include "framework/metrics/report.h"
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/metrics/span.h"
 #include "framework/parallel/device_transfer.h"
@@ -17,6 +18,56 @@
 #include "models/heads/loss.h"
 
 namespace unif::framework {
+
+namespace {
+
+// Gold and predicted labels of the first `n` examples, from their logits: one class (argmax), a
+// label set (logit > 0) or word tags (argmax at each word's first piece), as the metrics read them.
+struct SingleLabels {
+  std::vector<int64_t> gold, predicted;
+};
+SingleLabels single_labels(const TaskData& data, const Evaluation& ev, int64_t n) {
+  SingleLabels out;
+  for (int64_t i = 0; i < n; ++i) {
+    out.gold.push_back(data.examples[static_cast<size_t>(i)].labels.at(0));
+    out.predicted.push_back(ev.logits[static_cast<size_t>(i)].argmax().item<int64_t>());
+  }
+  return out;
+}
+
+struct LabelSets {
+  std::vector<std::vector<int64_t>> gold, predicted;
+};
+LabelSets label_sets(const TaskData& data, const Evaluation& ev, int64_t n) {
+  LabelSets out;
+  for (int64_t i = 0; i < n; ++i) {
+    out.gold.push_back(data.examples[static_cast<size_t>(i)].labels);
+    auto on = (ev.logits[static_cast<size_t>(i)] > 0).nonzero().flatten();
+    out.predicted.emplace_back(on.data_ptr<int64_t>(), on.data_ptr<int64_t>() + on.numel());
+  }
+  return out;
+}
+
+struct TagLists {
+  std::vector<std::vector<std::string>> gold, predicted;
+};
+TagLists tag_lists(const TaskData& data, const Evaluation& ev, const LabelSet& labels, int64_t n) {
+  TagLists out;
+  const int64_t outside = labels.index.count("O") ? labels.index.at("O") : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto& ex = data.examples[static_cast<size_t>(i)];
+    std::vector<std::string> tt, pp;
+    for (auto l : ex.labels) tt.push_back(labels.names[static_cast<size_t>(l)]);
+    for (auto l :
+         word_predictions(data.encoded[static_cast<size_t>(i)], ex, ev.logits[static_cast<size_t>(i)], outside))
+      pp.push_back(labels.names[static_cast<size_t>(l)]);
+    out.gold.push_back(std::move(tt));
+    out.predicted.push_back(std::move(pp));
+  }
+  return out;
+}
+
+}  // namespace
 
 double loss_normalizer(Task task, const models::Batch& b, const torch::Tensor& class_weights) {
   const TaskSpec& spec = task_spec(task);
@@ -129,22 +180,13 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
   if (!labeled || n == 0) return ev;
   switch (metric_kind(task)) {
     case MetricKind::classification: {
-      std::vector<int64_t> t, p;
-      for (int64_t i = 0; i < n; ++i) {
-        t.push_back(data.examples[static_cast<size_t>(i)].labels.at(0));
-        p.push_back(ev.logits[static_cast<size_t>(i)].argmax().item<int64_t>());
-      }
-      ev.metrics = classification_metrics(t, p, labels.size());
+      const auto l = single_labels(data, ev, n);
+      ev.metrics = classification_metrics(l.gold, l.predicted, labels.size());
       break;
     }
     case MetricKind::multilabel: {
-      std::vector<std::vector<int64_t>> t, p;
-      for (int64_t i = 0; i < n; ++i) {
-        t.push_back(data.examples[static_cast<size_t>(i)].labels);
-        auto on = (ev.logits[static_cast<size_t>(i)] > 0).nonzero().flatten();
-        p.emplace_back(on.data_ptr<int64_t>(), on.data_ptr<int64_t>() + on.numel());
-      }
-      ev.metrics = multilabel_metrics_from_sets(t, p, labels.size());
+      const auto l = label_sets(data, ev, n);
+      ev.metrics = multilabel_metrics_from_sets(l.gold, l.predicted, labels.size());
       break;
     }
     case MetricKind::regression: {
@@ -157,19 +199,8 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       break;
     }
     case MetricKind::token: {
-      std::vector<std::vector<std::string>> t, p;
-      int64_t outside = labels.index.count("O") ? labels.index.at("O") : 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const auto& ex = data.examples[static_cast<size_t>(i)];
-        std::vector<std::string> tt, pp;
-        for (auto l : ex.labels) tt.push_back(labels.names[static_cast<size_t>(l)]);
-        for (auto l :
-             word_predictions(data.encoded[static_cast<size_t>(i)], ex, ev.logits[static_cast<size_t>(i)], outside))
-          pp.push_back(labels.names[static_cast<size_t>(l)]);
-        t.push_back(std::move(tt));
-        p.push_back(std::move(pp));
-      }
-      ev.metrics = token_metrics(t, p);
+      const auto l = tag_lists(data, ev, labels, n);
+      ev.metrics = token_metrics(l.gold, l.predicted);
       break;
     }
     case MetricKind::span: {
@@ -202,6 +233,29 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
   }
   ev.metrics["loss"] = z > 0 ? loss_sum / z : 0.0;
   return ev;
+}
+
+std::optional<Report> evaluation_report(Task task, const TaskData& data, const LabelSet& labels, const Evaluation& ev) {
+  const auto n = static_cast<int64_t>(ev.logits.size());
+  switch (metric_kind(task)) {
+    case MetricKind::classification: {
+      const auto l = single_labels(data, ev, n);
+      return classification_report(l.gold, l.predicted, labels.names);
+    }
+    case MetricKind::multilabel: {
+      const auto l = label_sets(data, ev, n);
+      return multilabel_report(indicator_matrix(l.gold, labels.size()), indicator_matrix(l.predicted, labels.size()),
+                               labels.names);
+    }
+    case MetricKind::token: {
+      const auto l = tag_lists(data, ev, labels, n);
+      return entity_report(l.gold, l.predicted);
+    }
+    case MetricKind::regression:
+    case MetricKind::span:
+    case MetricKind::masked_lm: break;
+  }
+  return std::nullopt;
 }
 
 }  // namespace unif::framework

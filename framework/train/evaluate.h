@@ -3,6 +3,7 @@
 // several worker threads; and the loss normaliser Z of SPEC §5 shared with training.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <torch/types.h>
@@ -11,6 +12,7 @@
 #include "framework/data/dataset.h"
 #include "framework/data/span_decoding.h"
 #include "framework/metrics/metric_set.h"
+#include "framework/metrics/report.h"
 #include "framework/parallel/worker_pool.h"
 #include "framework/train/parts.h"
 #include "models/task_model.h"
@@ -43,6 +45,11 @@ struct Evaluation {
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
                     int64_t batch_size, const torch::Tensor& class_weights = {}, bool sort_by_length = true,
                     WorkerPool* workers = nullptr);
+
+/// The per-class table of an evaluation with labels (`unif eval --report`): classification per class
+/// with the confusion matrix, multilabel per label, token classification per entity type (seqeval);
+/// nullopt for the other tasks (regression, span extraction, masked_lm have no classes).
+std::optional<Report> evaluation_report(Task task, const TaskData& data, const LabelSet& labels, const Evaluation& ev);
 
 /// The loss normaliser Z of a batch (SPEC §5): examples; labelled tokens for token tasks and
 /// masked_lm; with `class_weights`, the sum of the weights of the targets.

@@ -204,6 +204,14 @@ std::optional<int64_t> encoder_layer_index(const std::string& name) {
   return std::stoll(m[3].str());
 }
 
+std::optional<int64_t> encoder_depth(const std::string& name) {
+  if (name.find("embeddings.") != std::string::npos || name.find("embeddings_project.") != std::string::npos ||
+      name.find("embedding_hidden_mapping_in.") != std::string::npos)
+    return 0;
+  if (const auto layer = encoder_layer_index(name)) return *layer + 1;
+  return std::nullopt;
+}
+
 std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::string, torch::Tensor>>& named,
                                           double weight_decay, double layerwise_lr_decay, int64_t num_layers) {
   std::vector<OptimParam> out;
@@ -215,12 +223,7 @@ std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::strin
         name.find("layer_norm.weight") != std::string::npos)
       p.weight_decay = 0.0;
     if (layerwise_lr_decay != 1.0) {
-      int64_t depth = num_layers + 1;
-      if (name.find("embeddings.") != std::string::npos || name.find("embeddings_project.") != std::string::npos ||
-          name.find("embedding_hidden_mapping_in.") != std::string::npos)
-        depth = 0;
-      else if (const auto layer = encoder_layer_index(name))
-        depth = *layer + 1;
+      const int64_t depth = encoder_depth(name).value_or(num_layers + 1);
       p.lr_scale = std::pow(layerwise_lr_decay, static_cast<double>(num_layers + 1 - depth));
     }
     out.push_back(std::move(p));

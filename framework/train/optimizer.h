@@ -63,6 +63,11 @@ std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const 
 /// transformer.layer.N, ALBERT's encoder.albert_layer_groups.N), or nullopt.
 std::optional<int64_t> encoder_layer_index(const std::string& name);
 
+/// A parameter's depth in the encoder: 0 for the embeddings (and their projection: ELECTRA's
+/// embeddings_project, ALBERT's embedding_hidden_mapping_in), i+1 for encoder layer i, nullopt for
+/// the rest (pooler, heads). Layer-wise LR decay and training.freeze go by it.
+std::optional<int64_t> encoder_depth(const std::string& name);
+
 /// Parameter groups the BERT way: no weight decay on names containing "bias", "LayerNorm.weight" or
 /// "layer_norm.weight"; layer-wise LR decay (UNIF/ELECTRA): depth 0 = embeddings (and their
 /// projection), i+1 = encoder layer i, num_layers+1 = everything else (pooler, head); lr_scale =

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <set>
 
+#include "framework/train/early_stopping.h"
+
 namespace unif::framework {
 
 namespace {
@@ -12,7 +14,7 @@ namespace {
 const std::set<std::string> kPathKeys{"model.pretrained", "model.vocab", "data.train"};
 // Keys added to the identity after checkpoints were first written: a checkpoint without them was
 // written before they were checked, and is not refused for their absence.
-const std::set<std::string> kAddedLater{"model.mlm_probability", "model.whole_word_mask"};
+const std::set<std::string> kAddedLater{"model.mlm_probability", "model.whole_word_mask", "training.best_metric"};
 
 std::string same_file_form(const std::string& path) {
   if (path.empty()) return path;
@@ -62,7 +64,8 @@ json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn:
   id["training.group_by_length"] = cfg.training.group_by_length;
   id["training.optimizer.name"] = name_of(cfg.training.optimizer.name);
   id["adversarial.method"] = name_of(cfg.adversarial.method);
-  if (cfg.task == Task::MaskedLm) {  // which tokens are masked, each epoch
+  id["training.best_metric"] = best_metric_name(cfg);  // the saved best value is of this metric
+  if (cfg.task == Task::MaskedLm) {                    // which tokens are masked, each epoch
     id["model.mlm_probability"] = cfg.model.mlm_probability;
     id["model.whole_word_mask"] = cfg.model.whole_word_mask;
   }

@@ -103,10 +103,21 @@ void RunLog::open_metrics(const fs::path& file) {
   if (!metrics_) throw UserError("output_dir: cannot write " + file.string());
 }
 
+void RunLog::open_events(const fs::path& dir) {
+  if (!writer_) return;
+  events_ = std::make_unique<EventFileWriter>(dir);
+}
+
 void RunLog::metrics(const nlohmann::json& record) {
   if (!writer_) return;
   metrics_ << record.dump() << "\n";
   metrics_.flush();
+  if (!events_ || !record.contains("split") || !record.contains("step")) return;
+  const std::string split = record.at("split").get<std::string>();
+  const auto step = record.at("step").get<int64_t>();
+  for (const auto& [key, value] : record.items())
+    if (value.is_number() && key != "step") events_->scalar(split + "/" + key, value.get<double>(), step);
+  events_->flush();
 }
 
 }  // namespace unif::framework

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "framework/train/event_file.h"
+
 namespace unif::framework {
 
 /// "1.235" (4 significant digits), as every number in the log.
@@ -48,6 +50,9 @@ class RunLog {
 
   /// Opens metrics.jsonl for appending (writer only); UserError when it cannot.
   void open_metrics(const std::filesystem::path& file);
+  /// training.report_to: [tensorboard]: every metrics record also goes to a new TensorBoard event
+  /// file in `dir` (writer only), each number as the scalar "<split>/<key>" at the record's step.
+  void open_events(const std::filesystem::path& dir);
   void metrics(const nlohmann::json& record);
 
   bool writer() const { return writer_; }
@@ -56,6 +61,7 @@ class RunLog {
   void clear_line();
   std::shared_ptr<spdlog::logger> log_;
   std::ofstream metrics_;
+  std::unique_ptr<EventFileWriter> events_;
   bool writer_ = true;
   bool tty_ = false;
   bool on_line_ = false;  // a progress line is showing

@@ -28,6 +28,7 @@
 #include "framework/engines/auto_devices.h"
 #include "framework/engines/data_parallel.h"
 #include "framework/engines/make_engine.h"
+#include "framework/train/freeze.h"
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
 #include "framework/train/checkpoints.h"
@@ -158,9 +159,9 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
 
   std::vector<std::pair<std::string, torch::Tensor>> named;
   for (auto& p : s.parts.model->named_parameters()) named.emplace_back(p.key(), p.value());
-  int64_t layers = 0;
-  for (auto& [name, _] : named)
-    if (const auto layer = encoder_layer_index(name)) layers = std::max<int64_t>(layers, *layer + 1);
+  // training.freeze before the optimizer (which leaves frozen parameters out) and the engine.
+  const FrozenParameters frozen = freeze_parameters(named, t.freeze);
+  const int64_t layers = frozen.layers;
   OptimizerOptions oo;
   oo.name = t.optimizer.name;
   oo.weight_decay = t.optimizer.weight_decay;
@@ -170,8 +171,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   oo.momentum = t.optimizer.momentum;
   s.optimizer = make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers), oo);
   s.strategy = make_strategy(s.cfg.adversarial);
-  s.early_stopping =
-      std::make_unique<EarlyStopping>(t.early_stopping, main_metric(metric_kind(s.cfg.task)), s.cfg.task);
+  s.early_stopping = std::make_unique<EarlyStopping>(t.early_stopping, best_metric_name(s.cfg), s.cfg.task);
   // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),
   // said first in the log; s.cfg keeps "auto" (config.yaml, resume checks).
   const auto parallel = resolve_devices(parse_devices(s.cfg.parallel.devices), s.group.get(),
@@ -216,6 +216,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   }
   s.log = std::make_unique<RunLog>(s.out_dir, s.writer, s.group ? static_cast<int>(s.group->rank()) : -1);
   if (!parallel.note.empty()) s.log->info("{}", parallel.note);
+  if (!frozen.summary.empty()) s.log->info("training.freeze: {}", frozen.summary);
   if (precision == Precision::BF16 && cpus > 0) {
     const double slowdown = cpu_bf16_matmul_slowdown();
     if (slowdown > kBf16SlowdownWarning)
@@ -420,7 +421,7 @@ MetricSet Trainer::State::score(const TaskData& data, const char* split) {
   {
     // The evaluation runs alone on this thread: BLAS on every core, whatever the replicas set.
     ScopedBlasThreads blas(available_cores());
-    ev = evaluate(*parts.model, cfg.task, data, parts.labels, cfg.training.batch_size, parts.class_weights,
+    ev = evaluate(*parts.model, cfg.task, data, parts.labels, cfg.training.evaluation_batch_size(), parts.class_weights,
                   /*sort_by_length=*/true, eval_workers.get());
   }
   json j{{"split", split}, {"step", st.step}};
@@ -429,13 +430,13 @@ MetricSet Trainer::State::score(const TaskData& data, const char* split) {
   return std::move(ev.metrics);
 }
 
-// A dev evaluation: metrics.jsonl and the log, best/ on a new best of the task's main metric,
-// early stopping's counters.
+// A dev evaluation: metrics.jsonl and the log, best/ on a new best of training.best_metric (the
+// task's main metric by default), early stopping's counters.
 void Trainer::State::evaluate_dev() {
   if (parts.dev.encoded.empty()) return;
   const auto metrics = score(parts.dev, "dev");
   log->info("dev @ step {}:{}", st.step, metrics_line(metrics));
-  const auto key = main_metric(metric_kind(cfg.task));
+  const auto key = best_metric_name(cfg);
   const auto it = metrics.find(key);
   if (it != metrics.end() && std::isfinite(it->second) && improves(key, it->second, st.best_metric)) {
     st.best_metric = it->second;
@@ -582,6 +583,8 @@ int Trainer::fit() {
   // known to start or to resume (a refused resume keeps the old run's config.yaml).
   if (s.writer && !nothing_to_train) detail::write_text_file_atomic(s.out_dir / "config.yaml", to_yaml(s.cfg));
   s.log->open_metrics(s.out_dir / "metrics.jsonl");
+  if (std::find(t.report_to.begin(), t.report_to.end(), "tensorboard") != t.report_to.end())
+    s.log->open_events(s.out_dir / "tensorboard");
   s.log_start();
 
   // ---- the loop ----
@@ -676,8 +679,8 @@ int Trainer::fit() {
                 (s.out_dir / "best").string());
   // The run's best dev result restated last, where the user looks (training may have moved past it).
   if (s.st.best_step >= 0)
-    s.log->info("best dev {}={} at step {}: {}", main_metric(metric_kind(s.cfg.task)), fmt_num(s.st.best_metric),
-                s.st.best_step, (s.out_dir / "best").string());
+    s.log->info("best dev {}={} at step {}: {}", best_metric_name(s.cfg), fmt_num(s.st.best_metric), s.st.best_step,
+                (s.out_dir / "best").string());
   s.log->info("done: {} steps in {}{}; final model in {}{}", s.st.step, fmt_duration(window.since_start()),
               t.nonfinite == NonFinite::Skip ? fmt::format(", {} skipped (non-finite)", s.st.skipped_steps) : "",
               (s.out_dir / "final").string(), test_summary);

@@ -65,7 +65,7 @@ TEST_CASE("every listed HF name gets a hint at the top level and under training"
       {"learning_rate", "training.optimizer.lr"},
       {"num_train_epochs", "training.epochs"},
       {"per_device_train_batch_size", "training.batch_size"},
-      {"per_device_eval_batch_size", "has no unif key: unif evaluates with training.batch_size"},
+      {"per_device_eval_batch_size", "training.eval_batch_size"},
       {"gradient_accumulation_steps", "training.grad_accum_steps"},
       {"fp16", "training.precision: fp16"},
       {"bf16", "training.precision: bf16"},
@@ -79,9 +79,9 @@ TEST_CASE("every listed HF name gets a hint at the top level and under training"
       {"save_steps", "training.save_every"},
       {"save_total_limit", "training.keep_checkpoints"},
       {"logging_steps", "training.log_every"},
-      {"metric_for_best_model", ""},  // training.best_metric where the build has it, else what to do
+      {"metric_for_best_model", "training.best_metric"},
       {"load_best_model_at_end", "has no unif key: with data.dev, unif always writes best/"},
-      {"report_to", ""},  // training.report_to where the build has it, else what to do
+      {"report_to", "training.report_to: [tensorboard]"},
       {"seed", "seed"},
       {"max_steps", "training.max_steps"},
       {"lr_scheduler_type", "training.schedule.name"},
@@ -96,9 +96,10 @@ TEST_CASE("every listed HF name gets a hint at the top level and under training"
   const auto keys = config_keys();
   for (const auto& [hf, want] : expected) {
     for (const std::string& where : {std::string("top"), std::string("training")}) {
-      // seed, output_dir and max_grad_norm / max_steps are unif keys where HF users put them.
-      const bool valid_there = (where == "top" && (hf == "seed" || hf == "output_dir")) ||
-                               (where == "training" && (hf == "max_grad_norm" || hf == "max_steps"));
+      // seed, output_dir and max_grad_norm / max_steps / report_to are unif keys where HF users put them.
+      const bool valid_there =
+          (where == "top" && (hf == "seed" || hf == "output_dir")) ||
+          (where == "training" && (hf == "max_grad_norm" || hf == "max_steps" || hf == "report_to"));
       if (valid_there) continue;
       const std::string yaml = where == "top" ? hf + ": 1\n" : "training:\n  " + hf + ": 1\n";
       const std::string message = error_of(yaml);
@@ -121,15 +122,14 @@ TEST_CASE("every listed HF name gets a hint at the top level and under training"
 }
 
 TEST_CASE("an HF name whose unif key this build lacks says what to do instead", "[unit][config][hf]") {
-  // metric_for_best_model -> training.best_metric, report_to -> training.report_to: with a schema
-  // without those keys the fallback is said; with them, the key.
-  CHECK_THAT(
-      hf_hint("metric_for_best_model", {"training.epochs"}),
-      Catch::StartsWith("HF's metric_for_best_model has no unif key: unif keeps best/ by the task's main dev metric"));
-  CHECK(hf_hint("metric_for_best_model", {"training.best_metric"}) ==
-        "did you mean training.best_metric (HF: metric_for_best_model)?");
-  CHECK_THAT(hf_hint("report_to", {}), Catch::StartsWith("HF's report_to has no unif key: unif writes metrics.jsonl"));
-  CHECK(hf_hint("report_to", {"training.report_to"}) == "did you mean training.report_to (HF: report_to)?");
+  // A name with a fallback says it when the schema lacks the key; one without says nothing then.
+  CHECK_THAT(hf_hint("load_best_model_at_end", {"training.epochs"}),
+             Catch::StartsWith("HF's load_best_model_at_end has no unif key: with data.dev, unif always writes best/"));
+  CHECK(hf_hint("metric_for_best_model", {"training.epochs"}).empty());
+  CHECK_THAT(hf_hint("metric_for_best_model", {"training.best_metric"}),
+             Catch::StartsWith("did you mean training.best_metric (HF: metric_for_best_model; a dev metric name"));
+  CHECK_THAT(hf_hint("report_to", {"training.report_to"}),
+             Catch::StartsWith("did you mean training.report_to: [tensorboard] (HF: report_to; tensorboard only"));
   CHECK(hf_hint("not_an_hf_name", config_keys()).empty());
 }
 

@@ -78,6 +78,7 @@ data:
   labels: ~
 training:
   batch_size: 32
+  eval_batch_size: 0
   epochs: 3
   max_steps: 0
   grad_accum_steps: 1
@@ -111,6 +112,11 @@ training:
     patience: 0
     metric: ~
     min_delta: 0.0
+  best_metric: ~
+  freeze:
+    embeddings: false
+    layers: 0
+  report_to: []
 parallel:
   devices: [auto]
   threads_per_replica: 0
@@ -158,6 +164,7 @@ data:
   labels: [O, B-PER, "1", "true"]
 training:
   batch_size: 8
+  eval_batch_size: 12
   epochs: 0
   max_steps: 100
   grad_accum_steps: 2
@@ -176,6 +183,9 @@ training:
   nonfinite: skip
   loss: {label_smoothing: 0.1, focal_gamma: 2, class_weights: [1, 2.5, 3, 4]}
   early_stopping: {patience: 2, metric: f1, min_delta: 0.001}
+  best_metric: precision
+  freeze: {embeddings: true, layers: 1}
+  report_to: tensorboard
 parallel:
   devices: [cpu, cpu]
   threads_per_replica: 2
@@ -228,6 +238,7 @@ data:
   labels: [O, B-PER, "1", "true"]
 training:
   batch_size: 8
+  eval_batch_size: 12
   epochs: 0
   max_steps: 100
   grad_accum_steps: 2
@@ -261,6 +272,11 @@ training:
     patience: 2
     metric: f1
     min_delta: 0.001
+  best_metric: precision
+  freeze:
+    embeddings: true
+    layers: 1
+  report_to: [tensorboard]
 parallel:
   devices: [cpu, cpu]
   threads_per_replica: 2
