@@ -4,6 +4,7 @@
 // distill apply as in training. Without a config the model directory says the task, the input fields
 // and the labels, and --data names the file. --report adds the per-class table (stderr) and its
 // numbers ("report" in the JSON).
+#include <cstdio>
 #include <iostream>
 #include <stdexcept>
 
@@ -21,6 +22,7 @@
 #include "framework/train/evaluate.h"
 #include "framework/train/model_dir.h"
 #include "models/architectures.h"
+#include "models/quantize.h"
 
 namespace unif::app {
 
@@ -48,6 +50,7 @@ Command add_eval(CLI::App& app) {
   auto model = std::make_shared<std::string>();
   auto data = std::make_shared<std::string>();
   auto report = std::make_shared<bool>(false);
+  auto quantize = std::make_shared<std::string>("none");
   auto sets = std::make_shared<std::vector<std::string>>();
   cmd->add_option("config", *config, "YAML run configuration (optional with --data)");
   cmd->add_option("--model", *model, "Model directory (ours or a plain HF one)")->required();
@@ -57,7 +60,8 @@ Command add_eval(CLI::App& app) {
                 "token classification; the confusion matrix for classification): the table on stderr, its numbers "
                 "under \"report\" in the JSON");
   cmd->add_option("--set", *sets, "Override a config key: a.b=value (YAML syntax), repeatable");
-  return [config, model, data, report, sets] {
+  add_quantize_option(cmd, *quantize);
+  return [config, model, data, report, quantize, sets] {
     if (config->empty() && data->empty())
       throw UserError("unif eval: give a config (its data.dev is evaluated) or --data FILE (or both)");
     auto lm = framework::load_model_dir(*model);
@@ -87,6 +91,17 @@ Command add_eval(CLI::App& app) {
     const auto devices = framework::parse_devices(cfg.parallel.devices);
     const auto device = framework::eval_device(devices);
     if (device.is_cuda()) setup.model->to(device);
+    if (*quantize == "int8") {
+      if (device.is_cuda())
+        throw UserError(
+            "--quantize int8 runs on the CPU (dynamic int8 Linear layers); parallel.devices puts the "
+            "model on " +
+            device.str() + ": --set parallel.devices=[cpu]");
+      try {
+        const auto q = models::quantize_dynamic_int8(*setup.model);
+        std::fprintf(stderr, "int8: %lld Linear layers on %s\n", static_cast<long long>(q.layers), q.engine.c_str());
+      } catch (const std::runtime_error& e) { throw UserError(e.what()); }
+    }
     c10::InferenceMode inference;
     framework::WorkerPool workers(framework::cpu_eval_workers(devices, lm.model->options().hidden_size()));
     auto ev = framework::evaluate(*setup.model, cfg.task, dev, labels, cfg.training.evaluation_batch_size(),

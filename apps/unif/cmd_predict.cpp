@@ -105,6 +105,7 @@ Command add_predict(CLI::App& app) {
   auto batch_size = std::make_shared<int64_t>(32);
   auto keep_going = std::make_shared<bool>(false);
   auto top_k = std::make_shared<int64_t>(0);
+  auto quantize = std::make_shared<std::string>("none");
   cmd->add_option("--model", *model, "Model directory (ours or a plain HF one)")->required();
   cmd->add_option("--input", *input,
                   "JSONL, .tsv, .csv (or .conll for token classification) file of inputs; - reads standard input")
@@ -116,12 +117,15 @@ Command add_predict(CLI::App& app) {
   cmd->add_flag("--keep-going", *keep_going, "A bad input line gets {\"error\": ...} and the run goes on");
   cmd->add_option("--top-k", *top_k, "Classification, multilabel: add \"top\", the K best labels with their scores")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  return [model, input, output, batch_size, keep_going, top_k] {
+  add_quantize_option(cmd, *quantize);
+  return [model, input, output, batch_size, keep_going, top_k, quantize] {
     PredictorOptions options;
     options.batch_size = *batch_size;
     options.top_k = *top_k;
+    options.quantize = *quantize;
     // Threads: as training's `auto`, one worker per physical core for small and medium models.
     const auto predictor = Predictor::load(*model, options);
+    if (!predictor.quantization().empty()) std::fprintf(stderr, "%s\n", predictor.quantization().c_str());
     PredictInput in(*input);
     PredictOutput out(*output);
     // What the input's header (TSV, CSV) must hold and what a CoNLL sentence is called: the model's

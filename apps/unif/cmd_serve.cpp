@@ -78,6 +78,7 @@ struct ServeOptions {
   std::string model, host = "127.0.0.1";
   int port = 8080;
   int64_t max_batch = 32, max_wait_ms = 5, queue = 1024, max_body_bytes = 8388608;
+  std::string quantize = "none";
 };
 
 int run_server(const ServeOptions& o) {
@@ -92,7 +93,9 @@ int run_server(const ServeOptions& o) {
 
   PredictorOptions popt;
   popt.batch_size = o.max_batch;
+  popt.quantize = o.quantize;
   const auto predictor = Predictor::load(o.model, popt);
+  if (!predictor.quantization().empty()) std::fprintf(stderr, "%s\n", predictor.quantization().c_str());
 
   serve::Metrics metrics;
   serve::Batcher batcher(
@@ -228,6 +231,7 @@ Command add_serve(CLI::App& app) {
   cmd->add_option("--max-body-bytes", o->max_body_bytes,
                   "Largest request body; larger ones are answered 413 (default 8388608)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 34));
+  add_quantize_option(cmd, o->quantize);
   return [o] { return run_server(*o); };
 }
 

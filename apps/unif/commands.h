@@ -19,4 +19,13 @@ Command add_init(CLI::App& app);
 /// `unif help keys`: every config key with its default and meaning (docs/spec.md section 8).
 int print_config_keys();
 
+/// `--quantize none|int8` of predict, serve and eval (models/quantize.h).
+inline CLI::Option* add_quantize_option(CLI::App* cmd, std::string& target) {
+  return cmd
+      ->add_option("--quantize", target,
+                   "int8: dynamic int8 Linear layers on the CPU (faster; within about a point of fp32), none: fp32 "
+                   "(default)")
+      ->check(CLI::IsMember({"none", "int8"}));
+}
+
 }  // namespace unif::app

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -19,6 +20,7 @@
 #include "framework/train/evaluate.h"
 #include "framework/train/model_dir.h"
 #include "models/architectures.h"
+#include "models/quantize.h"
 
 namespace unif {
 
@@ -98,6 +100,7 @@ json Prediction::to_json() const {
 struct Predictor::State {
   fw::LoadedModel lm;
   bool plain_hf = false;
+  std::string quantization;  // Predictor::quantization()
   fw::LabelSet labels;
   PredictorOptions options;
   std::unique_ptr<fw::WorkerPool> workers;
@@ -305,6 +308,8 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
   if (options.batch_size < 1) throw UserError("batch size must be at least 1");
   if (options.threads < 0) throw UserError("threads must be 0 (automatic) or more");
   if (options.top_k < 0) throw UserError("top_k must be 0 or more");
+  if (options.quantize != "none" && options.quantize != "int8")
+    throw UserError("quantize must be none or int8, got '" + options.quantize + "'");
   const auto devices = fw::parse_devices({options.device});
   fw::check_present(devices);
   auto s = std::make_shared<State>();
@@ -315,6 +320,19 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
   const auto device = fw::eval_device(devices);
   if (device.is_cuda()) s->lm.model->to(device);
   s->lm.model->eval();
+  if (options.quantize == "int8") {
+    if (device.is_cuda())
+      throw UserError("int8 runs on the CPU (dynamic int8 Linear layers); the model is on " + device.str() +
+                      ": use --device cpu, or fp32 on the GPU");
+    try {
+      const auto q = models::quantize_dynamic_int8(*s->lm.model);
+      char note[160];
+      std::snprintf(note, sizeof note, "int8: %lld Linear layers on %s, weights %.1f MB -> %.1f MB",
+                    static_cast<long long>(q.layers), q.engine.c_str(), static_cast<double>(q.float_bytes) / 1e6,
+                    static_cast<double>(q.int8_bytes) / 1e6);
+      s->quantization = note;
+    } catch (const std::runtime_error& e) { throw UserError(e.what()); }
+  }
   const int64_t workers = device.is_cuda() ? 1
                           : options.threads > 0
                               ? options.threads
@@ -364,6 +382,8 @@ const std::string& Predictor::label_field() const { return state_->lm.meta.label
 const PredictorOptions& Predictor::options() const { return state_->options; }
 int64_t Predictor::max_seq_length() const { return state_->lm.meta.max_seq_length; }
 bool Predictor::plain_hf() const { return state_->plain_hf; }
+
+const std::string& Predictor::quantization() const { return state_->quantization; }
 
 std::vector<Word> split_words(std::string_view text) {
   namespace u = fw::unicode;

@@ -6,6 +6,7 @@
 #     numbers under "report" in the JSON on stdout, its accuracy equal to the metrics' accuracy;
 #     NER: one row per entity type;
 #   - without a config: the same metrics as with the run's config;
+#   - --quantize int8: near fp32's accuracy; --quantize int4 refused;
 #   - bad uses: neither config nor --data, --report on a task without classes (exit 2, `error:`);
 #   - TensorBoard's own reader (EventAccumulator, where a Python with tensorboard is found:
 #     $UNIF_TB_PYTHON, .cache/venv-pypi) gives metrics.jsonl's train losses and dev accuracies.
@@ -43,6 +44,23 @@ if "$UNIF" eval "$tmp/cls.yaml" --model "$tmp/cls/final" --report > "$tmp/r.json
 else
   fail "unif eval --report"; cat "$tmp/r.txt"
 fi
+
+# --quantize int8: dynamic int8 Linear layers, accuracy within 5 points of fp32 on this small model.
+if "$UNIF" eval "$tmp/cls.yaml" --model "$tmp/cls/final" --quantize int8 > "$tmp/q.json" 2> "$tmp/q.err"; then
+  close=$(python3 -c "
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+print(abs(a['accuracy'] - b['accuracy']) <= 0.05 and a['loss'] != b['loss'])" "$tmp/r.json" "$tmp/q.json")
+  grep -q "^int8: 14 Linear layers on " "$tmp/q.err" && [ "$close" = True ] &&
+    ok "eval --quantize int8: accuracy $(json "$tmp/q.json" 'd["accuracy"]') vs fp32 $(json "$tmp/r.json" 'd["accuracy"]')" ||
+    fail "eval --quantize int8: $(cat "$tmp/q.err") $(cat "$tmp/q.json") vs $(cat "$tmp/r.json")"
+else
+  fail "unif eval --quantize int8"; cat "$tmp/q.err"
+fi
+"$UNIF" eval "$tmp/cls.yaml" --model "$tmp/cls/final" --quantize int4 > /dev/null 2> "$tmp/e3.err"
+rc=$?
+[ $rc = 2 ] && grep -q "^error: --quantize: int4 not in {none,int8}" "$tmp/e3.err" && ok "--quantize int4: exit 2" ||
+  fail "--quantize int4: rc $rc, $(cat "$tmp/e3.err")"
 
 # Without a config: the model directory's task and fields, --data as the dev file.
 if "$UNIF" eval --model "$tmp/cls/final" --data data/sib200_zh/dev.jsonl > "$tmp/n.json" 2> "$tmp/n.err"; then

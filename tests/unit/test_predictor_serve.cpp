@@ -5,6 +5,7 @@
 // dynamic batcher (batches across concurrent callers, bounded queue, stop answers what is queued).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "apps/unif/serve/batcher.h"
 #include "apps/unif/serve/request.h"
 #include "framework/inference/predictor.h"
+#include "models/quantize.h"
 
 using nlohmann::json;
 using unif::Word;
@@ -135,6 +137,37 @@ TEST_CASE("predict through the C++ API gives scores by label name and predict's 
     });
   for (auto& t : threads) t.join();
   CHECK(same == 12);
+}
+
+TEST_CASE("predict with int8 Linear layers: every Linear packed, scores near fp32's, not equal to them", "[predict]") {
+  const auto dir = std::filesystem::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
+  REQUIRE_FALSE(unif::models::int8_engines().empty());  // Debian's LibTorch and the wheel's both have one
+  unif::PredictorOptions fp32, int8;
+  int8.quantize = "int8";
+  const auto a = unif::Predictor::load(dir, fp32);
+  const auto b = unif::Predictor::load(dir, int8);
+  CHECK(a.quantization().empty());
+  // tiny-bert-zh: 2 layers x (query, key, value, attention output, intermediate, output) + pooler + classifier.
+  CHECK_THAT(b.quantization(), Catch::StartsWith("int8: 14 Linear layers on "));
+  const std::vector<json> records{json{{"text", "今天天气很好"}}, json{{"text", "北京是中国的首都。"}},
+                                  json{{"text_a", "我爱北京"}, {"text_b", "天安门"}}};
+  const auto pa = a.predict(records), pb = b.predict(records);
+  double most = 0.0, differ = 0.0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    REQUIRE(pb[i].ok());
+    for (size_t k = 0; k < pa[i].logits.size(); ++k) {
+      most = std::max(most, std::abs(pa[i].logits[k]));
+      differ = std::max(differ, std::abs(pa[i].logits[k] - pb[i].logits[k]));
+    }
+  }
+  CHECK(differ > 0.0);           // int8 arithmetic ran
+  CHECK(differ < 0.05 * most + 1e-3);  // and stays near fp32
+  // The fp32 predictor in the same process is untouched by the other's packing.
+  const auto again = a.predict(records);
+  for (size_t i = 0; i < records.size(); ++i) CHECK(again[i].logits == pa[i].logits);
+  unif::PredictorOptions bad;
+  bad.quantize = "int4";
+  CHECK_THROWS_WITH(unif::Predictor::load(dir, bad), "quantize must be none or int8, got 'int4'");
 }
 
 TEST_CASE("serve decodes a request body or says why it refuses it", "[serve]") {
