@@ -160,7 +160,7 @@ TEST_CASE("predict with int8 Linear layers: every Linear packed, scores near fp3
       differ = std::max(differ, std::abs(pa[i].logits[k] - pb[i].logits[k]));
     }
   }
-  CHECK(differ > 0.0);           // int8 arithmetic ran
+  CHECK(differ > 0.0);                 // int8 arithmetic ran
   CHECK(differ < 0.05 * most + 1e-3);  // and stays near fp32
   // The fp32 predictor in the same process is untouched by the other's packing.
   const auto again = a.predict(records);
