@@ -8,6 +8,7 @@
 #   bench/int8/run.sh                 # 1 epoch per task (about 15 min on 2 idle cores)
 #   EPOCHS=3 bench/int8/run.sh        # the configs' schedules
 #   TASKS="classification regression" bench/int8/run.sh
+#   TRAIN=0 UNIF=build-pypi/bin/unif bench/int8/run.sh   # the models trained before, another build
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -38,9 +39,11 @@ for task in $tasks; do
   dir=$out/$task
   sets=(--set "output_dir=$dir" --set "model.pretrained=$model" --set "training.epochs=$epochs"
         --set training.resume=overwrite)
-  [ "$task" = multilabel ] && sets+=(--set training.optimizer.lr=3.0e-4)
-  "$unif" train "$cfg" "${sets[@]}" > "$out/$task.train.log" 2>&1 ||
-    { echo "error: unif train $cfg failed (see $out/$task.train.log)" >&2; exit 1; }
+  [ "$task" = multilabel ] && sets+=(--set training.optimizer.lr=1.0e-3 --set training.epochs=$((epochs * 3)))
+  if [ "${TRAIN:-1}" != 0 ] || [ ! -f "$dir/final/COMPLETE" ]; then
+    "$unif" train "$cfg" "${sets[@]}" > "$out/$task.train.log" 2>&1 ||
+      { echo "error: unif train $cfg failed (see $out/$task.train.log)" >&2; exit 1; }
+  fi
   dev=$(sed -n 's/^  dev: \(.*\)/\1/p' "$dir/config.yaml" | head -n 1)
   t0=$(now); "$unif" eval "$dir/config.yaml" --model "$dir/final" > "$out/$task.fp32.json" 2> /dev/null; t1=$(now)
   "$unif" eval "$dir/config.yaml" --model "$dir/final" --quantize int8 > "$out/$task.int8.json" 2> /dev/null; t2=$(now)
