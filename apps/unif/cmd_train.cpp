@@ -22,8 +22,9 @@ Command add_train(CLI::App& app) {
   cmd->footer(
       "CONFIG.yaml sections: task, output_dir, seed; model (pretrained, max_seq_length, ...); data (train, dev,\n"
       "test, text_fields, label_field, labels); training (batch_size, epochs, max_steps, optimizer, schedule,\n"
-      "precision, eval_every, save_every, loss, early_stopping, ...); parallel (devices); adversarial; span;\n"
-      "distill. A starting config: unif init TASK [--model DIR] [--data FILE] > config.yaml.\n"
+      "precision, eval_every, save_every, loss, early_stopping, best_metric, freeze, report_to, ...); parallel\n"
+      "(devices); adversarial; span; distill. A starting config: unif init TASK [--model DIR] [--data FILE] >\n"
+      "config.yaml.\n"
       "Every key with its default: unif help keys. Reference: docs/spec.md.");
   return [config, sets]() -> int {
     // WORLD_SIZE > 1 (torchrun or by hand): join the process group first, so that a rank failing
