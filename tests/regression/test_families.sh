@@ -4,6 +4,8 @@
 # output directory is the family's (config.json's model_type and architectures, its tokenizer files),
 # `unif eval` and `unif predict` read it, and HF's Auto classes load it with the same logits (where a
 # Python with torch and transformers is found: $UNIF_HF_PYTHON, .cache/venv-pypi, .cache/hf-families-venv).
+# Then distillation across families: an ELECTRA teacher for a DistilBERT student (one vocab.txt), and a
+# RoBERTa teacher refused for it (another tokenizer).
 # Usage: test_families.sh UNIF_BINARY SOURCE_DIR [FAMILY...]
 set -u
 UNIF=$1
@@ -79,5 +81,26 @@ YAML
     fi
   fi
 done
+# Distillation across families that share a tokenizer: ELECTRA and DistilBERT's tiny checkpoints
+# share one vocab.txt, so the ELECTRA run's model teaches a DistilBERT student; a teacher with another
+# tokenizer (RoBERTa's byte-level BPE) is refused before training.
+if [ -f "$tmp/electra/final/COMPLETE" ] && [ -f "$tmp/distilbert.yaml" ]; then
+  if "$UNIF" train "$tmp/distilbert.yaml" --set "output_dir=$tmp/student" --set training.epochs=1 \
+       --set "distill={teacher: $tmp/electra/final, temperature: 2.0, alpha: 0.5}" > "$tmp/student.log" 2>&1 &&
+     grep -q "distill: teacher $tmp/electra/final" "$tmp/student.log" &&
+     grep -q '"model_type": "distilbert"' "$tmp/student/final/config.json"; then
+    ok "distillation: an ELECTRA teacher trains a DistilBERT student (shared WordPiece vocabulary)"
+  else
+    fail "distillation ELECTRA -> DistilBERT:"; tail -n 5 "$tmp/student.log"
+  fi
+  if [ -f "$tmp/roberta/final/COMPLETE" ]; then
+    "$UNIF" train "$tmp/distilbert.yaml" --set "output_dir=$tmp/student2" --set training.epochs=1 \
+      --set "distill={teacher: $tmp/roberta/final}" > "$tmp/student2.log" 2>&1
+    rc=$?
+    [ $rc = 2 ] && grep -q "^error: .*distill" "$tmp/student2.log" && [ ! -d "$tmp/student2/final" ] &&
+      ok "distillation: a RoBERTa teacher for a DistilBERT student is refused ($(grep '^error:' "$tmp/student2.log" | cut -c1-120)...)" ||
+      fail "distillation RoBERTa -> DistilBERT: rc $rc, $(tail -n 2 "$tmp/student2.log")"
+  fi
+fi
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all families passed"
