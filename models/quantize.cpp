@@ -1,6 +1,8 @@
 // Dynamic int8 Linear layers: see quantize.h.
 #include "models/quantize.h"
 
+#include <cctype>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -37,6 +39,16 @@ std::unordered_map<const torch::nn::LinearImpl*, Packed>& table() {
 }
 
 std::string engine_name(at::QEngine e) { return c10::toString(e); }
+
+// The engines this LibTorch has, in the order int8 prefers them.
+std::vector<at::QEngine> preferred_engines() {
+  std::vector<at::QEngine> out;
+  const auto supported = at::globalContext().supportedQEngines();
+  for (const char* want : {"X86", "FBGEMM", "ONEDNN", "QNNPACK"})
+    for (const auto e : supported)
+      if (engine_name(e) == want) out.push_back(e);
+  return out;
+}
 
 // fbgemm's (and x86's) int8 kernels multiply-add pairs of u8 x s8 into saturating 16-bit sums on
 // CPUs without VNNI, so PyTorch's dynamic Linear quantizes activations to 7 bits there
@@ -81,27 +93,28 @@ c10::intrusive_ptr<LinearPackedParamsBase> pack(const at::Tensor& w, const c10::
 
 std::vector<std::string> int8_engines() {
   std::vector<std::string> out;
-  const auto supported = at::globalContext().supportedQEngines();
-  for (const char* want : {"X86", "FBGEMM", "ONEDNN", "QNNPACK"})
-    for (const auto e : supported)
-      if (engine_name(e) == want) out.push_back(want);
+  for (const auto e : preferred_engines()) out.push_back(engine_name(e));
   return out;
 }
 
+std::string QuantizeReport::summary() const {
+  char line[160];
+  std::snprintf(line, sizeof line, "int8: %lld Linear layers on %s, weights %.1f MB -> %.1f MB",
+                static_cast<long long>(layers), engine.c_str(), static_cast<double>(float_bytes) / 1e6,
+                static_cast<double>(int8_bytes) / 1e6);
+  return line;
+}
+
 QuantizeReport quantize_dynamic_int8(torch::nn::Module& model) {
-  const auto engines = int8_engines();
+  const auto engines = preferred_engines();
   if (engines.empty())
     throw std::runtime_error("int8: this LibTorch has no quantized engine (fbgemm, x86, onednn or qnnpack)");
-  at::QEngine engine = at::QEngine::NoQEngine;
-  for (const auto e : at::globalContext().supportedQEngines())
-    if (engine_name(e) == engines.front()) engine = e;
-  at::globalContext().setQEngine(engine);
-  const std::string name = engines.front();
+  at::globalContext().setQEngine(engines.front());
+  const std::string name = engine_name(engines.front());
+  const bool reduce_range = wants_reduce_range(name);  // one CPU check for every layer
 
   QuantizeReport report;
-  std::string lower = name;
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  report.engine = lower;
+  for (const char c : name) report.engine += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::vector<std::pair<const torch::nn::LinearImpl*, Packed>> packed;
   for (const auto& m : model.modules(/*include_self=*/true)) {
     const auto* linear = dynamic_cast<const torch::nn::LinearImpl*>(m.get());
@@ -111,7 +124,7 @@ QuantizeReport quantize_dynamic_int8(torch::nn::Module& model) {
                                ")");
     c10::optional<at::Tensor> bias;
     if (linear->bias.defined()) bias = linear->bias.detach().to(at::kFloat).contiguous();
-    Packed p{m, pack(linear->weight, bias), linear->weight.size(0), wants_reduce_range(name)};
+    Packed p{m, pack(linear->weight, bias), linear->weight.size(0), reduce_range};
     report.layers += 1;
     report.float_bytes += linear->weight.numel() * 4;
     report.int8_bytes += linear->weight.numel() + linear->weight.size(0) * 4;

@@ -30,6 +30,8 @@ struct QuantizeReport {
   int64_t float_bytes = 0;  // their fp32 weights
   int64_t int8_bytes = 0;   // the int8 weights (+ one fp32 scale per output channel)
   std::string engine;       // "fbgemm", "x86", "onednn" or "qnnpack"
+  /// "int8: N Linear layers on ENGINE, weights X MB -> Y MB" (what predict, serve and eval print).
+  std::string summary() const;
 };
 
 /// The quantized engines this LibTorch has, in the order int8 prefers them.

@@ -98,8 +98,7 @@ Command add_eval(CLI::App& app) {
             "model on " +
             device.str() + ": --set parallel.devices=[cpu]");
       try {
-        const auto q = models::quantize_dynamic_int8(*setup.model);
-        std::fprintf(stderr, "int8: %lld Linear layers on %s\n", static_cast<long long>(q.layers), q.engine.c_str());
+        std::fprintf(stderr, "%s\n", models::quantize_dynamic_int8(*setup.model).summary().c_str());
       } catch (const std::runtime_error& e) { throw UserError(e.what()); }
     }
     c10::InferenceMode inference;

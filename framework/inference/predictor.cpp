@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -330,12 +329,7 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
       throw UserError("int8 runs on the CPU (dynamic int8 Linear layers); the model is on " + device.str() +
                       ": use --device cpu, or fp32 on the GPU");
     try {
-      const auto q = models::quantize_dynamic_int8(*s->lm.model);
-      char note[160];
-      std::snprintf(note, sizeof note, "int8: %lld Linear layers on %s, weights %.1f MB -> %.1f MB",
-                    static_cast<long long>(q.layers), q.engine.c_str(), static_cast<double>(q.float_bytes) / 1e6,
-                    static_cast<double>(q.int8_bytes) / 1e6);
-      s->quantization = note;
+      s->quantization = models::quantize_dynamic_int8(*s->lm.model).summary();
     } catch (const std::runtime_error& e) { throw UserError(e.what()); }
   }
   const int64_t workers = device.is_cuda() ? 1
