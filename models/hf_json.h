@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -14,13 +15,16 @@ namespace unif::models {
 
 class HfJson {
  public:
-  explicit HfJson(const nlohmann::json& j) : j_(j) {}
+  /// `asked`, when given, collects every key a reader looks up (present or not): the fields the
+  /// family knows (model.config's overrides are checked against them).
+  explicit HfJson(const nlohmann::json& j, std::set<std::string>* asked = nullptr) : j_(j), asked_(asked) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw std::invalid_argument("key '" + key + "': " + what);
   }
   /// The value of `key`, or nullptr when absent.
   const nlohmann::json* find(const std::string& key) const {
+    if (asked_ != nullptr) asked_->insert(key);
     if (!j_.is_object()) return nullptr;
     auto it = j_.find(key);
     return it == j_.end() ? nullptr : &*it;
@@ -67,6 +71,7 @@ class HfJson {
 
  private:
   const nlohmann::json& j_;
+  std::set<std::string>* asked_;
 };
 
 }  // namespace unif::models

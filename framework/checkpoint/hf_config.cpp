@@ -5,12 +5,14 @@
 
 #include <cctype>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
 
 #include "framework/checkpoint/atomic_file.h"
 #include "framework/common/error.h"
+#include "framework/config/did_you_mean.h"
 #include "framework/common/json_input.h"
 #include "models/architectures.h"
 #include "models/hf_json.h"
@@ -29,34 +31,87 @@ bool all_digits(const std::string& s) {
 
 }  // namespace
 
-HfConfig read_hf_config(const std::filesystem::path& file) {
+namespace {
+
+json read_config_object(const std::filesystem::path& file) {
   std::ifstream in(file);
   std::error_code ec;
   if (!in || std::filesystem::is_directory(file, ec))
     throw UserError(file.string() + ": cannot read model config (expected a HF config.json)");
-  HfConfig cfg;
+  json raw;
   try {
     std::stringstream text;
     text << in.rdbuf();
-    cfg.raw = parse_json(text.str());
+    raw = parse_json(text.str());
   } catch (const JsonInputError& e) { throw UserError(file.string() + ": invalid JSON: " + e.what()); }
-  if (!cfg.raw.is_object()) throw UserError(file.string() + ": expected a JSON object at the top level");
+  if (!raw.is_object()) throw UserError(file.string() + ": expected a JSON object at the top level");
+  return raw;
+}
 
+/// The family of a config object (BERT without model_type); UserError naming the supported types.
+const models::Architecture& family_of(const json& raw, const std::string& source) {
+  const auto it = raw.find("model_type");
+  if (it == raw.end()) return models::architecture("bert");
+  const models::Architecture* arch = it->is_string() ? models::find_architecture(it->get<std::string>()) : nullptr;
+  if (arch == nullptr)
+    throw UserError(source + ": model_type is " + json_excerpt(*it) + ", expected " + models::supported_model_types() +
+                    " (the supported model types)");
+  return *arch;
+}
+
+// Keys of the task and its labels: set from the run's task and data, never by model.config.
+const std::vector<std::string> kTaskKeys{"architectures", "id2label", "label2id", "num_labels", "problem_type"};
+
+}  // namespace
+
+HfConfig read_hf_config(const std::filesystem::path& file) {
+  return hf_config_from_json(read_config_object(file), file.string());
+}
+
+HfConfig read_hf_config(const std::filesystem::path& file, const json& overrides) {
+  if (!overrides.is_object() || overrides.empty()) return file.empty() ? HfConfig{} : read_hf_config(file);
+  json raw = file.empty() ? json::object() : read_config_object(file);
+  if (!file.empty() && overrides.contains("model_type"))
+    throw UserError("model.config.model_type: the family is " + file.string() +
+                    "'s; model.config overrides that model's fields (drop model_type)");
+  for (const auto& key : kTaskKeys)
+    if (overrides.contains(key))
+      throw UserError("model.config." + key +
+                      ": the head and its labels come from `task` and the data (data.labels), not from model.config");
+  const models::Architecture& arch = family_of(overrides.contains("model_type") ? overrides : raw, "model.config");
+  // The overrides alone, read by the family: each value's type is checked and the family's fields collected.
+  std::set<std::string> known{"model_type"};
+  try {
+    models::BertOptions scratch;
+    arch.read_config(models::HfJson(overrides, &known), scratch);
+  } catch (const std::invalid_argument& e) { throw UserError(std::string("model.config: ") + e.what()); }
+  const std::vector<std::string> fields(known.begin(), known.end());
+  for (const auto& [key, value] : overrides.items()) {
+    if (known.count(key) == 0) {
+      std::string list;
+      for (const auto& f : fields) list += (list.empty() ? "" : ", ") + f;
+      throw UserError("model.config." + key + ": not a field unif reads from a " + arch.model_type + " config.json" +
+                      did_you_mean(key, fields) + "; its fields: " + list);
+    }
+    raw[key] = value;
+  }
+  return hf_config_from_json(
+      std::move(raw), file.empty() ? std::string("model.config") : file.string() + " with model.config's fields");
+}
+
+HfConfig hf_config_from_json(json raw, const std::string& source) {
+  if (!raw.is_object()) throw UserError(source + ": expected a JSON object at the top level");
+  HfConfig cfg;
+  cfg.raw = std::move(raw);
   const models::HfJson r(cfg.raw);
   // The family's row reads its keys (a config.json without model_type is BERT's).
-  const models::Architecture* arch = models::find_architecture("bert");
-  if (const json* type = r.find("model_type")) {
-    arch = type->is_string() ? models::find_architecture(type->get<std::string>()) : nullptr;
-    if (arch == nullptr)
-      throw UserError(file.string() + ": model_type is " + json_excerpt(*type) + ", expected " +
-                      models::supported_model_types() + " (the supported model types)");
-  }
+  const models::Architecture* arch = &family_of(cfg.raw, source);
   auto& b = cfg.bert;
   b.model_type(arch->model_type);
   try {
     arch->read_config(r, b);
     b.validate();
-  } catch (const std::invalid_argument& e) { throw UserError(file.string() + ": " + e.what()); }
+  } catch (const std::invalid_argument& e) { throw UserError(source + ": " + e.what()); }
 
   try {
     if (const json* v = r.find("architectures"); v && !v->is_null()) {
@@ -96,7 +151,7 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
                std::to_string(v) + " disagrees with the " + std::to_string(cfg.num_labels) + " labels of id2label");
       cfg.num_labels = v;
     });
-  } catch (const std::invalid_argument& e) { throw UserError(file.string() + ": " + e.what()); }
+  } catch (const std::invalid_argument& e) { throw UserError(source + ": " + e.what()); }
   return cfg;
 }
 

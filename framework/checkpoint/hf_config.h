@@ -26,6 +26,17 @@ struct HfConfig {
 /// key of the wrong type / value (the message names the file and the key).
 HfConfig read_hf_config(const std::filesystem::path& file);
 
+/// As read_hf_config, from a config object already parsed; `source` names it in messages.
+HfConfig hf_config_from_json(nlohmann::json raw, const std::string& source);
+
+/// `model.config`: `file` (or, when empty, BertConfig's defaults or those of `overrides`' model_type)
+/// with each field of `overrides` set over it before the family reads it, so an output directory's
+/// config.json carries them. UserError "model.config.KEY: ..." for a field the family does not read
+/// (with a did-you-mean and the fields it does), a value of the wrong type, a task key (architectures,
+/// id2label, label2id, num_labels, problem_type) or a model_type that would change a pretrained
+/// model's family.
+HfConfig read_hf_config(const std::filesystem::path& file, const nlohmann::json& overrides);
+
 /// Writes `raw` overlaid with the typed fields (BertConfig keys, id2label/label2id, num_labels,
 /// model_type "bert"), keys sorted and indented like HF, through a temporary
 /// file renamed into place. Throws unif::UserError on an IO failure.

@@ -66,6 +66,7 @@ struct Fields<ModelConfig> {
   static void visit(V& v) {
     v("pretrained", &S::pretrained, kNullable);
     v("bert", &S::bert);
+    v("config", &S::config);  // a mapping of HF config fields, passed through
     v("vocab", &S::vocab, kNullable);
     v("do_lower_case", &S::do_lower_case);
     v("max_seq_length", &S::max_seq_length, kSeqLength);

@@ -33,7 +33,8 @@ std::string format_number(double v) {
 /// label named 1 or yes), so that config.yaml means the same to other YAML libraries.
 void emit_string(YAML::Emitter& out, const std::string& value) {
   const YAML::Node plain(value);
-  if (detail::to_number(plain) || detail::to_bool(plain))
+  if (detail::to_number(plain) || detail::to_bool(plain) || value.empty() || value == "~" || value == "null" ||
+      value == "Null" || value == "NULL")
     out << YAML::DoubleQuoted << value;
   else
     out << value;
@@ -51,6 +52,38 @@ void emit_list(YAML::Emitter& out, const std::vector<std::string>& values) {
   out << YAML::Flow << YAML::BeginSeq;
   for (const auto& v : values) emit_string(out, v);
   out << YAML::EndSeq;
+}
+
+/// A JSON value (model.config) as YAML: mappings in block style ({} when empty), lists in flow style.
+void emit_json(YAML::Emitter& out, const nlohmann::json& v) {
+  if (v.is_object()) {
+    if (v.empty()) {
+      out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+      return;
+    }
+    out << YAML::BeginMap;
+    for (const auto& [k, x] : v.items()) {
+      out << YAML::Key;
+      emit_string(out, k);
+      out << YAML::Value;
+      emit_json(out, x);
+    }
+    out << YAML::EndMap;
+  } else if (v.is_array()) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& x : v) emit_json(out, x);
+    out << YAML::EndSeq;
+  } else if (v.is_null()) {
+    out << YAML::Null;
+  } else if (v.is_boolean()) {
+    out << v.get<bool>();
+  } else if (v.is_number_integer()) {
+    out << v.get<int64_t>();
+  } else if (v.is_number()) {
+    out << format_number(v.get<double>());
+  } else {
+    emit_string(out, v.get<std::string>());
+  }
 }
 
 /// Whether a section is written at all: distill only when on (absent = off, SPEC §7).
@@ -78,6 +111,7 @@ struct WriteVisitor {
   void operator()(const char* k, std::string S::*m, Null) { emit_text(key(k), s.*m); }
   void operator()(const char* k, std::string S::*m, const std::vector<std::string>&) { key(k) << s.*m; }
   void operator()(const char* k, std::vector<std::string> S::*m, OneOrList) { emit_list(key(k), s.*m); }
+  void operator()(const char* k, nlohmann::json S::*m) { emit_json(key(k), s.*m); }
   template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
   void operator()(const char* k, E S::*m) {
     key(k) << name_of(s.*m);

@@ -59,6 +59,38 @@ void prepare(DataConfig& d, const RunConfig& root) {
   d.label_field = std::move(fields.label_field);
 }
 
+/// A YAML value as JSON (model.config): plain numbers and booleans as such, null as null, every
+/// other scalar a string; mappings need scalar keys. "" and the value read when fine, else what is wrong.
+std::string yaml_to_json(const YAML::Node& node, nlohmann::json& out) {
+  if (!node.IsDefined() || node.IsNull()) {
+    out = nullptr;
+  } else if (node.IsMap()) {
+    out = nlohmann::json::object();
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) return "a key that is " + detail::describe(kv.first) + " (keys are field names)";
+      nlohmann::json v;
+      if (auto e = yaml_to_json(kv.second, v); !e.empty()) return e;
+      out[kv.first.Scalar()] = std::move(v);
+    }
+  } else if (node.IsSequence()) {
+    out = nlohmann::json::array();
+    for (const auto& item : node) {
+      nlohmann::json v;
+      if (auto e = yaml_to_json(item, v); !e.empty()) return e;
+      out.push_back(std::move(v));
+    }
+  } else if (const auto i = detail::to_int(node)) {
+    out = *i;
+  } else if (const auto d = detail::to_number(node)) {
+    out = *d;
+  } else if (const auto b = detail::to_bool(node)) {
+    out = *b;
+  } else {
+    out = node.Scalar();
+  }
+  return "";
+}
+
 /// Right after key `key` of a section is read (model.pretrained's files fill the keys after it).
 template <class S>
 void after_key(Section&, S&, const char*) {}
@@ -115,6 +147,22 @@ struct ReadVisitor {
   }
   void read(const char* k, std::optional<std::string> S::*m, const std::vector<std::string>& allowed) {
     s.choice(k, t.*m, allowed);
+  }
+  // model.config: a mapping of HF config fields, kept as JSON (the family's reader checks them).
+  void read(const char* k, nlohmann::json S::*m) {
+    const YAML::Node node = s.raw(k);
+    if (!node.IsDefined() || node.IsNull()) return;
+    if (!node.IsMap()) {
+      s.context().report(
+          s.path(k), node,
+          "expected a mapping of HF config fields (e.g. {hidden_dropout_prob: 0.2}), got " + detail::describe(node));
+      return;
+    }
+    nlohmann::json value;
+    if (const std::string e = yaml_to_json(node, value); !e.empty())
+      s.context().report(s.path(k), node, "expected a mapping of HF config fields, got " + e);
+    else
+      t.*m = std::move(value);
   }
 
   // data.labels: null (labels_given false) or a list of strings.

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "framework/common/error.h"
 #include "framework/common/task.h"
 #include "framework/config/choices.h"
@@ -54,6 +56,9 @@ struct ModelConfig {
   std::string pretrained;  // HF-format or sentence-transformers dir; "" = none (YAML null);
                            // a leading $UNIF_HOME or ~/ is expanded (hf_dir.h)
   BertOverrides bert;
+  /// `model.config`: HF config fields of the model's family (config.json names, any family) set over
+  /// the pretrained config.json, or over the family defaults without one. A JSON object; {} = none.
+  nlohmann::json config = nlohmann::json::object();
   std::string vocab;                     // "" = <pretrained>/vocab.txt
   bool do_lower_case = true;             // absent: <pretrained>/tokenizer_config.json's, else true
   int64_t max_seq_length = 128;          // >= 3 ([CLS] x [SEP]); the model checks max_position_embeddings

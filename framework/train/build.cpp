@@ -254,9 +254,11 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   // A sentence-transformers save: its BERT lives in the Transformer module's folder.
   const fs::path pretrained = cfg.model.pretrained.empty() ? fs::path() : resolve_hf_dir(cfg.model.pretrained);
   // The model's family (config.json's model_type; BERT without a pretrained model) picks the tokenizer.
-  HfConfig hf;
-  if (!pretrained.empty()) hf = read_hf_config(pretrained / "config.json");
+  HfConfig hf = read_hf_config(pretrained.empty() ? fs::path() : pretrained / "config.json", cfg.model.config);
   const models::Architecture& arch = models::architecture(hf.bert.model_type());
+  if (pretrained.empty() && arch.tokenizer != models::TokenizerKind::WordPiece)
+    throw UserError(std::string("model.config.model_type: a ") + arch.model_type +
+                    " model reads its tokenizer files from its directory; start from one (model.pretrained)");
   if (cfg.model.vocab.empty() && pretrained.empty())
     throw UserError("model.vocab: required when model.pretrained is null");
   if (!cfg.model.vocab.empty() && arch.tokenizer != models::TokenizerKind::WordPiece)
@@ -309,7 +311,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   }
 
   // Model: pretrained config (+ overrides) or BertConfig defaults (+ overrides).
-  if (pretrained.empty()) hf.bert.vocab_size(tokenizer->vocab_size());
+  if (pretrained.empty() && !cfg.model.config.contains("vocab_size")) hf.bert.vocab_size(tokenizer->vocab_size());
   apply_overrides(hf.bert, cfg.model.bert);
   hf.bert.sparse_embeddings(cfg.model.sparse_embeddings);
   try {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Every encoder family end to end on its tiny checkpoint (tests/fixtures/families): `unif train` on
-# SIB-200 Chinese topic classification (7 topics) learns above the majority class (0.2525), the
-# output directory is the family's (config.json's model_type and architectures, its tokenizer files),
+# SIB-200 Chinese topic classification (7 topics) learns above the majority class (0.2525), with a
+# model.config field by the family's own name, the output directory is the family's (that field kept,
+# config.json's model_type and architectures, its tokenizer files),
 # `unif eval` and `unif predict` read it, and HF's Auto classes load it with the same logits (where a
 # Python with torch and transformers is found: $UNIF_HF_PYTHON, .cache/venv-pypi, .cache/hf-families-venv).
 # Then distillation across families: an ELECTRA teacher for a DistilBERT student (one vocab.txt), and a
@@ -26,6 +27,13 @@ done
 
 for family in $families; do
   out="$tmp/$family"
+  # model.config: a field by the family's own config.json name, kept in the output's config.json.
+  case $family in
+    distilbert) field=seq_classif_dropout ;;
+    albert) field=classifier_dropout_prob ;;
+    deberta-v2) field=cls_dropout ;;
+    *) field=classifier_dropout ;;
+  esac
   cat > "$tmp/$family.yaml" <<YAML
 task: classification
 output_dir: $out
@@ -33,6 +41,7 @@ seed: 42
 model:
   pretrained: tests/fixtures/families/$family
   bert: {hidden_dropout_prob: 0.0, attention_probs_dropout_prob: 0.0}
+  config: {$field: 0.05}
   max_seq_length: 64
 data:
   train: data/sib200_zh/train.jsonl
@@ -57,6 +66,8 @@ YAML
   [ "$model_type" = "$family" ] && ok "$family: final/config.json model_type $model_type" ||
     fail "$family: final/config.json model_type '$model_type'"
   grep -q 'ForSequenceClassification"' "$out/final/config.json" || fail "$family: no <Family>ForSequenceClassification"
+  grep -q "\"$field\": 0.05" "$out/final/config.json" && ok "$family: model.config's $field in final/config.json" ||
+    fail "$family: model.config's $field is not in final/config.json"
 
   if "$UNIF" eval "$tmp/$family.yaml" --model "$out/best" > "$tmp/eval.json" 2> "$tmp/eval.err" &&
      grep -q '"accuracy"' "$tmp/eval.json"; then

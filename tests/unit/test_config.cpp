@@ -864,3 +864,32 @@ TEST_CASE("config_changes names each key that differs from an earlier run's conf
   const RunConfig d = parse_config("distill: {teacher: t}", "c.yaml");
   CHECK(config_changes(to_yaml(before), d).size() >= 3);  // distill.* (absent) -> ..., lr, max_steps
 }
+
+TEST_CASE("model.config: a mapping of HF fields kept as JSON, written back the same, --set reaches it",
+          "[unit][config]") {
+  const RunConfig c = parse_config(
+      "model:\n  config:\n    hidden_dropout_prob: 0.25\n    classifier_dropout: null\n"
+      "    num_hidden_layers: 4\n    hidden_act: gelu_new\n    pos_att_type: [p2c, c2p]\n    legacy: false\n"
+      "    label: '1'\n",
+      "cfg.yaml", {"model.config.max_position_embeddings=64"});
+  const nlohmann::json& j = c.model.config;
+  CHECK(j.at("hidden_dropout_prob") == 0.25);
+  CHECK(j.at("classifier_dropout").is_null());
+  CHECK(j.at("num_hidden_layers").is_number_integer());
+  CHECK(j.at("hidden_act") == "gelu_new");
+  CHECK(j.at("pos_att_type") == nlohmann::json({"p2c", "c2p"}));
+  CHECK(j.at("legacy") == false);
+  CHECK(j.at("label") == "1");  // quoted: a string
+  CHECK(j.at("max_position_embeddings") == 64);
+  const RunConfig back = parse_config(to_yaml(c), "config.yaml");
+  CHECK(back.model.config == j);
+  CHECK(back == c);
+  // Absent: an empty mapping, written as {}.
+  const RunConfig plain = parse_config("task: classification\n", "cfg.yaml");
+  CHECK(plain.model.config.empty());
+  CHECK_THAT(to_yaml(plain), Catch::Contains("config: {}"));
+  CHECK_THAT(error_of("model: {config: 3}\n"),
+             Catch::StartsWith("cfg.yaml: model.config: expected a mapping of HF config fields (e.g. "
+                               "{hidden_dropout_prob: 0.2}), got '3'"));
+  CHECK_THAT(error_of("model: {config: [a, b]}\n"), Catch::StartsWith("cfg.yaml: model.config: expected a mapping"));
+}

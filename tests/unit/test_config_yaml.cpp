@@ -62,6 +62,7 @@ seed: 42
 model:
   pretrained: ~
   bert: {}
+  config: {}
   vocab: ~
   do_lower_case: true
   max_seq_length: 128
@@ -148,6 +149,7 @@ seed: 7
 model:
   pretrained: null
   bert: {vocab_size: 100, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 128, hidden_act: gelu_new, hidden_dropout_prob: 0.05, attention_probs_dropout_prob: 0.0, max_position_embeddings: 256, type_vocab_size: 2, initializer_range: 0.02, layer_norm_eps: 1e-12, pad_token_id: 0, classifier_dropout: 0.3}
+  config: {hidden_dropout_prob: 0.25, rope_theta: 10000, pos_att_type: [p2c, c2p], name: "yes"}
   vocab: v.txt
   do_lower_case: false
   max_seq_length: 200
@@ -222,6 +224,11 @@ model:
     layer_norm_eps: 1e-12
     pad_token_id: 0
     classifier_dropout: 0.3
+  config:
+    hidden_dropout_prob: 0.25
+    name: "yes"
+    pos_att_type: [p2c, c2p]
+    rope_theta: 10000
   vocab: v.txt
   do_lower_case: false
   max_seq_length: 200
