@@ -9,13 +9,14 @@
 #include "models/deberta_v2/family.h"
 #include "models/distilbert/family.h"
 #include "models/electra/family.h"
+#include "models/modernbert/family.h"
 #include "models/roberta/family.h"
 
 namespace unif::models {
 
 const std::vector<Architecture>& architectures() {
   // model_type, class prefix, encoder name, tokenizer, positions, token types, pooled sequence head,
-  // encoder, sequence head, MLM head, tied checkpoint keys, config reader, config writer.
+  // encoder, sequence head, MLM head, tied checkpoint keys, config reader, config writer[, token head].
   // clang-format off
   static const std::vector<Architecture> rows{
       {"bert", "Bert", "bert", TokenizerKind::WordPiece, PositionScheme::Absolute, true, true, make_bert_encoder,
@@ -41,6 +42,10 @@ const std::vector<Architecture>& architectures() {
        make_deberta_v2_encoder, make_deberta_v2_sequence_head, make_deberta_v2_lm_head,
        {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}, read_deberta_v2_config,
        write_deberta_v2_config},
+      // ModernBERT: rotary positions, no token types; token and span heads run its prediction head.
+      {"modernbert", "ModernBert", "model", TokenizerKind::ByteLevelBpe, PositionScheme::Rotary, false, false,
+       make_modernbert_encoder, make_modernbert_sequence_head, make_modernbert_lm_head, {"decoder.weight"},
+       read_modernbert_config, write_modernbert_config, make_modernbert_token_head},
   };
   // clang-format on
   return rows;

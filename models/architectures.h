@@ -66,6 +66,10 @@ struct Architecture {
   /// sets the family's keys on a JSON object. std::invalid_argument naming the key.
   void (*read_config)(const HfJson& config, BertOptions& options);
   void (*write_config)(const BertOptions& options, nlohmann::json& config);
+  /// The family's token-classification / span-extraction head (its modules registered on `owner`,
+  /// `num_outputs` logits per position); nullptr: BERT's dropout + classifier (qa_outputs).
+  std::unique_ptr<TokenHead> (*make_token_head)(torch::nn::Module& owner, const BertOptions& options,
+                                                int64_t num_outputs) = nullptr;
 
   std::string checkpoint_prefix() const { return std::string(encoder_name) + "."; }
 };

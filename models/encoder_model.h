@@ -15,6 +15,7 @@ struct EncoderOutput {
   torch::Tensor last_hidden_state;  // (B, L, H); (B, 1, H) when first_token_only
   torch::Tensor pooler_output;      // (B, H); undefined without a pooler
   torch::Tensor embedding_output;   // (B, L, H): the embeddings module's output
+  torch::Tensor attention_mask;     // (B, L) 1/0 as the encoder read it (heads that pool over it)
 };
 
 class EncoderModel : public torch::nn::Module {
@@ -38,6 +39,15 @@ class SequenceHead {
  public:
   virtual ~SequenceHead() = default;
   virtual torch::Tensor forward(const EncoderOutput& encoded) = 0;
+};
+
+/// A family's per-position head for token classification and span extraction (modules registered on
+/// the task model under HF's names): logits (B, L, C) of the last hidden states (B, L, H). Families
+/// without one use BERT's dropout + classifier (qa_outputs).
+class TokenHead {
+ public:
+  virtual ~TokenHead() = default;
+  virtual torch::Tensor forward(const torch::Tensor& hidden) = 0;
 };
 
 /// A family's masked-LM head (modules registered on the task model under HF's names, decoder tied

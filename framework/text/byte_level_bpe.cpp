@@ -5,6 +5,7 @@
 #include <array>
 #include <fstream>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -106,6 +107,119 @@ char32_t ByteLevelBpe::byte_symbol(unsigned char b) {
   return table[b];
 }
 
+namespace {
+
+/// text[begin, end) in Unicode NFC (HF's NFC normalizer) appended to `out`, with the index in `text`
+/// of each character in `src`: per run of a starter and the combining marks after it; a run that
+/// composes maps its characters to the run's first (as HF's alignments: U+1100 U+1161 U+11A8 -> "각" at 0).
+void append_nfc(const std::u32string& text, int64_t begin, int64_t end, std::u32string& out,
+                std::vector<int64_t>& src) {
+  int64_t k = begin;
+  while (k < end) {
+    int64_t stop = k + 1;
+    // A run: a starter, the combining marks after it, and Hangul vowel / final jamo (they compose too).
+    auto joins = [](char32_t c) {
+      return unicode::combining_class(c) != 0 || (c >= 0x1161 && c <= 0x1175) || (c >= 0x11A8 && c <= 0x11C2);
+    };
+    while (stop < end && joins(text[static_cast<size_t>(stop)])) ++stop;
+    if (stop == k + 1 && text[static_cast<size_t>(k)] < 0x300) {  // nothing below U+0300 composes alone
+      out.push_back(text[static_cast<size_t>(k)]);
+      src.push_back(k);
+      k = stop;
+      continue;
+    }
+    const std::string run =
+        unicode::encode_utf8(std::u32string_view(text).substr(static_cast<size_t>(k), static_cast<size_t>(stop - k)));
+    utf8proc_uint8_t* mapped = nullptr;
+    const auto n =
+        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(run.data()), static_cast<utf8proc_ssize_t>(run.size()),
+                     &mapped, static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+    const std::u32string composed =
+        n >= 0 ? unicode::decode_utf8(std::string_view(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n)))
+               : std::u32string(text, static_cast<size_t>(k), static_cast<size_t>(stop - k));
+    std::free(mapped);
+    const bool same_length = static_cast<int64_t>(composed.size()) == stop - k;
+    for (size_t i = 0; i < composed.size(); ++i) {
+      out.push_back(composed[i]);
+      src.push_back(same_length ? k + static_cast<int64_t>(i) : k);
+    }
+    k = stop;
+  }
+}
+
+/// A special token's name in tokenizer_config.json: a string or {"content": ...}; "" when absent.
+std::string config_token(const nlohmann::json& config, const char* key) {
+  const auto it = config.find(key);
+  if (it == config.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object() && it->contains("content") && it->at("content").is_string())
+    return it->at("content").get<std::string>();
+  return "";
+}
+
+/// The template of tokenizer.json's post_processor (RobertaProcessing, BertProcessing,
+/// TemplateProcessing, or a Sequence holding one) onto `sp`; false when it has none of them.
+bool read_post_processor(const nlohmann::json& pp, SpecialTokens& sp) {
+  if (!pp.is_object()) return false;
+  const std::string type = pp.value("type", std::string());
+  if (type == "Sequence") {
+    for (const auto& p : pp.value("processors", nlohmann::json::array()))
+      if (read_post_processor(p, sp)) return true;
+    return false;
+  }
+  if (type == "RobertaProcessing" || type == "BertProcessing") {
+    sp.cls = pp.at("cls").at(0).get<std::string>();
+    sp.sep = pp.at("sep").at(0).get<std::string>();
+    sp.pair_double_sep = type == "RobertaProcessing";
+    sp.pair_token_types = type == "BertProcessing";
+    return true;
+  }
+  if (type != "TemplateProcessing") return false;
+  // single: [SpecialToken cls, Sequence A, SpecialToken sep]; pair: ... A, sep (, sep), B, sep.
+  std::vector<std::string> single;
+  for (const auto& item : pp.at("single"))
+    if (item.contains("SpecialToken")) single.push_back(item.at("SpecialToken").at("id").get<std::string>());
+  if (single.size() != 2)
+    throw UserError("post_processor: a single-sequence template with " + std::to_string(single.size()) +
+                    " special tokens (expected 2: cls A sep)");
+  sp.cls = single[0];
+  sp.sep = single[1];
+  int between = 0;
+  bool after_a = false;
+  for (const auto& item : pp.at("pair")) {
+    if (item.contains("Sequence")) {
+      const auto& seq = item.at("Sequence");
+      if (seq.value("id", std::string()) == "A") after_a = true;
+      if (seq.value("id", std::string()) == "B") {
+        sp.pair_token_types = seq.value("type_id", 0) == 1;
+        break;
+      }
+    } else if (after_a && item.contains("SpecialToken")) {
+      ++between;
+    }
+  }
+  if (between != 1 && between != 2)
+    throw UserError("post_processor: a pair template with " + std::to_string(between) +
+                    " special tokens between the sequences (expected 1 or 2)");
+  sp.pair_double_sep = between == 2;
+  return true;
+}
+
+/// Whether tokenizer.json's normalizer is NFC (alone or in a Sequence); std::invalid_argument for others.
+bool read_nfc(const nlohmann::json& normalizer) {
+  if (normalizer.is_null()) return false;
+  const std::string type = normalizer.value("type", std::string());
+  if (type == "NFC") return true;
+  if (type == "Sequence") {
+    bool nfc = false;
+    for (const auto& n : normalizer.value("normalizers", nlohmann::json::array())) nfc = read_nfc(n) || nfc;
+    return nfc;
+  }
+  throw UserError("normalizer '" + type + "' is not supported for byte-level BPE (NFC or none)");
+}
+
+}  // namespace
+
 ByteLevelBpe::ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab,
                            const std::vector<std::pair<std::string, std::string>>& merges,
                            std::vector<AddedToken> added, bool add_prefix_space, bool ignore_merges)
@@ -135,7 +249,10 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
   std::unordered_map<std::string, int64_t> vocab;
   std::vector<std::pair<std::string, std::string>> merges;
   std::vector<AddedToken> added;
-  bool add_prefix_space = false, ignore_merges = false;
+  bool add_prefix_space = false, ignore_merges = false, nfc = false, words_with_space = true, trim_offsets = true;
+  SpecialTokens specials;
+  specials.cls = "<s>", specials.sep = "</s>", specials.pad = "<pad>", specials.mask = "<mask>", specials.unk = "<unk>";
+  specials.pair_double_sep = true, specials.pair_token_types = false;  // RoBERTa's
   const std::string tokenizer_json = dir + "/tokenizer.json";
   if (std::ifstream(tokenizer_json).good()) {
     nlohmann::json j;
@@ -158,6 +275,15 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
           vocab.emplace(t.content, id_of(a.at("id"), t.content));
           added.push_back(std::move(t));
         }
+      if (j.contains("post_processor") && read_post_processor(j.at("post_processor"), specials) &&
+          specials.cls == "[CLS]")
+        specials.pad = "[PAD]", specials.mask = "[MASK]", specials.unk = "[UNK]";  // BERT-style names
+      // RoBERTa's tokenizer encodes pre-split words with add_prefix_space; a plain
+      // PreTrainedTokenizerFast (ModernBERT's template) encodes each word as it is.
+      words_with_space = specials.pair_double_sep;
+      // HF trims a piece's spaces from its offsets in RobertaProcessing (trim_offsets) only.
+      trim_offsets = specials.pair_double_sep;
+      if (j.contains("normalizer")) nfc = read_nfc(j.at("normalizer"));
       const auto& pre = j.at("pre_tokenizer");
       if (!pre.is_null() && pre.value("type", std::string()) == "ByteLevel")
         add_prefix_space = pre.value("add_prefix_space", false);
@@ -191,8 +317,23 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
     for (const char* s : {"<s>", "<pad>", "</s>", "<unk>", "<mask>"})
       if (vocab.count(s)) added.push_back({s, std::string(s) == "<mask>", false});
   }
+  // tokenizer_config.json names the pad, mask and unk tokens where it is present.
+  const std::string config_file = dir + "/tokenizer_config.json";
+  if (std::ifstream(config_file).good()) {
+    try {
+      const auto config = nlohmann::json::parse(read_file(config_file));
+      if (const auto t = config_token(config, "pad_token"); !t.empty()) specials.pad = t;
+      if (const auto t = config_token(config, "mask_token"); !t.empty()) specials.mask = t;
+      if (const auto t = config_token(config, "unk_token"); !t.empty()) specials.unk = t;
+    } catch (const nlohmann::json::exception& e) { throw UserError(config_file + ": " + e.what()); }
+  }
   try {
-    return ByteLevelBpe(std::move(vocab), merges, std::move(added), add_prefix_space, ignore_merges);
+    ByteLevelBpe bpe(std::move(vocab), merges, std::move(added), add_prefix_space, ignore_merges);
+    bpe.specials_ = specials;
+    bpe.nfc_ = nfc;
+    bpe.words_with_space_ = words_with_space;
+    bpe.trim_offsets_ = trim_offsets;
+    return bpe;
   } catch (const UserError& e) {
     throw UserError((std::ifstream(tokenizer_json).good() ? tokenizer_json : dir + "/vocab.json + merges.txt") + ": " +
                     e.what());
@@ -264,14 +405,15 @@ void ByteLevelBpe::split_and_encode(const std::u32string& text, const std::vecto
       // except the one space add_prefix_space put before the text, which is kept on a piece that
       // is the first or starts at 0 (it has its first character's span).
       int64_t lead = 0, trail = 0;
+      if (!trim_offsets_) lead = trail = len;  // nothing to trim (ModernBERT's TemplateProcessing)
       while (lead < len && cps[lead] == kSpaceSymbol) ++lead;
       while (trail < len && cps[len - 1 - trail] == kSpaceSymbol) ++trail;
-      if (lead > 0) {
+      if (lead > 0 && trim_offsets_) {
         const bool first = out.tokens.empty() || span.start == 0;
         if (first && add_prefix_space && lead == 1) lead = 0;
         span.start = std::min(span.start + lead, span.end);
       }
-      if (trail > 0 && span.end >= trail) span.end = std::max(span.end - trail, span.start);
+      if (trail > 0 && trim_offsets_ && span.end >= trail) span.end = std::max(span.end - trail, span.start);
       at += static_cast<size_t>(len);
       out.tokens.push_back(std::move(piece));
       out.offsets.push_back(span);
@@ -293,7 +435,10 @@ Tokenized ByteLevelBpe::tokenize_spaced(std::string_view utf8, bool add_prefix_s
     // add_prefix_space: a space before each stretch that does not start with one (HF's ByteLevel
     // pre-tokenizer), with the span of the stretch's first character.
     if (add_prefix_space && text[static_cast<size_t>(begin)] != U' ') segment.push_back(U' '), src.push_back(begin);
-    for (int64_t k = begin; k < end; ++k) segment.push_back(text[static_cast<size_t>(k)]), src.push_back(k);
+    if (nfc_)
+      append_nfc(text, begin, end, segment, src);
+    else
+      for (int64_t k = begin; k < end; ++k) segment.push_back(text[static_cast<size_t>(k)]), src.push_back(k);
     split_and_encode(segment, src, add_prefix_space, out);
     cursor = end;
   };
@@ -303,9 +448,10 @@ Tokenized ByteLevelBpe::tokenize_spaced(std::string_view utf8, bool add_prefix_s
     int64_t lead = 0;
     if (added_[index].lstrip)
       while (start - lead > cursor && unicode::is_white_space(text[static_cast<size_t>(start - lead - 1)])) ++lead;
+    // Without trimming (ModernBERT's template) the span keeps all the white space lstrip took.
     const bool keep = add_prefix_space && lead == 1 && (out.tokens.empty() || start - lead == 0);
     out.tokens.push_back(added_[index].content);
-    out.offsets.push_back({keep ? start - 1 : start, end});
+    out.offsets.push_back({!trim_offsets_ ? start - lead : keep ? start - 1 : start, end});
     cursor = end;
     if (added_[index].rstrip)
       while (cursor < static_cast<int64_t>(text.size()) && unicode::is_white_space(text[static_cast<size_t>(cursor)]))
@@ -319,7 +465,7 @@ Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const {
 }
 
 Tokenized ByteLevelBpe::tokenize_word(std::string_view word) const {
-  return tokenize_spaced(word, /*add_prefix_space=*/true);
+  return tokenize_spaced(word, /*add_prefix_space=*/words_with_space_ || add_prefix_space_);
 }
 
 }  // namespace unif::framework

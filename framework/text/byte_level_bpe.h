@@ -34,17 +34,20 @@ class ByteLevelBpe : public Tokenizer {
                bool add_prefix_space = false, bool ignore_merges = false);
 
   /// Reads `dir`/tokenizer.json when present (model.vocab, model.merges, model.ignore_merges,
-  /// added_tokens, pre_tokenizer.add_prefix_space), else `dir`/vocab.json + `dir`/merges.txt with RoBERTa's
-  /// special tokens. Throws UserError naming the file and what is wrong with it.
+  /// added_tokens, pre_tokenizer.add_prefix_space, an NFC normalizer, the post_processor's template:
+  /// RoBERTa's <s> a </s></s> b </s> or ModernBERT's [CLS] a [SEP] b [SEP]), else `dir`/vocab.json +
+  /// `dir`/merges.txt with RoBERTa's special tokens; tokenizer_config.json's pad/mask/unk tokens where
+  /// given. Throws UserError naming the file and what is wrong with it.
   static ByteLevelBpe load(const std::string& dir);
 
   /// Pieces of `utf8` (no <s>/</s> added) with their code point spans in `utf8` (HF's
   /// offset_mapping, trimmed).
   Tokenized tokenize_with_offsets(std::string_view utf8) const override;
 
-  /// One pre-split word as HF encodes it with add_prefix_space=True (which HF requires for
-  /// is_split_into_words): a space before it unless it starts with one, so its first piece has "Ġ";
-  /// spans inside the word (the added space takes the first character's).
+  /// One pre-split word as HF encodes it with is_split_into_words: RoBERTa's tokenizer (which
+  /// requires add_prefix_space=True there) puts a space before it unless it starts with one, so its
+  /// first piece has "Ġ"; spans inside the word (the added space takes the first character's). A
+  /// tokenizer.json with another template (ModernBERT's) encodes the word as it is.
   Tokenized tokenize_word(std::string_view word) const override;
 
   int64_t find_id(std::string_view piece) const override;
@@ -74,6 +77,9 @@ class ByteLevelBpe : public Tokenizer {
   std::vector<AddedToken> added_;
   bool add_prefix_space_;
   bool ignore_merges_;
+  bool nfc_ = false;              // tokenizer.json's NFC normalizer (ModernBERT)
+  bool words_with_space_ = true;  // tokenize_word puts a space before the word (RoBERTa's, not ModernBERT's)
+  bool trim_offsets_ = true;      // a piece's spaces are cut from its span (RobertaProcessing's trim_offsets)
 };
 
 }  // namespace unif::framework

@@ -195,10 +195,11 @@ std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const 
 }
 
 std::optional<int64_t> encoder_layer_index(const std::string& name) {
-  // encoder.layer.N. (BERT, RoBERTa, XLM-R, ELECTRA), transformer.layer.N. (DistilBERT),
-  // encoder.albert_layer_groups.N. (ALBERT: a group of shared layers counts as one layer).
+  // encoder.layer.N. (BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa), transformer.layer.N. (DistilBERT),
+  // encoder.albert_layer_groups.N. (ALBERT: a group of shared layers counts as one layer),
+  // model.layers.N. (ModernBERT).
   static const std::regex layer_re(
-      R"((^|\.)(encoder\.layer|transformer\.layer|encoder\.albert_layer_groups)\.(\d+)\.)");
+      R"((^|\.)(encoder\.layer|transformer\.layer|encoder\.albert_layer_groups|model\.layers)\.(\d+)\.)");
   std::smatch m;
   if (!std::regex_search(name, m, layer_re)) return std::nullopt;
   return std::stoll(m[3].str());
@@ -220,7 +221,7 @@ std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::strin
     OptimParam p{name, t, 1.0, weight_decay};
     // No decay on biases and LayerNorm weights (HF Trainer's rule, by every family's LayerNorm names).
     if (name.find("bias") != std::string::npos || name.find("LayerNorm.weight") != std::string::npos ||
-        name.find("layer_norm.weight") != std::string::npos)
+        name.find("norm.weight") != std::string::npos)  // layer_norm, ModernBERT's norm, attn_norm, final_norm
       p.weight_decay = 0.0;
     if (layerwise_lr_decay != 1.0) {
       const int64_t depth = encoder_depth(name).value_or(num_layers + 1);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <torch/nn/functional/loss.h>
 
+#include "models/architectures.h"
 #include "models/bert/init.h"
 #include "models/bert/linear.h"
 #include "models/full_precision.h"
@@ -14,6 +15,10 @@ namespace F = torch::nn::functional;
 
 EncoderForQuestionAnsweringImpl::EncoderForQuestionAnsweringImpl(const BertOptions& options)
     : EncoderTaskModel(options, /*add_pooling_layer=*/false) {
+  if (arch_->make_token_head) {
+    family_head = arch_->make_token_head(*this, options, 2);
+    return;
+  }
   qa_outputs = register_module("qa_outputs", torch::nn::Linear(options.hidden_size(), 2));
   init_bert_weights(*qa_outputs, options.initializer_range());
   if (options.qa_dropout() >= 0) dropout = register_module("dropout", Dropout(options.qa_dropout()));
@@ -21,9 +26,13 @@ EncoderForQuestionAnsweringImpl::EncoderForQuestionAnsweringImpl(const BertOptio
 
 ModelOutput EncoderForQuestionAnsweringImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
   EncoderOutput encoded = encode(batch, word_embedding_delta);
-  const torch::Tensor hidden = dropout ? dropout(encoded.last_hidden_state) : encoded.last_hidden_state;
   ModelOutput out;
-  out.logits = full_precision(linear(qa_outputs, hidden));  // (B, L, 2), float32 for the loss
+  if (family_head) {
+    out.logits = full_precision(family_head->forward(encoded.last_hidden_state));  // (B, L, 2)
+  } else {
+    const torch::Tensor hidden = dropout ? dropout(encoded.last_hidden_state) : encoded.last_hidden_state;
+    out.logits = full_precision(linear(qa_outputs, hidden));  // (B, L, 2), float32 for the loss
+  }
   if (!batch.labels.defined()) return out;
 
   const int64_t length = out.logits.size(1);

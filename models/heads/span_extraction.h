@@ -20,8 +20,9 @@ class EncoderForQuestionAnsweringImpl : public EncoderTaskModel {
   Task kind() const override { return Task::SpanExtraction; }
   int64_t num_labels() const override { return 2; }
 
-  torch::nn::Linear qa_outputs{nullptr};  // (2, H)
-  Dropout dropout{nullptr};               // qa_dropout; null where the family has none
+  torch::nn::Linear qa_outputs{nullptr};   // (2, H)
+  Dropout dropout{nullptr};                // qa_dropout; null where the family has none
+  std::unique_ptr<TokenHead> family_head;  // the family's own head (architectures.h), instead of the two above
 };
 TORCH_MODULE(EncoderForQuestionAnswering);
 

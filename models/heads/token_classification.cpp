@@ -5,6 +5,7 @@
 #include <string>
 #include <torch/nn/functional/loss.h>
 
+#include "models/architectures.h"
 #include "models/bert/init.h"
 #include "models/bert/linear.h"
 #include "models/full_precision.h"
@@ -17,6 +18,10 @@ EncoderForTokenClassificationImpl::EncoderForTokenClassificationImpl(const BertO
     : EncoderTaskModel(options, /*add_pooling_layer=*/false), num_labels_(num_labels) {
   if (num_labels < 1)
     throw std::invalid_argument("token_classification needs num_labels >= 1, got " + std::to_string(num_labels));
+  if (arch_->make_token_head) {
+    family_head = arch_->make_token_head(*this, options, num_labels);
+    return;
+  }
   dropout = register_module("dropout", Dropout(head_dropout(options)));
   classifier = register_module("classifier", torch::nn::Linear(options.hidden_size(), num_labels));
   init_bert_weights(*classifier, options.initializer_range());
@@ -25,8 +30,9 @@ EncoderForTokenClassificationImpl::EncoderForTokenClassificationImpl(const BertO
 ModelOutput EncoderForTokenClassificationImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {
   EncoderOutput encoded = encode(batch, word_embedding_delta);
   ModelOutput out;
-  out.logits =
-      full_precision(linear(classifier, dropout(encoded.last_hidden_state)));  // (B, L, C), float32 for the loss
+  const torch::Tensor& hidden = encoded.last_hidden_state;
+  out.logits = full_precision(family_head ? family_head->forward(hidden)
+                                          : linear(classifier, dropout(hidden)));  // (B, L, C), float32 for the loss
   if (!batch.labels.defined()) return out;
 
   const int64_t b = out.logits.size(0), l = out.logits.size(1);

@@ -25,7 +25,8 @@ class EncoderForTokenClassificationImpl : public EncoderTaskModel {
   static constexpr int64_t kIgnoreIndex = -100;
 
   Dropout dropout{nullptr};
-  torch::nn::Linear classifier{nullptr};  // (C, H)
+  torch::nn::Linear classifier{nullptr};   // (C, H)
+  std::unique_ptr<TokenHead> family_head;  // the family's own head (architectures.h), instead of the two above
 
  private:
   int64_t num_labels_;

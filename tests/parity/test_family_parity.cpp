@@ -1,4 +1,4 @@
-// Parity of every encoder family (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ALBERT, DeBERTa-v2) with HF
+// Parity of every encoder family (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ALBERT, DeBERTa-v2, ModernBERT) with HF
 // transformers 5 on the tiny checkpoints of tests/fixtures/families (see its README.md): for each task
 // head, the head's parameter names and values, the logits, the loss and the gradient of every
 // parameter after one backward pass (eval mode), against what HF computed on the same batch.
@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/types.h>
 
+#include "framework/checkpoint/hf_config.h"
 #include "framework/checkpoint/pretrained.h"
 #include "framework/checkpoint/safetensors.h"
 #include "models/architectures.h"
@@ -47,7 +48,8 @@ const Head kHeads[] = {
 
 bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
 
-void check_family_head(const std::string& family, const Head& head) {
+// `overrides`: config.json fields set before the model is built (model.config), e.g. another pooling.
+void check_family_head(const std::string& family, const Head& head, const nlohmann::json& overrides = {}) {
   const fs::path dir = kFamilies / family;
   const TensorMap ref = framework::read_safetensors(dir / "reference.safetensors").tensors;
   const std::string h = head.name;
@@ -57,7 +59,9 @@ void check_family_head(const std::string& family, const Head& head) {
   po.task = head.task;
   po.num_labels = head.num_labels;
   po.fresh_mismatched_head = true;
-  auto loaded = framework::load_pretrained(dir, po);
+  auto loaded = overrides.empty()
+                    ? framework::load_pretrained(dir, po)
+                    : framework::load_pretrained(dir, framework::read_hf_config(dir / "config.json", overrides), po);
   auto& model = *loaded.model;
   REQUIRE(model.architecture().model_type == family);
   const std::string prefix = model.architecture().checkpoint_prefix();
@@ -139,6 +143,15 @@ void check_family_head(const std::string& family, const Head& head) {
 }  // namespace
 
 TEST_CASE("every family's task heads equal HF's: names, logits, loss and one-step gradients", "[parity][families]") {
-  const std::string family = GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2");
+  const std::string family =
+      GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert");
   for (const Head& head : kHeads) check_family_head(family, head);
+}
+
+TEST_CASE("ModernBERT's sequence head pooling the first position (classifier_pooling cls) equals HF's",
+          "[parity][families]") {
+  // The fixture pools the mean over the mask; its "sequence_classification_cls" reference is HF's
+  // model loaded with classifier_pooling "cls".
+  check_family_head("modernbert", {"sequence_classification_cls", Task::Classification, 3},
+                    {{"classifier_pooling", "cls"}});
 }

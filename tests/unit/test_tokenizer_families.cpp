@@ -53,7 +53,8 @@ std::vector<json> read_jsonl(const fs::path& path) {
 // The family's tokenizer as unif loads it from a model directory (framework/train/tokenizer_files.cpp).
 std::unique_ptr<Tokenizer> load_family(const std::string& family) {
   const fs::path dir = kFamilies / family;
-  if (family == "roberta") return std::make_unique<ByteLevelBpe>(ByteLevelBpe::load(dir.string()));
+  if (family == "roberta" || family == "modernbert")
+    return std::make_unique<ByteLevelBpe>(ByteLevelBpe::load(dir.string()));
   if (family == "xlm-roberta")
     return std::make_unique<SentencePieceTokenizer>(SentencePieceTokenizer::load(dir.string()));
   if (family == "albert")
@@ -179,7 +180,7 @@ void check_references(const std::string& family) {
   CHECK(pairs >= 10);
   CHECK(truncated == 10);
   // The pairs where HF's fast longest_first keeps other lengths than encode() (see fast_longest_first).
-  const size_t expected_differ = family == "albert"                              ? 3
+  const size_t expected_differ = family == "albert" || family == "modernbert"    ? 3
                                  : family == "deberta-v2"                        ? 2
                                  : family == "distilbert" || family == "electra" ? 1
                                                                                  : 0;
@@ -241,21 +242,21 @@ void check_all_texts(const std::string& family) {
 
 TEST_CASE("families: encode() gives HF's ids, types, offsets and tokens (edge texts, pairs, truncation)",
           "[unit][tokenizer][families]") {
-  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2"}) {
+  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert"}) {
     SECTION(family) { check_references(family); }
   }
 }
 
 TEST_CASE("families: every text of the bundled datasets with special tokens as HF encodes it",
           "[unit][tokenizer][families]") {
-  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2"}) {
+  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert"}) {
     SECTION(family) { check_all_texts(family); }
   }
 }
 
 TEST_CASE("families: encode_words() gives HF's pieces, offsets and word starts for pre-split words",
           "[unit][tokenizer][families][words]") {
-  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2"}) {
+  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert"}) {
     SECTION(family) { check_words(family); }
   }
 }

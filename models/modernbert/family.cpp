@@ -1,0 +1,409 @@
+// ModernBERT: see family.h.
+#include "models/modernbert/family.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "models/bert/activations.h"
+#include "models/bert/linear.h"
+#include "models/full_precision.h"
+#include "models/hf_json.h"
+
+namespace unif::models {
+
+namespace {
+
+constexpr const char* kFull = "full_attention";
+constexpr const char* kSliding = "sliding_attention";
+
+/// torch.nn.init.trunc_normal_(w, 0, std, -cutoff·std, cutoff·std), as HF's ModernBERT init draws it.
+void trunc_normal(torch::Tensor w, double std, double cutoff) {
+  torch::NoGradGuard no_grad;
+  auto cdf = [](double x) { return (1.0 + std::erf(x / std::sqrt(2.0))) / 2.0; };
+  const double l = cdf(-cutoff), u = cdf(cutoff);
+  w.uniform_(2 * l - 1, 2 * u - 1).erfinv_().mul_(std * std::sqrt(2.0)).clamp_(-cutoff * std, cutoff * std);
+}
+
+void init_linear(torch::nn::Linear& layer, double std, double cutoff) {
+  trunc_normal(layer->weight, std, cutoff);
+  if (layer->bias.defined()) {
+    torch::NoGradGuard no_grad;
+    layer->bias.zero_();
+  }
+}
+
+torch::nn::Linear make_linear(int64_t in, int64_t out, bool bias) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+}
+
+/// rotate_half: (x1, x2) -> (-x2, x1) over the last dimension's halves.
+torch::Tensor rotate_half(const torch::Tensor& x) {
+  const int64_t half = x.size(-1) / 2;
+  return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+/// cos and sin (L, d) of positions 0..L-1 for base `theta`, in float32 as HF computes them.
+std::pair<torch::Tensor, torch::Tensor> rotary(int64_t length, int64_t dim, double theta, const torch::Device& device) {
+  const auto f = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  const torch::Tensor inv_freq = 1.0 / torch::pow(theta, torch::arange(0, dim, 2, f) / static_cast<double>(dim));
+  const torch::Tensor freqs = torch::arange(length, f).unsqueeze(1) * inv_freq.unsqueeze(0);  // (L, d/2)
+  const torch::Tensor emb = torch::cat({freqs, freqs}, -1);                                   // (L, d)
+  return {emb.cos(), emb.sin()};
+}
+
+double stds_out(const BertOptions& o) { return o.initializer_range() / std::sqrt(2.0 * o.num_hidden_layers()); }
+
+/// ModernBertPredictionHead: dense -> classifier_activation -> norm, registered on `owner` as `head`.
+class PredictionHeadImpl : public torch::nn::Module {
+ public:
+  explicit PredictionHeadImpl(const BertOptions& o) : act_(activation(o.classifier_activation())) {
+    dense = register_module("dense", make_linear(o.hidden_size(), o.hidden_size(), o.classifier_bias()));
+    norm = register_module("norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.norm_bias()));
+    init_linear(dense, stds_out(o), o.initializer_cutoff_factor());
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return norm(act_(linear(dense, x))); }
+  torch::nn::Linear dense{nullptr};
+  ModernBertNorm norm{nullptr};
+
+ private:
+  std::function<torch::Tensor(const torch::Tensor&)> act_;
+};
+TORCH_MODULE(PredictionHead);
+
+/// `head`, `drop`, `classifier` on the task model: what every ModernBERT task head but MLM ends with.
+struct ClassifierParts {
+  ClassifierParts(torch::nn::Module& owner, const BertOptions& o, int64_t outputs) {
+    head = owner.register_module("head", PredictionHead(o));
+    drop = owner.register_module("drop", Dropout(std::max(0.0, o.classifier_dropout())));
+    classifier = owner.register_module("classifier", torch::nn::Linear(o.hidden_size(), outputs));
+    init_linear(classifier, std::pow(static_cast<double>(o.hidden_size()), -0.5), o.initializer_cutoff_factor());
+  }
+  torch::Tensor operator()(const torch::Tensor& x) { return linear(classifier, drop(head(x))); }
+  PredictionHead head{nullptr};
+  Dropout drop{nullptr};
+  torch::nn::Linear classifier{nullptr};
+};
+
+class SequenceHeadImpl : public SequenceHead {
+ public:
+  SequenceHeadImpl(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels)
+      : parts_(owner, o, num_labels), mean_(o.classifier_pooling() == "mean") {}
+  torch::Tensor forward(const EncoderOutput& encoded) override {
+    const torch::Tensor& h = encoded.last_hidden_state;  // (B, L, H)
+    if (!mean_) return parts_(h.select(1, 0));
+    const torch::Tensor m = encoded.attention_mask.to(h.scalar_type()).unsqueeze(-1);  // (B, L, 1)
+    return parts_((h * m).sum(1) / m.sum(1));
+  }
+
+ private:
+  ClassifierParts parts_;
+  bool mean_;
+};
+
+class TokenHeadImpl : public TokenHead {
+ public:
+  TokenHeadImpl(torch::nn::Module& owner, const BertOptions& o, int64_t outputs) : parts_(owner, o, outputs) {}
+  torch::Tensor forward(const torch::Tensor& hidden) override { return parts_(hidden); }
+
+ private:
+  ClassifierParts parts_;
+};
+
+class LmHeadImpl : public LmHead {
+ public:
+  LmHeadImpl(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
+    const BertOptions& o = encoder.encoder_options();
+    head_ = owner.register_module("head", PredictionHead(o));
+    // `decoder`: its weight is tok_embeddings' (tied, not a parameter of its own), its bias its own.
+    decoder_ = owner.register_module("decoder", std::make_shared<torch::nn::Module>());
+    if (o.decoder_bias()) bias_ = decoder_->register_parameter("bias", torch::zeros({o.vocab_size()}));
+  }
+  torch::Tensor forward(const torch::Tensor& hidden) override {
+    return at::linear(full_precision(head_(hidden)), encoder_.word_embeddings()->weight, bias_);
+  }
+
+ private:
+  EncoderModel& encoder_;
+  PredictionHead head_{nullptr};
+  std::shared_ptr<torch::nn::Module> decoder_;
+  torch::Tensor bias_;
+};
+
+}  // namespace
+
+ModernBertNormImpl::ModernBertNormImpl(int64_t width_, double eps_, bool with_bias) : width(width_), eps(eps_) {
+  weight = register_parameter("weight", torch::ones({width}));
+  if (with_bias) bias = register_parameter("bias", torch::zeros({width}));
+}
+
+torch::Tensor ModernBertNormImpl::forward(const torch::Tensor& x) {
+  return torch::layer_norm(x, {width}, weight, bias, eps);
+}
+
+ModernBertEmbeddingsImpl::ModernBertEmbeddingsImpl(const BertOptions& o) {
+  tok_embeddings = register_module(
+      "tok_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(o.vocab_size(), o.hidden_size())
+                                                 .padding_idx(o.pad_token_id() < o.vocab_size() ? o.pad_token_id() : -1)
+                                                 .sparse(o.sparse_embeddings())));
+  norm = register_module("norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.norm_bias()));
+  drop = register_module("drop", Dropout(o.embedding_dropout()));
+  trunc_normal(tok_embeddings->weight, o.initializer_range(), o.initializer_cutoff_factor());
+}
+
+torch::Tensor ModernBertEmbeddingsImpl::forward(const torch::Tensor& words) { return drop(norm(words)); }
+
+ModernBertAttentionImpl::ModernBertAttentionImpl(const BertOptions& o) : heads(o.num_attention_heads()) {
+  const int64_t h = o.hidden_size();
+  Wqkv = register_module("Wqkv", make_linear(h, 3 * h, o.attention_bias()));
+  Wo = register_module("Wo", make_linear(h, h, o.attention_bias()));
+  attention_dropout = register_module("attention_dropout", Dropout(o.attention_probs_dropout_prob()));
+  out_drop = register_module("out_drop", Dropout(o.attention_probs_dropout_prob()));
+  init_linear(Wqkv, o.initializer_range(), o.initializer_cutoff_factor());
+  init_linear(Wo, stds_out(o), o.initializer_cutoff_factor());
+}
+
+torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& cos,
+                                               const torch::Tensor& sin, const torch::Tensor& additive_mask) {
+  const int64_t b = hidden.size(0), l = hidden.size(1), width = hidden.size(2), d = width / heads;
+  const torch::Tensor qkv = linear(Wqkv, hidden).view({b, l, 3, heads, d});
+  auto part = [&](int64_t i) { return qkv.select(2, i).transpose(1, 2); };  // (B, heads, L, d)
+  // Rotary embeddings in float32 (HF: q.float() * cos + rotate_half(q.float()) * sin).
+  auto rotate = [&](const torch::Tensor& x) {
+    const torch::Tensor f = full_precision(x);
+    return (f * cos + rotate_half(f) * sin).to(x.scalar_type());
+  };
+  const torch::Tensor q = rotate(part(0)), k = rotate(part(1)), v = part(2);
+  torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) * std::pow(static_cast<double>(d), -0.5);
+  scores = scores + additive_mask;
+  const torch::Tensor probs = attention_dropout(torch::softmax(full_precision(scores), -1)).to(v.scalar_type());
+  const torch::Tensor context = torch::matmul(probs, v).transpose(1, 2).reshape({b, l, width});
+  return out_drop(linear(Wo, context));
+}
+
+ModernBertMLPImpl::ModernBertMLPImpl(const BertOptions& o) : act_(activation(o.hidden_act())) {
+  Wi = register_module("Wi", make_linear(o.hidden_size(), 2 * o.intermediate_size(), o.mlp_bias()));
+  drop = register_module("drop", Dropout(o.hidden_dropout_prob()));
+  Wo = register_module("Wo", make_linear(o.intermediate_size(), o.hidden_size(), o.mlp_bias()));
+  init_linear(Wi, o.initializer_range(), o.initializer_cutoff_factor());
+  init_linear(Wo, stds_out(o), o.initializer_cutoff_factor());
+}
+
+torch::Tensor ModernBertMLPImpl::forward(const torch::Tensor& x) {
+  const auto halves = linear(Wi, x).chunk(2, -1);  // input, gate
+  return linear(Wo, drop(act_(halves[0]) * halves[1]));
+}
+
+ModernBertEncoderLayerImpl::ModernBertEncoderLayerImpl(const BertOptions& o, int64_t index)
+    : sliding(modernbert_sliding_layer(o, index)) {
+  if (index > 0)
+    attn_norm = register_module("attn_norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.norm_bias()));
+  attn = register_module("attn", ModernBertAttention(o));
+  mlp_norm = register_module("mlp_norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.norm_bias()));
+  mlp = register_module("mlp", ModernBertMLP(o));
+}
+
+torch::Tensor ModernBertEncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
+                                                  const torch::Tensor& sin, const torch::Tensor& additive_mask) {
+  const torch::Tensor h = x + attn(attn_norm ? attn_norm(x) : x, cos, sin, additive_mask);
+  return h + mlp(mlp_norm(h));
+}
+
+bool modernbert_sliding_layer(const BertOptions& o, int64_t index) {
+  const auto& types = o.layer_types();
+  if (types.empty()) return index % 3 != 0;
+  return types.at(static_cast<size_t>(index)) == kSliding;
+}
+
+ModernBertModelImpl::ModernBertModelImpl(BertOptions options_) : options(std::move(options_)) {
+  options.validate();
+  if (!options.layer_types().empty() &&
+      static_cast<int64_t>(options.layer_types().size()) != options.num_hidden_layers())
+    throw std::invalid_argument("layer_types has " + std::to_string(options.layer_types().size()) +
+                                " entries, expected num_hidden_layers (" + std::to_string(options.num_hidden_layers()) +
+                                ")");
+  if ((options.hidden_size() / options.num_attention_heads()) % 2 != 0)
+    throw std::invalid_argument("rotary embeddings need an even head size (hidden_size / num_attention_heads)");
+  embeddings = register_module("embeddings", ModernBertEmbeddings(options));
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < options.num_hidden_layers(); ++i) layers->push_back(ModernBertEncoderLayer(options, i));
+  final_norm = register_module("final_norm",
+                               ModernBertNorm(options.hidden_size(), options.layer_norm_eps(), options.norm_bias()));
+}
+
+EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& /*token_type_ids*/,
+                                          const torch::Tensor& attention_mask,
+                                          const torch::Tensor& word_embedding_delta, bool /*first_token_only*/) {
+  EncoderOutput out;
+  out.attention_mask = attention_mask_or_ones(attention_mask, input_ids);
+  out.embedding_output = embeddings->forward(embed_words(embeddings->tok_embeddings, input_ids, word_embedding_delta));
+  torch::Tensor x = out.embedding_output;
+  const int64_t length = x.size(1), dim = options.hidden_size() / options.num_attention_heads();
+  // Additive masks: padding keys hidden in every layer (B, 1, 1, L); sliding layers also hide keys
+  // farther than local_attention / 2 from the query (B, 1, L, L). finfo(float).min, as HF's eager path.
+  const double lowest = static_cast<double>(std::numeric_limits<float>::lowest());
+  const torch::Tensor keys = out.attention_mask.to(torch::kBool).unsqueeze(1).unsqueeze(2);  // (B, 1, 1, L)
+  const auto dtype = torch::TensorOptions().dtype(torch::kFloat).device(x.device());
+  const torch::Tensor full_mask = torch::where(keys, torch::zeros({}, dtype), torch::full({}, lowest, dtype));
+  torch::Tensor sliding_mask;
+  std::pair<torch::Tensor, torch::Tensor> global_rope, local_rope;
+  for (const auto& module : *layers) {
+    auto* layer = module->as<ModernBertEncoderLayerImpl>();
+    if (layer->sliding && !sliding_mask.defined()) {
+      const torch::Tensor pos = torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+      const torch::Tensor near = (pos.unsqueeze(0) - pos.unsqueeze(1)).abs().le(options.local_attention() / 2);
+      sliding_mask = torch::where(keys & near, torch::zeros({}, dtype), torch::full({}, lowest, dtype));
+      local_rope = rotary(length, dim, options.local_rope_theta(), x.device());
+    }
+    if (!layer->sliding && !global_rope.first.defined())
+      global_rope = rotary(length, dim, options.global_rope_theta(), x.device());
+    const auto& rope = layer->sliding ? local_rope : global_rope;
+    x = layer->forward(x, rope.first, rope.second, layer->sliding ? sliding_mask : full_mask);
+  }
+  out.last_hidden_state = final_norm(x);
+  return out;
+}
+
+std::shared_ptr<EncoderModel> make_modernbert_encoder(const BertOptions& options, bool /*add_pooling_layer*/) {
+  return std::make_shared<ModernBertModelImpl>(options);
+}
+
+std::unique_ptr<SequenceHead> make_modernbert_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+                                                            int64_t num_labels) {
+  return std::make_unique<SequenceHeadImpl>(owner, options, num_labels);
+}
+
+std::unique_ptr<TokenHead> make_modernbert_token_head(torch::nn::Module& owner, const BertOptions& options,
+                                                      int64_t num_outputs) {
+  return std::make_unique<TokenHeadImpl>(owner, options, num_outputs);
+}
+
+std::unique_ptr<LmHead> make_modernbert_lm_head(torch::nn::Module& owner, EncoderModel& encoder) {
+  return std::make_unique<LmHeadImpl>(owner, encoder);
+}
+
+void read_modernbert_config(const HfJson& r, BertOptions& o) {
+  // ModernBertConfig's defaults.
+  o.vocab_size(50368).hidden_size(768).intermediate_size(1152).num_hidden_layers(22).num_attention_heads(12);
+  o.hidden_act("gelu").max_position_embeddings(8192).initializer_range(0.02).initializer_cutoff_factor(2.0);
+  o.layer_norm_eps(1e-5).norm_bias(false).pad_token_id(50283).attention_bias(false).attention_probs_dropout_prob(0);
+  o.local_attention(128).embedding_dropout(0).mlp_bias(false).hidden_dropout_prob(0).decoder_bias(true);
+  o.classifier_pooling("cls").classifier_dropout(0).classifier_bias(false).classifier_activation("gelu");
+  o.global_rope_theta(160000).local_rope_theta(10000).type_vocab_size(1).layer_types({});
+  r.integer("vocab_size", [&](int64_t v) { o.vocab_size(v); });
+  r.integer("hidden_size", [&](int64_t v) { o.hidden_size(v); });
+  r.integer("intermediate_size", [&](int64_t v) { o.intermediate_size(v); });
+  r.integer("num_hidden_layers", [&](int64_t v) { o.num_hidden_layers(v); });
+  r.integer("num_attention_heads", [&](int64_t v) { o.num_attention_heads(v); });
+  r.string("hidden_activation", [&](const std::string& v) { o.hidden_act(v); });
+  r.integer("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
+  r.number("initializer_range", [&](double v) { o.initializer_range(v); });
+  r.number("initializer_cutoff_factor", [&](double v) { o.initializer_cutoff_factor(v); });
+  r.number("norm_eps", [&](double v) { o.layer_norm_eps(v); });
+  r.boolean("norm_bias", [&](bool v) { o.norm_bias(v); });
+  if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
+    r.integer("pad_token_id", [&](int64_t x) { o.pad_token_id(x); });
+  r.boolean("attention_bias", [&](bool v) { o.attention_bias(v); });
+  r.number("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
+  r.integer("local_attention", [&](int64_t v) {
+    if (v < 0) r.fail("local_attention", "must be >= 0, got " + std::to_string(v));
+    o.local_attention(v);
+  });
+  r.number("embedding_dropout", [&](double v) { o.embedding_dropout(v); });
+  r.boolean("mlp_bias", [&](bool v) { o.mlp_bias(v); });
+  r.number("mlp_dropout", [&](double v) { o.hidden_dropout_prob(v); });
+  r.boolean("decoder_bias", [&](bool v) { o.decoder_bias(v); });
+  r.string("classifier_pooling", [&](const std::string& v) {
+    if (v != "cls" && v != "mean") r.fail("classifier_pooling", "expected \"cls\" or \"mean\", got \"" + v + "\"");
+    o.classifier_pooling(v);
+  });
+  r.number("classifier_dropout", [&](double v) { o.classifier_dropout(v); });
+  r.boolean("classifier_bias", [&](bool v) { o.classifier_bias(v); });
+  r.string("classifier_activation", [&](const std::string& v) { o.classifier_activation(v); });
+  // Older files: every n-th layer full, the two rotary bases as keys of their own.
+  int64_t every = 3;
+  r.integer("global_attn_every_n_layers", [&](int64_t v) {
+    if (v <= 0) r.fail("global_attn_every_n_layers", "must be > 0, got " + std::to_string(v));
+    every = v;
+  });
+  r.number("global_rope_theta", [&](double v) { o.global_rope_theta(v); });
+  r.number("local_rope_theta", [&](double v) { o.local_rope_theta(v); });
+  std::vector<std::string> types;
+  for (int64_t i = 0; i < o.num_hidden_layers(); ++i) types.push_back(i % every != 0 ? kSliding : kFull);
+  if (const auto* v = r.find("layer_types"); v != nullptr && !v->is_null()) {
+    if (!v->is_array()) r.fail("layer_types", "expected a list, got " + HfJson::excerpt(*v));
+    types.clear();
+    for (const auto& t : *v) {
+      if (!t.is_string() || (t.get<std::string>() != kFull && t.get<std::string>() != kSliding))
+        r.fail("layer_types",
+               std::string("expected \"") + kFull + "\" or \"" + kSliding + "\" entries, got " + HfJson::excerpt(t));
+      types.push_back(t.get<std::string>());
+    }
+  }
+  o.layer_types(types);
+  // transformers 5: rope_parameters {full_attention: {rope_theta, rope_type}, sliding_attention: {...}}.
+  if (const auto* v = r.find("rope_parameters"); v != nullptr && !v->is_null()) {
+    if (!v->is_object()) r.fail("rope_parameters", "expected an object, got " + HfJson::excerpt(*v));
+    for (const auto& [kind, params] : v->items()) {
+      if (!params.is_object()) continue;
+      const std::string type = params.value("rope_type", std::string("default"));
+      if (type != "default")
+        r.fail("rope_parameters", "only rope_type \"default\" is supported, got \"" + type + "\" for " + kind);
+      const auto theta = params.find("rope_theta");
+      if (theta == params.end()) continue;
+      if (!theta->is_number()) r.fail("rope_parameters", kind + ".rope_theta: expected a number");
+      if (kind == kFull) o.global_rope_theta(theta->get<double>());
+      if (kind == kSliding) o.local_rope_theta(theta->get<double>());
+    }
+  }
+  if (const auto* v = r.find("rope_scaling"); v != nullptr && !v->is_null())
+    r.fail("rope_scaling", "rotary scaling is not supported");
+}
+
+void write_modernbert_config(const BertOptions& o, nlohmann::json& j) {
+  j["vocab_size"] = o.vocab_size();
+  j["hidden_size"] = o.hidden_size();
+  j["intermediate_size"] = o.intermediate_size();
+  j["num_hidden_layers"] = o.num_hidden_layers();
+  j["num_attention_heads"] = o.num_attention_heads();
+  j["hidden_activation"] = o.hidden_act();
+  j["max_position_embeddings"] = o.max_position_embeddings();
+  j["initializer_range"] = o.initializer_range();
+  j["initializer_cutoff_factor"] = o.initializer_cutoff_factor();
+  j["norm_eps"] = o.layer_norm_eps();
+  j["norm_bias"] = o.norm_bias();
+  j["pad_token_id"] = o.pad_token_id();
+  j["attention_bias"] = o.attention_bias();
+  j["attention_dropout"] = o.attention_probs_dropout_prob();
+  j["local_attention"] = o.local_attention();
+  j["embedding_dropout"] = o.embedding_dropout();
+  j["mlp_bias"] = o.mlp_bias();
+  j["mlp_dropout"] = o.hidden_dropout_prob();
+  j["decoder_bias"] = o.decoder_bias();
+  j["classifier_pooling"] = o.classifier_pooling();
+  j["classifier_dropout"] = std::max(0.0, o.classifier_dropout());
+  j["classifier_bias"] = o.classifier_bias();
+  j["classifier_activation"] = o.classifier_activation();
+  std::vector<std::string> types;
+  for (int64_t i = 0; i < o.num_hidden_layers(); ++i)
+    types.push_back(modernbert_sliding_layer(o, i) ? kSliding : kFull);
+  j["layer_types"] = types;
+  j["rope_parameters"] = {{kFull, {{"rope_theta", o.global_rope_theta()}, {"rope_type", "default"}}},
+                          {kSliding, {{"rope_theta", o.local_rope_theta()}, {"rope_type", "default"}}}};
+  // transformers 4 reads these instead (global_attn_every_n_layers only where the layer types follow it).
+  j["global_rope_theta"] = o.global_rope_theta();
+  j["local_rope_theta"] = o.local_rope_theta();
+  j.erase("global_attn_every_n_layers");
+  for (int64_t n = 1; n <= o.num_hidden_layers(); ++n) {
+    bool follows = true;
+    for (int64_t i = 0; i < o.num_hidden_layers(); ++i) follows = follows && ((i % n != 0) == (types[i] == kSliding));
+    if (follows) {
+      j["global_attn_every_n_layers"] = n;
+      break;
+    }
+  }
+}
+
+}  // namespace unif::models
