@@ -440,12 +440,15 @@ const fs::path& family_fixtures() {
 const char* const kFamilyTexts[] = {"Hello <mask> world, it's 2024!", "今天天气很好 ｈｅｌｌｏ ½ e\u0301",
                                     "  a\tb\n\nc  ", ""};
 
-// ---- RoBERTa's and XLM-R's tokenizers on arbitrary bytes ----
+// ---- RoBERTa's, XLM-R's and ModernBERT's tokenizers on arbitrary bytes ----
 bool run_family_tokenizers(std::string_view input) {
   static const auto bpe = ByteLevelBpe::load((family_fixtures() / "roberta-bpe").string());
   static const auto spm = SentencePieceTokenizer::load((family_fixtures() / "xlmr-spm").string());
+  // ModernBERT's tokenizer.json: NFC before the byte-level split, untrimmed offsets.
+  static const auto modern = ByteLevelBpe::load((family_fixtures() / ".." / "families" / "modernbert").string());
   check_family_tokenized(bpe, input);
   check_family_tokenized(spm, input);
+  check_family_tokenized(modern, input);
   return true;
 }
 
