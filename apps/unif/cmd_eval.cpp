@@ -69,6 +69,7 @@ Command add_eval(CLI::App& app) {
     if (!data->empty() && !config->empty()) overrides.push_back("data.dev=" + nlohmann::json(*data).dump());
     auto cfg = config->empty() ? config_from_model(lm, *model, *data, *sets)
                                : framework::load_config(*config, overrides, framework::Purpose::Eval);
+    if (!cfg.model.unpadded) lm = framework::load_model_dir(*model, /*unpad_inputs=*/false);  // the padded path
     const std::string source = cfg.source.string();
     if (cfg.data.dev.empty()) throw UserError(source + ": data.dev: required by `unif eval` (or give --data)");
     if (lm.meta.task != cfg.task)

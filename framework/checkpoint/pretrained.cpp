@@ -92,6 +92,7 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   const int64_t num_labels = result.task == Task::SpanExtraction ? 2 : options.num_labels.value_or(config.num_labels);
   models::BertOptions bert = config.bert;
   bert.sparse_embeddings(options.sparse_embeddings);
+  bert.unpad_inputs(options.unpad_inputs);
   try {
     result.model = models::make_encoder_task_model(result.task, bert, num_labels);
   } catch (const std::invalid_argument& e) { throw UserError(config_file + ": " + e.what()); }

@@ -26,6 +26,7 @@ struct PretrainedOptions {
   /// pooler) is always only reported and left freshly initialised.
   bool strict = true;
   bool sparse_embeddings = false;  // BertOptions::sparse_embeddings of the built model
+  bool unpad_inputs = true;        // BertOptions::unpad_inputs (model.unpadded)
   /// Leave out head weights (classifier, qa_outputs) whose shape differs from the built head, e.g.
   /// a 2-label checkpoint fine-tuned on 7 labels; they are reported missing and freshly initialised.
   bool fresh_mismatched_head = false;

@@ -72,6 +72,7 @@ struct Fields<ModelConfig> {
     v("max_seq_length", &S::max_seq_length, kSeqLength);
     v("truncate_method", &S::truncate_method, kTruncateMethods);
     v("sparse_embeddings", &S::sparse_embeddings);
+    v("unpadded", &S::unpadded);
     v("mlm_probability", &S::mlm_probability, kUnitLeftOpen);
     v("whole_word_mask", &S::whole_word_mask);
   }

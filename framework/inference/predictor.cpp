@@ -318,7 +318,7 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
   fw::check_present(devices);
   auto s = std::make_shared<State>();
   s->options = options;
-  s->lm = fw::load_model_dir(dir);
+  s->lm = fw::load_model_dir(dir, options.unpadded);
   s->plain_hf = !std::filesystem::exists(dir / "unif.yaml");
   s->labels = fw::LabelSet::from_names(s->lm.meta.labels);
   const auto device = fw::eval_device(devices);

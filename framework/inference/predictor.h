@@ -48,6 +48,9 @@ struct PredictorOptions {
   /// "none", or "int8": every Linear layer computes in dynamic int8 on the CPU (models/quantize.h;
   /// faster, within about a point of fp32's accuracy). A CUDA device refuses it.
   std::string quantize = "none";
+  /// Where a batch has padding, the encoder's dense layers run on its real tokens only (same
+  /// outputs, less work; model.unpadded). false: the padded rectangle.
+  bool unpadded = true;
 };
 
 /// A label and its probability.

@@ -314,6 +314,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   if (pretrained.empty() && !cfg.model.config.contains("vocab_size")) hf.bert.vocab_size(tokenizer->vocab_size());
   apply_overrides(hf.bert, cfg.model.bert);
   hf.bert.sparse_embeddings(cfg.model.sparse_embeddings);
+  hf.bert.unpad_inputs(cfg.model.unpadded);
   try {
     hf.bert.validate();
   } catch (const std::invalid_argument& e) { throw UserError(std::string("model.bert: ") + e.what()); }
@@ -341,6 +342,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     po.task = cfg.task;
     po.num_labels = num_labels;
     po.sparse_embeddings = cfg.model.sparse_embeddings;
+    po.unpad_inputs = cfg.model.unpadded;
     po.fresh_mismatched_head = true;
     auto loaded = load_pretrained(pretrained, hf, po);
     for (auto& note : load_notes(loaded.report, pretrained, models::hf_architecture(*loaded.model)))

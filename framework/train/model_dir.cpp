@@ -202,7 +202,7 @@ Task plain_hf_task(const HfConfig& hf, const fs::path& file) {
                   "' is not a task model unif can evaluate (" + heads + ")");
 }
 
-LoadedModel load_model_dir(const fs::path& dir) {
+LoadedModel load_model_dir(const fs::path& dir, bool unpad_inputs) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw UserError("--model: '" + dir.string() + "' is not a directory");
   // A run's output_dir instead of one of its model directories: say which to use.
@@ -253,6 +253,7 @@ LoadedModel load_model_dir(const fs::path& dir) {
   PretrainedOptions po;
   po.task = lm.meta.task;
   po.num_labels = num_labels;
+  po.unpad_inputs = unpad_inputs;
   auto loaded = load_pretrained(dir, lm.hf, po);
   if (!loaded.report.missing.empty())
     throw UserError(dir.string() + ": the checkpoint does not fit the model: " + describe(loaded.report));

@@ -59,7 +59,8 @@ void save_model_dir(const std::filesystem::path& dir, const models::EncoderTaskM
 
 /// Loads a model directory (ours or plain HF) for evaluation or prediction. UserError on a
 /// directory that is missing, incomplete (no COMPLETE marker while unif.yaml exists) or corrupt.
-LoadedModel load_model_dir(const std::filesystem::path& dir);
+/// unpad_inputs: BertOptions::unpad_inputs of the built model (model.unpadded).
+LoadedModel load_model_dir(const std::filesystem::path& dir, bool unpad_inputs = true);
 
 /// Start-up clean-up of saves a kill interrupted, in `parent` (output_dir, checkpoints/): where a
 /// directory X is missing but a complete `X.tmp-<pid>` or `X.old-<pid>` is there (killed between

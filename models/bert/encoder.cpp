@@ -16,6 +16,26 @@ void BertEncoderImpl::reset() {
 torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor& additive_mask,
                                        bool first_token_only) {
   const size_t n = layer->size();
+  if (options.unpad_inputs() && additive_mask.defined() && hidden.dim() == 3) {
+    // The real tokens: additive mask 0 (padding has finfo.min).
+    const int64_t b = hidden.size(0), l = hidden.size(1), h = hidden.size(2);
+    const torch::Tensor idx = additive_mask.reshape({b * l}).eq(0).nonzero().squeeze(1);
+    if (options.unpad(idx.size(0), b * l)) {
+      auto pad = [&](const torch::Tensor& packed) {  // (N, H) -> (B, L, H), zeros at padding
+        return torch::zeros({b * l, h}, packed.options()).index_copy(0, idx, packed).view({b, l, h});
+      };
+      torch::Tensor x = hidden.reshape({b * l, h}).index_select(0, idx);  // (N, H)
+      for (size_t i = 0; i < n; ++i) {
+        auto* block = layer[i]->as<BertLayerImpl>();
+        if (first_token_only && i + 1 == n) {
+          const torch::Tensor padded = pad(x);
+          return block->forward(padded, additive_mask, padded.narrow(1, 0, 1).contiguous());
+        }
+        x = block->forward_packed(x, idx, b, l, additive_mask);
+      }
+      return pad(x);
+    }
+  }
   for (size_t i = 0; i < n; ++i) {
     auto* block = layer[i]->as<BertLayerImpl>();
     if (first_token_only && i + 1 == n)

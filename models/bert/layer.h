@@ -49,6 +49,10 @@ class BertLayerImpl : public torch::nn::Cloneable<BertLayerImpl> {
   /// block's output at those positions only, (B, Lq, H) (BertSelfAttention).
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {},
                         const torch::Tensor& queries = {});
+  /// The same block on the real tokens only: x (N, H) are the rows `idx` (N) of the (batch · length, H)
+  /// padded input; attention runs on the padded rectangle with additive_mask (B, 1, 1, L) -> (N, H).
+  torch::Tensor forward_packed(const torch::Tensor& x, const torch::Tensor& idx, int64_t batch, int64_t length,
+                               const torch::Tensor& additive_mask);
 
   BertOptions options;
   BertAttention attention{nullptr};

@@ -86,6 +86,10 @@ struct BertOptions {
   TORCH_ARG(double, initializer_cutoff_factor) = 2.0;
   /// Not an HF field: word embeddings produce sparse (COO) gradients.
   TORCH_ARG(bool, sparse_embeddings) = false;
+  /// Not an HF field: where a batch has padding, the encoder's dense layers run on its real tokens
+  /// only (concatenated), attention on the padded rectangle (BertEncoder: BERT, RoBERTa, XLM-R,
+  /// ELECTRA; ModernBERT). The outputs at padded positions are then zeros, not HF's values there.
+  TORCH_ARG(bool, unpad_inputs) = false;
 
  public:
   /// Throws std::invalid_argument naming the first inconsistent field.
@@ -117,6 +121,13 @@ struct BertOptions {
     };
     prob(hidden_dropout_prob(), "hidden_dropout_prob");
     prob(attention_probs_dropout_prob(), "attention_probs_dropout_prob");
+  }
+  /// The share of a batch's positions that must be padding for the unpadded path to be taken: with
+  /// less, gathering and scattering the rows costs more than the padding (bench/unpadded/run.sh).
+  static constexpr double kUnpadMinPadding = 0.15;
+  /// Whether a batch of `real` tokens in `positions` takes the unpadded path.
+  bool unpad(int64_t real, int64_t positions) const {
+    return unpad_inputs() && static_cast<double>(positions - real) >= kUnpadMinPadding * static_cast<double>(positions);
   }
   /// The embeddings' width: embedding_size, or hidden_size when it is not set.
   int64_t embedding_width() const { return embedding_size() > 0 ? embedding_size() : hidden_size(); }

@@ -13,8 +13,14 @@ namespace unif::models {
 
 namespace F = torch::nn::functional;
 
+namespace {
+// HF's span loss is a softmax over every position, padding included: the padded path keeps their
+// logits HF's (the unpadded one would give zeros there).
+BertOptions padded(BertOptions options) { return options.unpad_inputs(false); }
+}  // namespace
+
 EncoderForQuestionAnsweringImpl::EncoderForQuestionAnsweringImpl(const BertOptions& options)
-    : EncoderTaskModel(options, /*add_pooling_layer=*/false) {
+    : EncoderTaskModel(padded(options), /*add_pooling_layer=*/false) {
   if (arch_->make_token_head) {
     family_head = arch_->make_token_head(*this, options, 2);
     return;

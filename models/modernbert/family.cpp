@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -166,9 +167,14 @@ ModernBertAttentionImpl::ModernBertAttentionImpl(const BertOptions& o) : heads(o
 }
 
 torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& cos,
-                                               const torch::Tensor& sin, const torch::Tensor& additive_mask) {
-  const int64_t b = hidden.size(0), l = hidden.size(1), width = hidden.size(2), d = width / heads;
-  const torch::Tensor qkv = linear(Wqkv, hidden).view({b, l, 3, heads, d});
+                                               const torch::Tensor& sin, const torch::Tensor& additive_mask,
+                                               const Packing* packing) {
+  // Packed (N, H) rows of a (B, L) batch: Wqkv on them, attention on the padded rectangle.
+  const int64_t b = packing ? packing->batch : hidden.size(0), l = packing ? packing->length : hidden.size(1);
+  const int64_t width = hidden.size(-1), d = width / heads;
+  torch::Tensor projected = linear(Wqkv, hidden);
+  if (packing) projected = packing->pad(projected);
+  const torch::Tensor qkv = projected.view({b, l, 3, heads, d});
   auto part = [&](int64_t i) { return qkv.select(2, i).transpose(1, 2); };  // (B, heads, L, d)
   // Rotary embeddings in float32 (HF: q.float() * cos + rotate_half(q.float()) * sin).
   auto rotate = [&](const torch::Tensor& x) {
@@ -179,7 +185,8 @@ torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, cons
   torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) * std::pow(static_cast<double>(d), -0.5);
   scores = scores + additive_mask;
   const torch::Tensor probs = attention_dropout(torch::softmax(full_precision(scores), -1)).to(v.scalar_type());
-  const torch::Tensor context = torch::matmul(probs, v).transpose(1, 2).reshape({b, l, width});
+  torch::Tensor context = torch::matmul(probs, v).transpose(1, 2).reshape({b, l, width});
+  if (packing) context = packing->pack(context);
   return out_drop(linear(Wo, context));
 }
 
@@ -206,8 +213,9 @@ ModernBertEncoderLayerImpl::ModernBertEncoderLayerImpl(const BertOptions& o, int
 }
 
 torch::Tensor ModernBertEncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
-                                                  const torch::Tensor& sin, const torch::Tensor& additive_mask) {
-  const torch::Tensor h = x + attn(attn_norm ? attn_norm(x) : x, cos, sin, additive_mask);
+                                                  const torch::Tensor& sin, const torch::Tensor& additive_mask,
+                                                  const Packing* packing) {
+  const torch::Tensor h = x + attn(attn_norm ? attn_norm(x) : x, cos, sin, additive_mask, packing);
   return h + mlp(mlp_norm(h));
 }
 
@@ -240,7 +248,7 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
   out.attention_mask = attention_mask_or_ones(attention_mask, input_ids);
   out.embedding_output = embeddings->forward(embed_words(embeddings->tok_embeddings, input_ids, word_embedding_delta));
   torch::Tensor x = out.embedding_output;
-  const int64_t length = x.size(1), dim = options.hidden_size() / options.num_attention_heads();
+  const int64_t batch = x.size(0), length = x.size(1), dim = options.hidden_size() / options.num_attention_heads();
   // Additive masks: padding keys hidden in every layer (B, 1, 1, L); sliding layers also hide keys
   // farther than local_attention / 2 from the query (B, 1, L, L). finfo(float).min, as HF's eager path.
   const double lowest = static_cast<double>(std::numeric_limits<float>::lowest());
@@ -249,6 +257,16 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
   const torch::Tensor full_mask = torch::where(keys, torch::zeros({}, dtype), torch::full({}, lowest, dtype));
   torch::Tensor sliding_mask;
   std::pair<torch::Tensor, torch::Tensor> global_rope, local_rope;
+  // Unpadded: the layers' norms, projections and MLPs on the real tokens only (every op but attention
+  // is per token); the output has zeros at padding.
+  std::optional<Packing> packing;
+  if (options.unpad_inputs()) {
+    const torch::Tensor idx = out.attention_mask.reshape({batch * length}).ne(0).nonzero().squeeze(1);
+    if (options.unpad(idx.size(0), batch * length)) {
+      packing = Packing{idx, batch, length};
+      x = packing->pack(x);
+    }
+  }
   for (const auto& module : *layers) {
     auto* layer = module->as<ModernBertEncoderLayerImpl>();
     if (layer->sliding && !sliding_mask.defined()) {
@@ -260,9 +278,10 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
     if (!layer->sliding && !global_rope.first.defined())
       global_rope = rotary(length, dim, options.global_rope_theta(), x.device());
     const auto& rope = layer->sliding ? local_rope : global_rope;
-    x = layer->forward(x, rope.first, rope.second, layer->sliding ? sliding_mask : full_mask);
+    x = layer->forward(x, rope.first, rope.second, layer->sliding ? sliding_mask : full_mask,
+                       packing ? &*packing : nullptr);
   }
-  out.last_hidden_state = final_norm(x);
+  out.last_hidden_state = packing ? packing->pad(final_norm(x)) : final_norm(x);
   return out;
 }
 

@@ -34,6 +34,22 @@ namespace unif::models {
 
 class HfJson;
 
+/// The real tokens of a padded (batch, length) input: rows `idx` of its (batch · length) positions.
+struct Packing {
+  torch::Tensor idx;
+  int64_t batch = 0, length = 0;
+  /// (B, L, X) -> (N, X), the real tokens' rows.
+  torch::Tensor pack(const torch::Tensor& x) const {
+    return x.reshape({batch * length, x.size(-1)}).index_select(0, idx);
+  }
+  /// (N, X) -> (B, L, X), zeros at padding.
+  torch::Tensor pad(const torch::Tensor& x) const {
+    return torch::zeros({batch * length, x.size(-1)}, x.options())
+        .index_copy(0, idx, x)
+        .view({batch, length, x.size(-1)});
+  }
+};
+
 /// nn.LayerNorm with an optional bias (HF's bias=norm_bias): `weight`, and `bias` when `bias`.
 class ModernBertNormImpl : public torch::nn::Module {
  public:
@@ -59,9 +75,10 @@ TORCH_MODULE(ModernBertEmbeddings);
 class ModernBertAttentionImpl : public torch::nn::Module {
  public:
   explicit ModernBertAttentionImpl(const BertOptions& options);
-  /// hidden (B, L, H); cos, sin (L, d); additive_mask (B, 1, 1 or L, L) -> (B, L, H).
+  /// hidden (B, L, H); cos, sin (L, d); additive_mask (B, 1, 1 or L, L) -> (B, L, H). With `packing`
+  /// hidden is (N, H), the real tokens, and so is the result.
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& cos, const torch::Tensor& sin,
-                        const torch::Tensor& additive_mask);
+                        const torch::Tensor& additive_mask, const Packing* packing = nullptr);
   int64_t heads;
   torch::nn::Linear Wqkv{nullptr}, Wo{nullptr};
   Dropout attention_dropout{nullptr}, out_drop{nullptr};
@@ -84,7 +101,7 @@ class ModernBertEncoderLayerImpl : public torch::nn::Module {
  public:
   ModernBertEncoderLayerImpl(const BertOptions& options, int64_t index);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        const torch::Tensor& additive_mask);
+                        const torch::Tensor& additive_mask, const Packing* packing = nullptr);
   ModernBertNorm attn_norm{nullptr};  // none in layer 0 (HF's Identity)
   ModernBertAttention attn{nullptr};
   ModernBertNorm mlp_norm{nullptr};

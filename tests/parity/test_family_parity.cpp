@@ -49,16 +49,20 @@ const Head kHeads[] = {
 bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
 
 // `overrides`: config.json fields set before the model is built (model.config), e.g. another pooling.
-void check_family_head(const std::string& family, const Head& head, const nlohmann::json& overrides = {}) {
+// unpadded: the encoder's dense layers on the real tokens only (model.unpadded); padded positions'
+// outputs are then not HF's, so token classification's logits are compared where the mask is 1.
+void check_family_head(const std::string& family, const Head& head, const nlohmann::json& overrides = {},
+                       bool unpadded = true) {
   const fs::path dir = kFamilies / family;
   const TensorMap ref = framework::read_safetensors(dir / "reference.safetensors").tensors;
   const std::string h = head.name;
-  INFO(family << " " << h);
+  INFO(family << " " << h << (unpadded ? " unpadded" : " padded"));
 
   framework::PretrainedOptions po;
   po.task = head.task;
   po.num_labels = head.num_labels;
   po.fresh_mismatched_head = true;
+  po.unpad_inputs = unpadded;
   auto loaded = overrides.empty()
                     ? framework::load_pretrained(dir, po)
                     : framework::load_pretrained(dir, framework::read_hf_config(dir / "config.json", overrides), po);
@@ -88,6 +92,20 @@ void check_family_head(const std::string& family, const Head& head, const nlohma
     batch.labels = torch::stack({ref.at(h + ".start_positions"), ref.at(h + ".end_positions")}, 1);
   else
     batch.labels = ref.at(h + ".labels");
+  // Unpadded: more padding columns at the end (a quarter of the length and one), so that the batch
+  // takes the unpadded path (BertOptions::kUnpadMinPadding) whatever its own padding; the real tokens'
+  // positions and outputs stay HF's. Not for span extraction, whose loss reads every position.
+  const int64_t length = batch.input_ids.size(1);
+  if (unpadded && head.task != Task::SpanExtraction) {
+    const int64_t extra = length / 4 + 1, rows = batch.input_ids.size(0);
+    auto widen = [&](const torch::Tensor& t, int64_t fill) {
+      return torch::cat({t, torch::full({rows, extra}, fill, t.options())}, 1);
+    };
+    batch.input_ids = widen(batch.input_ids, loaded.config.bert.pad_token_id());
+    batch.attention_mask = widen(batch.attention_mask, 0);
+    if (batch.token_type_ids.defined()) batch.token_type_ids = widen(batch.token_type_ids, 0);
+    if (head.task == Task::TokenClassification || head.task == Task::MaskedLm) batch.labels = widen(batch.labels, -100);
+  }
 
   models::ModelOutput out = model.forward(batch);
   // Logits.
@@ -98,9 +116,17 @@ void check_family_head(const std::string& family, const Head& head, const nlohma
       break;
     case Task::MaskedLm: {
       // Ours: the labelled positions only, row-major, as HF's label_positions.
-      const auto positions = batch.labels.ne(-100).nonzero();
+      const auto positions = batch.labels.ne(-100).nonzero();  // the extra columns have none
       REQUIRE(torch::equal(positions, ref.at(h + ".label_positions")));
       CHECK(worst_excess(out.logits, ref.at(h + ".logits_at_labels"), 1e-5, 1e-5) <= 0);
+      break;
+    }
+    case Task::TokenClassification: {
+      const torch::Tensor logits = out.logits.narrow(1, 0, length);
+      const torch::Tensor real =
+          batch.attention_mask.narrow(1, 0, length).to(torch::kBool).unsqueeze(-1).expand_as(logits);
+      CHECK(worst_excess(logits.masked_select(real), ref.at(h + ".logits").masked_select(real), 1e-5, 1e-5) <= 0);
+      if (!unpadded) CHECK(worst_excess(out.logits, ref.at(h + ".logits"), 1e-5, 1e-5) <= 0);
       break;
     }
     default:
@@ -145,7 +171,8 @@ void check_family_head(const std::string& family, const Head& head, const nlohma
 TEST_CASE("every family's task heads equal HF's: names, logits, loss and one-step gradients", "[parity][families]") {
   const std::string family =
       GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert");
-  for (const Head& head : kHeads) check_family_head(family, head);
+  const bool unpadded = GENERATE(true, false);
+  for (const Head& head : kHeads) check_family_head(family, head, {}, unpadded);
 }
 
 TEST_CASE("ModernBERT's sequence head pooling the first position (classifier_pooling cls) equals HF's",

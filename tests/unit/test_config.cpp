@@ -50,6 +50,7 @@ model:
   max_seq_length: 200
   truncate_method: longer-FO
   sparse_embeddings: false
+  unpadded: false
 data:
   train: d/train.jsonl
   dev: d/dev.jsonl
@@ -102,6 +103,7 @@ TEST_CASE("an empty config has SPEC §3's defaults", "[unit][config]") {
   CHECK(c.model.max_seq_length == 128);
   CHECK(c.model.truncate_method == "LIFO");
   CHECK(c.model.sparse_embeddings);
+  CHECK(c.model.unpadded);
   CHECK(c.data.train.empty());
   CHECK(c.data.dev.empty());
   CHECK(c.data.test.empty());
@@ -227,6 +229,7 @@ TEST_CASE("every key is parsed", "[unit][config]") {
   CHECK(c.model.max_seq_length == 200);
   CHECK(c.model.truncate_method == "longer-FO");
   CHECK_FALSE(c.model.sparse_embeddings);
+  CHECK_FALSE(c.model.unpadded);
   CHECK(c.data.train == "d/train.jsonl");
   CHECK(c.data.dev == "d/dev.jsonl");
   CHECK(c.data.test == "d/test.tsv");

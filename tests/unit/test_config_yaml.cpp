@@ -68,6 +68,7 @@ model:
   max_seq_length: 128
   truncate_method: LIFO
   sparse_embeddings: true
+  unpadded: true
   mlm_probability: 0.15
   whole_word_mask: false
 data:
@@ -155,6 +156,7 @@ model:
   max_seq_length: 200
   truncate_method: longer-FO
   sparse_embeddings: false
+  unpadded: false
   mlm_probability: 0.2
   whole_word_mask: true
 data:
@@ -234,6 +236,7 @@ model:
   max_seq_length: 200
   truncate_method: longer-FO
   sparse_embeddings: false
+  unpadded: false
   mlm_probability: 0.2
   whole_word_mask: true
 data:
