@@ -11,6 +11,7 @@
 #include "models/bert/linear.h"
 #include "models/full_precision.h"
 #include "models/hf_json.h"
+#include "models/packing.h"
 
 namespace unif::models {
 
@@ -52,6 +53,15 @@ torch::Tensor AlbertLayerImpl::forward(const torch::Tensor& hidden, const torch:
   return full_layer_layer_norm(linear(ffn_output, act(linear(ffn, a))) + a);
 }
 
+torch::Tensor AlbertLayerImpl::forward_packed(const torch::Tensor& x, const Packing& packing,
+                                              const torch::Tensor& additive_mask) {
+  auto& att = *attention;
+  const torch::Tensor context = packed_attention(packing, linear(att.query, x), linear(att.key, x),
+                                                 linear(att.value, x), att.heads, additive_mask, att.attention_dropout);
+  const torch::Tensor a = att.layer_norm(x + att.output_dropout(linear(att.dense, context)));
+  return full_layer_layer_norm(linear(ffn_output, act(linear(ffn, a))) + a);
+}
+
 AlbertLayerGroupImpl::AlbertLayerGroupImpl(const BertOptions& o) {
   albert_layers = register_module("albert_layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < o.inner_group_num(); ++i) albert_layers->push_back(AlbertLayer(o));
@@ -68,6 +78,8 @@ torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, cons
                                              bool first_token_only) {
   torch::Tensor x = linear(embedding_hidden_mapping_in, embedded);
   const int64_t layers = options.num_hidden_layers(), groups = options.num_hidden_groups();
+  const auto packing = Packing::of(options, additive_mask, /*additive=*/true);
+  if (packing) x = packing->pack(x);  // (N, H): the real tokens
   for (int64_t i = 0; i < layers; ++i) {
     // HF: int(i / (num_hidden_layers / num_hidden_groups)) in floating point.
     const auto group = static_cast<size_t>(static_cast<double>(i) / (static_cast<double>(layers) / groups));
@@ -75,11 +87,16 @@ torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, cons
     for (size_t j = 0; j < inner.size(); ++j) {
       auto* layer = inner[j]->as<AlbertLayerImpl>();
       const bool last = i + 1 == layers && j + 1 == inner.size();
-      x = first_token_only && last ? layer->forward(x, additive_mask, x.narrow(1, 0, 1).contiguous())
-                                   : layer->forward(x, additive_mask);
+      if (packing && first_token_only && last) {
+        const torch::Tensor padded = packing->pad(x);
+        return layer->forward(padded, additive_mask, padded.narrow(1, 0, 1).contiguous());
+      }
+      x = packing                    ? layer->forward_packed(x, *packing, additive_mask)
+          : first_token_only && last ? layer->forward(x, additive_mask, x.narrow(1, 0, 1).contiguous())
+                                     : layer->forward(x, additive_mask);
     }
   }
-  return x;
+  return packing ? packing->pad(x) : x;
 }
 
 AlbertModelImpl::AlbertModelImpl(BertOptions options_, bool add_pooling_layer) : options(std::move(options_)) {

@@ -24,6 +24,8 @@
 
 namespace unif::models {
 
+struct Packing;
+
 class HfJson;
 
 /// AlbertAttention: LayerNorm(x + dropout(dense(attention(query, key, value)))).
@@ -46,6 +48,8 @@ class AlbertLayerImpl : public torch::nn::Module {
   explicit AlbertLayerImpl(const BertOptions& options);
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
                         const torch::Tensor& queries = {});
+  /// The layer on a batch's real tokens x (N, H) (models/packing.h) -> (N, H).
+  torch::Tensor forward_packed(const torch::Tensor& x, const Packing& packing, const torch::Tensor& additive_mask);
   torch::nn::LayerNorm full_layer_layer_norm{nullptr};
   AlbertAttention attention{nullptr};
   torch::nn::Linear ffn{nullptr}, ffn_output{nullptr};

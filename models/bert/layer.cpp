@@ -3,6 +3,7 @@
 
 #include "models/bert/activations.h"
 #include "models/bert/attention.h"
+#include "models/packing.h"
 #include "models/bert/linear.h"
 
 namespace unif::models {
@@ -47,20 +48,13 @@ void BertLayerImpl::reset() {
   output = register_module("output", BertOutput(options));
 }
 
-torch::Tensor BertLayerImpl::forward_packed(const torch::Tensor& x, const torch::Tensor& idx, int64_t batch,
-                                            int64_t length, const torch::Tensor& additive_mask) {
+torch::Tensor BertLayerImpl::forward_packed(const torch::Tensor& x, const Packing& packing,
+                                            const torch::Tensor& additive_mask) {
   auto& self = attention->self;
-  const int64_t h = x.size(1);
-  // q, k and v of the real tokens, laid out on the padded rectangle for attention (zeros at padding,
-  // whose keys the mask hides), the context gathered back.
-  const torch::Tensor qkv = torch::cat({linear(self->query, x), linear(self->key, x), linear(self->value, x)}, 1);
-  const torch::Tensor padded =
-      torch::zeros({batch * length, 3 * h}, qkv.options()).index_copy(0, idx, qkv).view({batch, length, 3 * h});
-  const auto parts = padded.split(h, 2);
-  const torch::Tensor context = multi_head_attention(parts[0], parts[1], parts[2], options.num_attention_heads(),
-                                                     additive_mask, self->dropout);  // (B, L, H)
-  const torch::Tensor attended =
-      attention->output(context.reshape({batch * length, h}).index_select(0, idx), x);  // (N, H)
+  const torch::Tensor context = packed_attention(packing, linear(self->query, x), linear(self->key, x),
+                                                 linear(self->value, x), options.num_attention_heads(), additive_mask,
+                                                 self->dropout);  // (N, H)
+  const torch::Tensor attended = attention->output(context, x);
   return output(intermediate(attended), attended);
 }
 

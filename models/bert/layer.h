@@ -14,6 +14,8 @@
 
 namespace unif::models {
 
+struct Packing;
+
 class BertIntermediateImpl : public torch::nn::Cloneable<BertIntermediateImpl> {
  public:
   explicit BertIntermediateImpl(BertOptions options);
@@ -49,10 +51,9 @@ class BertLayerImpl : public torch::nn::Cloneable<BertLayerImpl> {
   /// block's output at those positions only, (B, Lq, H) (BertSelfAttention).
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {},
                         const torch::Tensor& queries = {});
-  /// The same block on the real tokens only: x (N, H) are the rows `idx` (N) of the (batch · length, H)
-  /// padded input; attention runs on the padded rectangle with additive_mask (B, 1, 1, L) -> (N, H).
-  torch::Tensor forward_packed(const torch::Tensor& x, const torch::Tensor& idx, int64_t batch, int64_t length,
-                               const torch::Tensor& additive_mask);
+  /// The same block on a batch's real tokens x (N, H) (packing.h); attention on the padded
+  /// rectangle with additive_mask (B, 1, 1, L) -> (N, H).
+  torch::Tensor forward_packed(const torch::Tensor& x, const Packing& packing, const torch::Tensor& additive_mask);
 
   BertOptions options;
   BertAttention attention{nullptr};

@@ -87,8 +87,8 @@ struct BertOptions {
   /// Not an HF field: word embeddings produce sparse (COO) gradients.
   TORCH_ARG(bool, sparse_embeddings) = false;
   /// Not an HF field: where a batch has padding, the encoder's dense layers run on its real tokens
-  /// only (concatenated), attention on the padded rectangle (BertEncoder: BERT, RoBERTa, XLM-R,
-  /// ELECTRA; ModernBERT). The outputs at padded positions are then zeros, not HF's values there.
+  /// only (concatenated), attention on the padded rectangle (models/packing.h; every family but
+  /// DeBERTa-v2). The outputs at padded positions are then zeros, not HF's values there.
   TORCH_ARG(bool, unpad_inputs) = false;
 
  public:

@@ -13,6 +13,7 @@
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
 #include "models/hf_json.h"
+#include "models/packing.h"
 
 namespace unif::models {
 
@@ -62,6 +63,15 @@ torch::Tensor DistilBertBlockImpl::forward(const torch::Tensor& hidden, const to
   return output_layer_norm(ffn(a) + a);
 }
 
+torch::Tensor DistilBertBlockImpl::forward_packed(const torch::Tensor& x, const Packing& packing,
+                                                  const torch::Tensor& additive_mask) {
+  auto& att = *attention;
+  const torch::Tensor context = packed_attention(packing, linear(att.q_lin, x), linear(att.k_lin, x),
+                                                 linear(att.v_lin, x), att.heads, additive_mask, att.dropout);
+  const torch::Tensor a = sa_layer_norm(linear(att.out_lin, context) + x);
+  return output_layer_norm(ffn(a) + a);
+}
+
 DistilBertTransformerImpl::DistilBertTransformerImpl(const BertOptions& o) {
   layer = register_module("layer", torch::nn::ModuleList());
   for (int64_t i = 0; i < o.num_hidden_layers(); ++i) layer->push_back(DistilBertBlock(o));
@@ -97,6 +107,20 @@ EncoderOutput DistilBertModelImpl::encode(const torch::Tensor& input_ids, const 
   const torch::Tensor mask =
       extended_attention_mask(attention_mask_or_ones(attention_mask, input_ids), x.scalar_type());
   const size_t n = transformer->layer->size();
+  if (const auto p = Packing::of(options, mask, /*additive=*/true)) {
+    x = p->pack(x);  // (N, H): the real tokens
+    for (size_t i = 0; i < n; ++i) {
+      auto* block = transformer->layer[i]->as<DistilBertBlockImpl>();
+      if (first_token_only && i + 1 == n) {
+        const torch::Tensor padded = p->pad(x);
+        out.last_hidden_state = block->forward(padded, mask, padded.narrow(1, 0, 1).contiguous());
+        return out;
+      }
+      x = block->forward_packed(x, *p, mask);
+    }
+    out.last_hidden_state = p->pad(x);
+    return out;
+  }
   for (size_t i = 0; i < n; ++i) {
     auto* block = transformer->layer[i]->as<DistilBertBlockImpl>();
     // first_token_only: the last block computes position 0 alone (a head reading it only).

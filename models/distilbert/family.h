@@ -22,6 +22,8 @@
 
 namespace unif::models {
 
+struct Packing;
+
 class HfJson;
 
 /// DistilBertSelfAttention: q_lin, k_lin, v_lin, out_lin (H, H).
@@ -55,6 +57,8 @@ class DistilBertBlockImpl : public torch::nn::Module {
   explicit DistilBertBlockImpl(const BertOptions& options);
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
                         const torch::Tensor& queries = {});
+  /// The block on a batch's real tokens x (N, H) (models/packing.h) -> (N, H).
+  torch::Tensor forward_packed(const torch::Tensor& x, const Packing& packing, const torch::Tensor& additive_mask);
   DistilBertAttention attention{nullptr};
   torch::nn::LayerNorm sa_layer_norm{nullptr};
   DistilBertFfn ffn{nullptr};

@@ -259,14 +259,8 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
   std::pair<torch::Tensor, torch::Tensor> global_rope, local_rope;
   // Unpadded: the layers' norms, projections and MLPs on the real tokens only (every op but attention
   // is per token); the output has zeros at padding.
-  std::optional<Packing> packing;
-  if (options.unpad_inputs()) {
-    const torch::Tensor idx = out.attention_mask.reshape({batch * length}).ne(0).nonzero().squeeze(1);
-    if (options.unpad(idx.size(0), batch * length)) {
-      packing = Packing{idx, batch, length};
-      x = packing->pack(x);
-    }
-  }
+  const std::optional<Packing> packing = Packing::of(options, out.attention_mask, /*additive=*/false);
+  if (packing) x = packing->pack(x);
   for (const auto& module : *layers) {
     auto* layer = module->as<ModernBertEncoderLayerImpl>();
     if (layer->sliding && !sliding_mask.defined()) {

@@ -29,26 +29,11 @@
 #include "models/bert/dropout.h"
 #include "models/bert/options.h"
 #include "models/encoder_model.h"
+#include "models/packing.h"
 
 namespace unif::models {
 
 class HfJson;
-
-/// The real tokens of a padded (batch, length) input: rows `idx` of its (batch · length) positions.
-struct Packing {
-  torch::Tensor idx;
-  int64_t batch = 0, length = 0;
-  /// (B, L, X) -> (N, X), the real tokens' rows.
-  torch::Tensor pack(const torch::Tensor& x) const {
-    return x.reshape({batch * length, x.size(-1)}).index_select(0, idx);
-  }
-  /// (N, X) -> (B, L, X), zeros at padding.
-  torch::Tensor pad(const torch::Tensor& x) const {
-    return torch::zeros({batch * length, x.size(-1)}, x.options())
-        .index_copy(0, idx, x)
-        .view({batch, length, x.size(-1)});
-  }
-};
 
 /// nn.LayerNorm with an optional bias (HF's bias=norm_bias): `weight`, and `bias` when `bias`.
 class ModernBertNormImpl : public torch::nn::Module {

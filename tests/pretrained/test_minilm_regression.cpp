@@ -167,13 +167,17 @@ TEST_CASE("minilm fine-tunes snli_en pair classification", "[pretrained_regressi
 // stsb_en: similarity 0-5; a predictor without signal (the mean) has Pearson 0. The head starts by
 // learning the mean score, so short runs need a high rate. Measured: Pearson 0.015 after 30 steps of
 // 16 at lr 2e-4; 0.268 / 0.273 after 20 / 40 steps of 32 at lr 6e-4 (432 s wall under load, 88 s
-// user); control -0.32.
+// user); control -0.32. With dropout 0.1 these 40 steps are a coin toss of the dropout masks: seeds
+// 42 / 1 / 2 scored 0.34 / 0.06 / 0.16 padded and -0.09 / 0.04 / 0.17 unpadded (model.unpadded draws
+// other masks: the same distribution over other tensor shapes). Without dropout both paths train the
+// same to 4 digits of the loss and score 0.679 (2026-12-06), so the test runs without it.
 TEST_CASE("minilm fine-tunes stsb_en regression", "[pretrained_regression][regression_task]") {
   const auto dev = head_lines("data/stsb_en/dev.jsonl", 100);
   auto r =
       run_pair("regression.yaml", "stsb",
                {"data.dev=" + dev.string(), "training.batch_size=32", "training.log_every=10", "training.eval_every=0"},
-               {"training.max_steps=40", "training.optimizer.lr=6e-4"});
+               {"training.max_steps=40", "training.optimizer.lr=6e-4",
+                "model.bert={hidden_dropout_prob: 0.0, attention_probs_dropout_prob: 0.0}"});
   WARN("stsb_en dev Pearson " << r.trained.last["pearson"] << " (" << r.trained.seconds << " s); control "
                               << r.control.last["pearson"] << " (" << r.control.seconds << " s)");
   const double bar = 0.15;
