@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -18,30 +17,18 @@
 #include "framework/train/build.h"
 #include "models/architectures.h"
 #include "models/heads/factory.h"
+#include "support/temp_dir.h"
+#include "support/user_error.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
 using nlohmann::json;
+using unif::test::TempDir;
+using unif::test::user_error_of;
 
 namespace {
 
 const fs::path kFamilies = fs::path(UNIF_SOURCE_DIR) / "tests/fixtures/families";
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("unif_model_config_" + std::to_string(::getpid()));
-  TempDir() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const unif::UserError& e) { return e.what(); }
-  return "(no error)";
-}
 
 }  // namespace
 
@@ -90,36 +77,36 @@ TEST_CASE("model.config: errors name the key, the family's fields and what to do
   const fs::path roberta = kFamilies / "roberta" / "config.json";
   const fs::path distil = kFamilies / "distilbert" / "config.json";
   // A BERT name the family spells otherwise: did-you-mean among the family's own fields.
-  CHECK_THAT(error_of([&] {
+  CHECK_THAT(user_error_of([&] {
                read_hf_config(distil, json{{"droput", 0.2}});
              }),
              Catch::StartsWith("model.config.droput: not a field unif reads from a distilbert config.json (did you "
                                "mean 'dropout'?); its fields: ") &&
                  Catch::Contains("n_layers"));
-  CHECK_THAT(error_of([&] {
+  CHECK_THAT(user_error_of([&] {
                read_hf_config(roberta, json{{"use_cache", false}});
              }),
              Catch::StartsWith("model.config.use_cache: not a field unif reads from a roberta config.json"));
-  CHECK_THAT(error_of([&] {
+  CHECK_THAT(user_error_of([&] {
                read_hf_config(roberta, json{{"hidden_size", "big"}});
              }),
              Catch::StartsWith("model.config: key 'hidden_size': expected an integer, got \"big\""));
   for (const char* key : {"num_labels", "id2label", "architectures", "problem_type", "label2id"})
-    CHECK_THAT(error_of([&] {
+    CHECK_THAT(user_error_of([&] {
                  read_hf_config(roberta, json{{key, 2}});
                }),
                Catch::StartsWith(std::string("model.config.") + key + ": the head and its labels come from `task`"));
-  CHECK_THAT(error_of([&] {
+  CHECK_THAT(user_error_of([&] {
                read_hf_config(roberta, json{{"model_type", "bert"}});
              }),
              Catch::StartsWith("model.config.model_type: the family is ") && Catch::Contains("roberta/config.json"));
   // Values that pass alone but not together with the pretrained config: the merged file is named.
-  CHECK_THAT(error_of([&] {
+  CHECK_THAT(user_error_of([&] {
                read_hf_config(roberta, json{{"num_attention_heads", 5}});
              }),
              Catch::Contains("config.json with model.config's fields: ") && Catch::Contains("num_attention_heads"));
   // Without a pretrained model: the defaults of model_type's family, an unknown type named.
-  CHECK_THAT(error_of([&] {
+  CHECK_THAT(user_error_of([&] {
                read_hf_config(fs::path(), json{{"model_type", "gpt2"}});
              }),
              Catch::StartsWith("model.config: model_type is \"gpt2\", expected ") && Catch::Contains("\"roberta\""));
@@ -156,7 +143,7 @@ TEST_CASE("model.config through unif's config: a from-scratch ELECTRA, a family 
     if (p.key() == "electra.embeddings_project.weight") projected = p.value().sizes() == torch::IntArrayRef({16, 8});
   CHECK(projected);
   CHECK_THAT(
-      error_of([&] {
+      user_error_of([&] {
         build_trainer_parts(run("{vocab: " + src +
                                 "/tests/fixtures/tiny-bert-zh/vocab.txt, config: {model_type: "
                                 "roberta}}"));
