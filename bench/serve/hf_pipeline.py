@@ -12,6 +12,7 @@ import time
 import torch
 
 torch.set_num_threads(int(os.environ.get("HF_THREADS", "0")) or len(os.sched_getaffinity(0)))
+import transformers  # noqa: E402
 from transformers import pipeline  # noqa: E402
 
 model_dir, path, n, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -35,4 +36,5 @@ single.sort()
 best = max(results, key=results.get)
 json.dump({"records_per_s": results, "best_batch": best, "best": results[best],
            "single_p50_ms": 1e3 * single[len(single) // 2], "startup_s": startup,
-           "threads": torch.get_num_threads()}, open(out, "w"))
+           "threads": torch.get_num_threads(),
+           "versions": "transformers %s, torch %s" % (transformers.__version__, torch.__version__)}, open(out, "w"))

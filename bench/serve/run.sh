@@ -6,10 +6,12 @@
 #
 #   bench/serve/run.sh [MODEL_DIR]     # default: .cache/bench-int8/classification/final (bench/int8/run.sh
 #                                      # trains it: all-MiniLM-L6-v2 on banking77_en)
-#   CLIENTS=32 ROUNDS=40 bench/serve/run.sh
+#   CLIENTS=32 SECONDS_PER_LOAD=10 bench/serve/run.sh
+#   UNIF=build-pypi/bin/unif HF_PY=.cache/hf-families-venv/bin/python bench/serve/run.sh   # the wheel's
 #
-# Needs build/bin/unif and, for the HF side, the environment bench/hf_compare/run.sh makes
-# (.cache/hf-venv: transformers 4.30.2 on Debian's python3-torch).
+# Needs build/bin/unif, wrk (apt-get install wrk: the load generator, an event loop in C) and, for
+# the HF side, the environment bench/hf_compare/run.sh makes (.cache/hf-venv: transformers 4.30.2 on
+# Debian's python3-torch; HF_PY picks another, with the Torch of the unif build measured).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -17,9 +19,10 @@ unif=${UNIF:-$root/build/bin/unif}
 model=${1:-$root/.cache/bench-int8/classification/final}
 texts=$root/data/banking77_en/dev.jsonl
 clients=${CLIENTS:-32}
-rounds=${ROUNDS:-40}
+seconds=${SECONDS_PER_LOAD:-10}
 out=$root/.cache/bench-serve
 mkdir -p "$out"
+command -v wrk > /dev/null || { echo "error: wrk is missing (apt-get install wrk)" >&2; exit 2; }
 [ -x "$unif" ] || { echo "error: $unif is missing (cmake --build build --target unif)" >&2; exit 2; }
 [ -f "$model/config.json" ] || { echo "error: $model is not a model directory (bench/int8/run.sh makes one)" >&2; exit 2; }
 
@@ -44,16 +47,16 @@ assert c.getresponse().status == 200
 PY
   t1=$(now)
   echo "$t0 $t1" > "$out/startup-$q.txt"
-  python3 "$root/bench/serve/load.py" "$port" "$pid" "$texts" "$clients" "$rounds" "$out/load-$q.json"
+  python3 "$root/bench/serve/load.py" "$port" "$pid" "$texts" "$clients" "$seconds" "$out/load-$q.json"
   kill -TERM $pid
   wait $pid
 done
 
 # HF's pipeline on the same model and texts, with the OpenBLAS kernels unif runs with.
-hf_py=$root/.cache/hf-venv/bin/python
+hf_py=${HF_PY:-$root/.cache/hf-venv/bin/python}
 if [ -x "$hf_py" ]; then
   . "$root/bench/blas_core.sh"
-  OMP_WAIT_POLICY=PASSIVE "$hf_py" "$root/bench/serve/hf_pipeline.py" "$model" "$texts" $((clients * rounds)) "$out/hf.json" \
+  OMP_WAIT_POLICY=PASSIVE "$hf_py" "$root/bench/serve/hf_pipeline.py" "$model" "$texts" 1280 "$out/hf.json" \
     2> "$out/hf.log" || { echo "error: hf_pipeline.py failed: $(tail -3 "$out/hf.log")" >&2; exit 1; }
 else
   echo "note: no $hf_py (bench/hf_compare/run.sh makes it): HF's side is left out" >&2
@@ -75,8 +78,8 @@ for q in ("none", "int8"):
         " --quantize int8" if q == "int8" else " (fp32)", c["records_per_s"], c["p50_ms"], c["p99_ms"],
         d["single_p50_ms"], t1 - t0, " / ".join("%.0f" % r for r in d["rss_mb"][1:])))
 if hf:
-    print("| HF pipeline, batch %d (best of 1-64), %d threads | %.0f | | | %.1f | %.2f (load + first call) | |" % (
-        hf["best_batch"], hf["threads"], hf["best"], hf["single_p50_ms"], hf["startup_s"]))
+    print("| HF pipeline (%s), batch %d (best of 1-64), %d threads, no HTTP | %.0f | | | %.1f | %.2f (load + first call) | |" % (
+        hf["versions"], hf["best_batch"], hf["threads"], hf["best"], hf["single_p50_ms"], hf["startup_s"]))
     print()
     print("unif serve / HF pipeline: fp32 %.2fx, int8 %.2fx; int8 / fp32 %.2fx" % (
         rows["none"] / hf["best"], rows["int8"] / hf["best"], rows["int8"] / rows["none"]))

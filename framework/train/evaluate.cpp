@@ -87,6 +87,39 @@ std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex
   return out;
 }
 
+std::vector<int64_t> batch_bounds(const std::vector<EncodedExample>& encoded, const std::vector<int64_t>& order,
+                                  int64_t batch_size, int64_t workers) {
+  const auto n = static_cast<int64_t>(order.size());
+  const int64_t batches = (n + batch_size - 1) / batch_size;
+  std::vector<int64_t> bounds{0};
+  if (workers <= 1 || batches <= 1 || batches > workers) {
+    for (int64_t k = 1; k <= batches; ++k) bounds.push_back(std::min(n, k * batch_size));
+    return bounds;
+  }
+  // As many batches as workers or fewer (a server's batch split over the CPU workers): cut the
+  // length-sorted order where the tokens are shared equally, so that the workers finish together
+  // (the 16 longest and the 16 shortest of 32 texts would leave one core idle half the time).
+  auto tokens = [&](int64_t i) {
+    return static_cast<double>(encoded[static_cast<size_t>(order[static_cast<size_t>(i)])].input_ids.size());
+  };
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) total += tokens(i);
+  double sum = 0;
+  for (int64_t i = 0, k = 1; i < n && k < batches; ++i) {
+    const double before = sum;
+    sum += tokens(i);
+    const double target = total * static_cast<double>(k) / static_cast<double>(batches);
+    if (sum < target) continue;
+    // Cut after i, or before it when that is nearer the share (never an empty batch).
+    const int64_t cut = (target - before < sum - target && i > bounds.back()) ? i : i + 1;
+    if (cut >= n) break;
+    bounds.push_back(cut);
+    ++k;
+  }
+  bounds.push_back(n);
+  return bounds;
+}
+
 Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, const LabelSet& labels,
                     int64_t batch_size, const torch::Tensor& class_weights, bool sort_by_length, WorkerPool* workers) {
   torch::NoGradGuard no_grad;
@@ -127,13 +160,15 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       return data.encoded[static_cast<size_t>(a)].input_ids.size() >
              data.encoded[static_cast<size_t>(b)].input_ids.size();
     });
-  const int64_t batches = (n + batch_size - 1) / batch_size;
+  const auto bounds = batch_bounds(data.encoded, order, batch_size,
+                                   sort_by_length && workers != nullptr && device.is_cpu() ? workers->size() : 1);
+  const auto batches = static_cast<int64_t>(bounds.size()) - 1;
   // Per batch: its loss sum and normaliser (summed in batch order below, whichever worker ran it).
   std::vector<double> batch_loss(static_cast<size_t>(batches), 0.0), batch_z(static_cast<size_t>(batches), 0.0);
   std::vector<char> batch_labeled(static_cast<size_t>(batches), 1);
   auto run_batch = [&](int64_t k) {
-    const int64_t start = k * batch_size;
-    std::vector<int64_t> idx(order.begin() + start, order.begin() + std::min(n, start + batch_size));
+    std::vector<int64_t> idx(order.begin() + bounds[static_cast<size_t>(k)],
+                             order.begin() + bounds[static_cast<size_t>(k) + 1]);
     auto batch = to_device(collate(task, data.encoded, data.examples, idx, labels.size()), device);
     auto out = model.forward(batch);
     out.logits = out.logits.to(torch::kCPU);  // metrics read them on the CPU

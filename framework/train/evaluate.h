@@ -46,6 +46,14 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
                     int64_t batch_size, const torch::Tensor& class_weights = {}, bool sort_by_length = true,
                     WorkerPool* workers = nullptr);
 
+/// Where evaluate()'s batches begin and end in `order` (entries' indices; batch k is
+/// order[bounds[k], bounds[k+1])): `batch_size` entries each; but when there are `workers` > 1 and
+/// no more batches than workers (a server's batch split over the CPU workers), the length-sorted
+/// order is cut where each batch gets an equal share of the tokens (the shorter texts' batch holds
+/// more of them, possibly over batch_size), so that the workers finish together.
+std::vector<int64_t> batch_bounds(const std::vector<EncodedExample>& encoded, const std::vector<int64_t>& order,
+                                  int64_t batch_size, int64_t workers);
+
 /// The per-class table of an evaluation with labels (`unif eval --report`): classification per class
 /// with the confusion matrix, multilabel per label, token classification per entity type (seqeval);
 /// nullopt for the other tasks (regression, span extraction, masked_lm have no classes).

@@ -83,6 +83,10 @@ void check_order(const fs::path& model_dir, bool tokens) {
   framework::WorkerPool pool(3);
   const auto workers = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, {}, true, &pool);
   const auto again = framework::evaluate(*lm.model, lm.meta.task, data, labels, 8, {}, true, &pool);
+  // 40 entries over two workers in two batches (as a server's batch): cut by tokens, not counts.
+  framework::WorkerPool two(2);
+  const auto balanced = framework::evaluate(*lm.model, lm.meta.task, data, labels, 20, {}, true, &two);
+  REQUIRE(balanced.logits.size() == data.examples.size());
   REQUIRE(sorted.logits.size() == data.examples.size());
   REQUIRE(workers.logits.size() == data.examples.size());
   for (size_t i = 0; i < data.examples.size(); ++i) {
@@ -91,6 +95,7 @@ void check_order(const fs::path& model_dir, bool tokens) {
     CHECK(close(plain.logits[i], single.logits[i]));
     CHECK(close(workers.logits[i], single.logits[i]));
     CHECK(torch::equal(workers.logits[i], again.logits[i]));
+    CHECK(close(balanced.logits[i], single.logits[i]));
   }
   // The comparison tells examples apart: the outputs shifted by one do not pass it.
   size_t told_apart = 0;
@@ -148,4 +153,34 @@ TEST_CASE("WorkerPool deals task k to worker k mod N, rethrows a task's error an
   bool seen = false;
   pool.run(1, [&](int64_t) { seen = c10::InferenceMode::is_enabled(); });
   CHECK(seen);
+}
+
+TEST_CASE("batch_bounds: fixed-size batches, or an equal share of tokens per worker", "[evaluate]") {
+  auto entries = [](std::vector<size_t> lengths) {
+    std::vector<framework::EncodedExample> out(lengths.size());
+    for (size_t i = 0; i < lengths.size(); ++i) out[i].input_ids.assign(lengths[i], 1);
+    return out;
+  };
+  // Sorted longest first, as evaluate() sorts: 4 long (30 pieces) then 12 short (10 pieces).
+  std::vector<size_t> lengths(4, 30);
+  lengths.insert(lengths.end(), 12, 10);
+  const auto enc = entries(lengths);
+  std::vector<int64_t> order(enc.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  using V = std::vector<int64_t>;
+  // One worker, or more batches than workers: batch_size entries each.
+  CHECK(framework::batch_bounds(enc, order, 8, 1) == V{0, 8, 16});
+  CHECK(framework::batch_bounds(enc, order, 5, 2) == V{0, 5, 10, 15, 16});
+  CHECK(framework::batch_bounds(enc, order, 16, 2) == V{0, 16});
+  // Two batches on two workers: 240 tokens, 120 each (4 x 30 = 120: the long four alone).
+  CHECK(framework::batch_bounds(enc, order, 8, 2) == V{0, 4, 16});
+  // Three workers, 80 tokens each: cuts nearest 80 (90 after three, nearer than 60 after two) and
+  // 160 (exactly, after 4 long and 4 short).
+  CHECK(framework::batch_bounds(enc, order, 6, 3) == V{0, 3, 8, 16});
+  // Never an empty batch: one entry much longer than all the others.
+  const auto skew = entries({100, 1, 1});
+  const V o3{0, 1, 2};
+  CHECK(framework::batch_bounds(skew, o3, 2, 2) == V{0, 1, 3});
+  CHECK(framework::batch_bounds(entries({5}), V{0}, 4, 2) == V{0, 1});
+  CHECK(framework::batch_bounds(entries({}), V{}, 4, 2) == V{0});
 }
