@@ -1,6 +1,8 @@
 // Predictor: see predictor.h.
 #include "framework/inference/predictor.h"
 
+#include "framework/inference/predictor_state.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,7 +26,6 @@
 namespace unif {
 
 using nlohmann::json;
-namespace fw = framework;
 
 namespace {
 
@@ -95,37 +96,6 @@ json Prediction::to_json() const {
   if (!input.is_null()) j["input"] = input;
   return j;
 }
-
-struct Predictor::State {
-  fw::LoadedModel lm;
-  bool plain_hf = false;
-  std::string quantization;  // Predictor::quantization()
-  fw::LabelSet labels;
-  PredictorOptions options;
-  std::unique_ptr<fw::WorkerPool> workers;
-  mutable std::mutex forward;  // one forward pass (over the worker pool) at a time
-
-  // The text fields of one record. A model directory with unif.yaml names them; a plain HF
-  // directory takes `text`, or the pair `text_a`/`text_b` (SPEC §4) for the sequence tasks.
-  std::vector<std::string> text_fields_for(const fw::Record& r, const std::string& source) const {
-    const bool sequence_task = task_spec(lm.meta.task).input == TaskInput::Text;
-    if (!plain_hf || !sequence_task) return lm.meta.text_fields;
-    const auto has = [&](const char* f) { return r.fields.contains(f) && !r.fields.at(f).is_null(); };
-    if (has("text")) return {"text"};
-    if (!has("text_a"))
-      throw UserError(source + ":" + std::to_string(r.line) +
-                      ": missing field 'text' (or 'text_a' and 'text_b' for a sentence pair)");
-    if (!has("text_b")) return {"text_a"};
-    // A pair needs token types 0 and 1: a model with one (RoBERTa-style type_vocab_size 1) cannot take it.
-    std::vector<std::string> pair{"text_a", "text_b"};
-    fw::check_segments(lm.meta.task, pair, source + ":" + std::to_string(r.line),
-                       models::usable_token_types(lm.hf.bert), "the model (its config.json)");
-    return pair;
-  }
-
-  std::vector<Prediction> fill_masks(const std::vector<fw::Record>& records, const std::string& source) const;
-  std::vector<Prediction> run(const std::vector<fw::Record>& records, const std::string& source) const;
-};
 
 // masked_lm: HF's fill-mask on the model's text field (predict_fill_mask's answers).
 std::vector<Prediction> Predictor::State::fill_masks(const std::vector<fw::Record>& records,
@@ -318,6 +288,7 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
   fw::check_present(devices);
   auto s = std::make_shared<State>();
   s->options = options;
+  s->dir = dir;
   s->lm = fw::load_model_dir(dir, options.unpadded);
   s->plain_hf = !std::filesystem::exists(dir / "unif.yaml");
   s->labels = fw::LabelSet::from_names(s->lm.meta.labels);
@@ -326,8 +297,10 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
   s->lm.model->eval();
   if (options.quantize == "int8") {
     if (device.is_cuda())
-      throw UserError("int8 runs on the CPU (dynamic int8 Linear layers); the model is on " + device.str() +
-                      ": use --device cpu, or fp32 on the GPU");
+      throw UserError(
+          "int8 runs on the CPU (dynamic int8 Linear layers); the model is on " + device.str() +
+          ": run it on the CPU (unif predict and serve: --device cpu; unif eval: --set parallel.devices=[cpu]), or "
+          "fp32 on the GPU");
     try {
       s->quantization = models::quantize_dynamic_int8(*s->lm.model).summary();
     } catch (const std::runtime_error& e) { throw UserError(e.what()); }

@@ -21,6 +21,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,10 @@
 #include "framework/train/fill_mask.h"
 
 namespace unif {
+
+namespace framework {
+struct RunConfig;  // framework/config/run_config.h: Predictor::evaluate's configuration
+}
 
 struct PredictorOptions {
   /// "cpu", "cuda", "cuda:N", or "auto" (the first GPU when one is visible, else the CPU).
@@ -118,6 +123,19 @@ struct Prediction {
   nlohmann::json to_json() const;
 };
 
+/// What `unif eval` prints: the model's metrics on labelled data.
+struct EvalResult {
+  /// The task's metrics (accuracy, f1, pearson, ...) and "loss".
+  std::map<std::string, double> metrics;
+  int64_t examples = 0;
+  /// With a report asked for: the per-class table (as `unif eval --report` prints it) and its
+  /// numbers; else "" and null.
+  std::string report_text;
+  nlohmann::json report;
+  /// {<metric>: value, ..., "examples": N} (+ "report"): the line `unif eval` writes.
+  nlohmann::json to_json() const;
+};
+
 class Predictor {
  public:
   /// Loads a model directory (ours, with unif.yaml, or a plain HF one). UserError for a directory
@@ -132,6 +150,20 @@ class Predictor {
   std::vector<Prediction> predict(const std::vector<framework::Record>& records, const std::string& source) const;
   /// One record.
   Prediction predict_one(const nlohmann::json& record) const;
+
+  /// Evaluates the model on the labelled file `config.data.dev` (read with the config's data
+  /// fields and span settings), as `unif eval` does: the metrics of the dev evaluations of
+  /// training, with the run's loss (training.loss: class weights, label smoothing, focal; distill).
+  /// `report`: also the per-class table (classification, multilabel, token classification).
+  /// UserError when config.task is not the model's, the data's fields do not fit the model, or the
+  /// task has no classes to report on.
+  EvalResult evaluate(const framework::RunConfig& config, bool report = false) const;
+  /// The configuration evaluate() takes for a model without a config file: the directory's task,
+  /// input fields, label field and span settings, `data` as data.dev, then `sets` (--set a.b=v).
+  framework::RunConfig eval_config(const std::string& data, const std::vector<std::string>& sets = {}) const;
+  /// The options a run configuration asks for: parallel.devices' first device (its CPU entries as
+  /// worker threads), model.unpadded; `quantize` as given.
+  static PredictorOptions options_for(const framework::RunConfig& config, const std::string& quantize = "none");
 
   Task task() const;
   /// The label names in id order (empty for regression and span extraction).

@@ -1,0 +1,108 @@
+// Predictor::evaluate and its configuration: what `unif eval` runs (see predictor.h).
+#include <cstdio>
+#include <stdexcept>
+
+#include <c10/core/InferenceMode.h>
+
+#include "framework/config/run_config.h"
+#include "framework/engines/auto_devices.h"
+#include "framework/engines/devices.h"
+#include "framework/inference/predictor.h"
+#include "framework/inference/predictor_state.h"
+#include "framework/metrics/metric_set.h"
+#include "framework/train/build.h"
+#include "framework/train/evaluate.h"
+#include "models/quantize.h"
+
+namespace unif {
+
+nlohmann::json EvalResult::to_json() const {
+  nlohmann::json j(metrics);
+  j["examples"] = examples;
+  if (!report.is_null()) j["report"] = report;
+  return j;
+}
+
+PredictorOptions Predictor::options_for(const fw::RunConfig& config, const std::string& quantize) {
+  PredictorOptions o;
+  o.quantize = quantize;
+  o.unpadded = config.model.unpadded;
+  o.batch_size = config.training.evaluation_batch_size();
+  const auto devices = fw::parse_devices(config.parallel.devices);
+  if (devices.automatic) {
+    o.device = "auto";
+    o.threads = 0;
+  } else {
+    fw::check_present(devices);
+    o.device = devices.devices.front().str();
+    o.threads = fw::cpu_eval_workers(devices, 0);  // its CPU entries, one worker each
+  }
+  return o;
+}
+
+fw::RunConfig Predictor::eval_config(const std::string& data, const std::vector<std::string>& sets) const {
+  const auto& meta = state_->lm.meta;
+  fw::RunConfig base;
+  base.task = meta.task;
+  base.data.dev = data;
+  base.data.text_fields = meta.text_fields;
+  base.data.label_field = meta.label_field;
+  base.span = meta.span;
+  return fw::parse_config(fw::to_yaml(base), state_->dir.string() + " (unif eval without a config)", sets,
+                          fw::Purpose::Eval);
+}
+
+EvalResult Predictor::evaluate(const fw::RunConfig& cfg, bool report) const {
+  const auto& s = *state_;
+  const auto& lm = s.lm;
+  const std::string source = cfg.source.string();
+  const std::string model = s.dir.string();
+  if (cfg.data.dev.empty()) throw UserError(source + ": data.dev: required by `unif eval` (or give --data)");
+  if (lm.meta.task != cfg.task)
+    throw UserError(model + ": the model was trained for task " + to_string(lm.meta.task) + " but the config says " +
+                    to_string(cfg.task));
+  fw::check_segments(cfg.task, cfg.data.text_fields, source + ": data.text_fields",
+                     models::usable_token_types(lm.hf.bert), "the model (" + model + ")");
+  const auto kind = fw::metric_kind(cfg.task);
+  if (report && kind != fw::MetricKind::classification && kind != fw::MetricKind::multilabel &&
+      kind != fw::MetricKind::token)
+    throw UserError("unif eval --report: task " + to_string(cfg.task) +
+                    " has no classes to report on (classification, multilabel and token_classification do)");
+  const auto dev = fw::load_task_data(
+      cfg.task, cfg.data, s.labels, cfg.data.dev, *lm.tokenizer, lm.meta.max_seq_length, lm.meta.truncate_method, true,
+      cfg.span, cfg.task == Task::MaskedLm ? fw::mlm_masking(cfg, *lm.tokenizer) : fw::MlmMasking{});
+  // The run's loss (training.loss, distill): the same ℓ and Z as the dev evaluations of training.
+  // Its model is the loaded one (already on the device, int8 where asked), plus a distillation
+  // teacher when the config has one, which joins it there.
+  const auto setup = fw::evaluation_setup(cfg, lm, s.labels);
+  torch::Device device = torch::kCPU;
+  for (const auto& p : lm.model->parameters()) {
+    device = p.device();
+    break;
+  }
+  if (device.is_cuda()) setup.model->to(device);
+  if (s.options.quantize == "int8") {
+    try {
+      models::quantize_dynamic_int8(*setup.model);  // the teacher's layers too; the student's are packed again
+    } catch (const std::runtime_error& e) { throw UserError(e.what()); }
+  }
+  fw::Evaluation ev;
+  {
+    std::lock_guard<std::mutex> lock(s.forward);
+    c10::InferenceMode inference;
+    ev = fw::evaluate(*setup.model, cfg.task, dev, s.labels, cfg.training.evaluation_batch_size(), setup.class_weights,
+                      true, s.workers.get());
+  }
+  EvalResult out;
+  out.metrics = ev.metrics;
+  out.examples = static_cast<int64_t>(dev.examples.size());
+  if (report) {
+    const auto r = fw::evaluation_report(cfg.task, dev, s.labels, ev);
+    if (!r) throw std::logic_error("unif eval --report: no report for task " + to_string(cfg.task));
+    out.report_text = r->text();
+    out.report = r->json();
+  }
+  return out;
+}
+
+}  // namespace unif
