@@ -9,7 +9,7 @@ Each request is one record {"text": ...} from TEXTS (cycled):
      to back for SECONDS (after a 3 s warm-up): records/s, latency p50 / p99, no non-2xx answer and
      no socket error allowed. wrk is an event loop in C: the load costs the 2 cores far less than
      CLIENTS Python threads would, so the figure is the server's;
-  3. the concurrent phase twice more (memory: the server's RSS after each of the three loads; a
+  3. the concurrent phase again, LOADS (env, default 3) times in all (memory: the server's RSS after each load; a
      server that keeps per-request memory grows by the same amount each time, caches and allocator
      arenas settle after the first).
 """
@@ -81,7 +81,7 @@ def main():
     wrk(port, script, clients, 3)  # warm-up
     rss = [rss_mb(pid)]
     loads = []
-    for _ in range(3):
+    for _ in range(int(os.environ.get("LOADS", "3"))):
         loads.append(wrk(port, script, clients, seconds))
         rss.append(rss_mb(pid))
     json.dump({"single_p50_ms": 1e3 * pct(single, 0.5), "single_p99_ms": 1e3 * pct(single, 0.99),

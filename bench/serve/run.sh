@@ -6,7 +6,7 @@
 #
 #   bench/serve/run.sh [MODEL_DIR]     # default: .cache/bench-int8/classification/final (bench/int8/run.sh
 #                                      # trains it: all-MiniLM-L6-v2 on banking77_en)
-#   CLIENTS=32 SECONDS_PER_LOAD=10 bench/serve/run.sh
+#   CLIENTS=32 SECONDS_PER_LOAD=10 LOADS=3 bench/serve/run.sh
 #   UNIF=build-pypi/bin/unif HF_PY=.cache/hf-families-venv/bin/python bench/serve/run.sh   # the wheel's
 #
 # Needs build/bin/unif, wrk (apt-get install wrk: the load generator, an event loop in C) and, for
@@ -66,7 +66,7 @@ python3 - "$out" "$clients" <<'PY'
 import json, os, sys
 out, clients = sys.argv[1], int(sys.argv[2])
 hf = json.load(open(os.path.join(out, "hf.json"))) if os.path.exists(os.path.join(out, "hf.json")) else None
-print("| server | %d clients: records/s | p50 ms | p99 ms | one request alone: p50 ms | start-up to first answer s | RSS MB after loads 1 / 2 / 3 |" % clients)
+print("| server | %d clients: records/s | p50 ms | p99 ms | one request alone: p50 ms | start-up to first answer s | RSS MB after each load |" % clients)
 print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
 rows = {}
 for q in ("none", "int8"):

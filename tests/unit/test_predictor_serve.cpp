@@ -15,10 +15,15 @@
 #include <thread>
 #include <vector>
 
+#include <fstream>
+
 #include "apps/unif/serve/batcher.h"
 #include "apps/unif/serve/request.h"
+#include "framework/config/run_config.h"
 #include "framework/inference/predictor.h"
 #include "models/quantize.h"
+#include "support/temp_dir.h"
+#include "support/user_error.h"
 
 using nlohmann::json;
 using unif::Word;
@@ -137,6 +142,57 @@ TEST_CASE("predict through the C++ API gives scores by label name and predict's 
     });
   for (auto& t : threads) t.join();
   CHECK(same == 12);
+}
+
+TEST_CASE("evaluate through the C++ API: unif eval's metrics, agreeing with the predictions", "[predict]") {
+  const auto dir = std::filesystem::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
+  const auto p = unif::Predictor::load(dir);
+  const std::vector<std::string> texts{
+      "今天天气很好", "北京是中国的首都。", "我爱北京天安门", "明天下雨", "这部电影太无聊了",
+      "很好吃",       "服务很差",           "还会再来"};
+  unif::test::TempDir tmp;
+  {
+    std::ofstream f(tmp / "dev.jsonl");
+    for (size_t i = 0; i < texts.size(); ++i)
+      f << json{{"text", texts[i]}, {"label", p.labels()[i % p.labels().size()]}}.dump() << "\n";
+  }
+  const auto cfg = p.eval_config((tmp / "dev.jsonl").string());
+  CHECK(cfg.task == unif::Task::Classification);
+  const auto r = p.evaluate(cfg, /*report=*/true);
+  CHECK(r.examples == static_cast<int64_t>(texts.size()));
+  // Its accuracy is the share of the predictions (the other path) that are the gold label.
+  std::vector<json> records;
+  for (const auto& t : texts) records.push_back({{"text", t}});
+  const auto out = p.predict(records);
+  int right = 0;
+  for (size_t i = 0; i < out.size(); ++i) right += out[i].label == p.labels()[i % p.labels().size()];
+  CHECK(r.metrics.at("accuracy") == Approx(right / static_cast<double>(texts.size())));
+  CHECK(r.metrics.at("loss") > 0.0);
+  CHECK_THAT(r.report_text, Catch::Contains("support"));
+  const json j = r.to_json();
+  CHECK(j.at("examples") == texts.size());
+  CHECK(j.at("accuracy") == r.metrics.at("accuracy"));
+  CHECK(j.contains("report"));
+  CHECK_FALSE(p.evaluate(cfg).to_json().contains("report"));
+  // The classes of bad configuration, each named.
+  auto regression = cfg;
+  regression.task = unif::Task::Regression;
+  CHECK_THAT(unif::test::user_error_of([&] { p.evaluate(regression); }),
+             Catch::Contains("the model was trained for task classification but the config says regression"));
+  auto no_data = cfg;
+  no_data.data.dev.clear();
+  CHECK_THAT(unif::test::user_error_of([&] { p.evaluate(no_data); }), Catch::Contains("data.dev: required"));
+  CHECK_THAT(unif::test::user_error_of([&] { p.eval_config((tmp / "dev.jsonl").string(), {"data.nope=1"}); }),
+             Catch::Contains("nope"));
+  // A config's devices and model.unpadded become the loading options.
+  auto padded = cfg;
+  padded.model.unpadded = false;
+  padded.parallel.devices = {"cpu", "cpu"};
+  const auto o = unif::Predictor::options_for(padded, "int8");
+  CHECK(o.device == "cpu");
+  CHECK(o.threads == 2);
+  CHECK_FALSE(o.unpadded);
+  CHECK(o.quantize == "int8");
 }
 
 TEST_CASE("predict with int8 Linear layers: every Linear packed, scores near fp32's, not equal to them", "[predict]") {
