@@ -14,7 +14,6 @@
 // unif::Predictor. SIGTERM / SIGINT: stop accepting, answer the requests in flight, exit 0. Each
 // request gets an access log line on stderr.
 #include <fcntl.h>
-#include <malloc.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -91,11 +90,6 @@ int run_server(const ServeOptions& o) {
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
   ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-answer is the library's write error, not our death
-
-  // Up to 260 HTTP threads allocate requests and answers; glibc would give them up to 8 arenas per
-  // core, each keeping its freed memory, so the resident set crept up load after load. Two arenas
-  // are plenty for the allocations of request handling (the model's work runs on the workers).
-  ::mallopt(M_ARENA_MAX, 2);
 
   PredictorOptions popt;
   popt.batch_size = o.max_batch;
