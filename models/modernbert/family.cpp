@@ -93,7 +93,7 @@ class SequenceHeadImpl : public SequenceHead {
   SequenceHeadImpl(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels)
       : parts_(owner, o, num_labels), mean_(o.classifier_pooling() == "mean") {}
   torch::Tensor forward(const EncoderOutput& encoded) override {
-    const torch::Tensor& h = encoded.last_hidden_state;  // (B, L, H)
+    const torch::Tensor& h = encoded.last_hidden_state;  // (B, L, H); (B, 1, H) with "cls" pooling
     if (!mean_) return parts_(h.select(1, 0));
     const torch::Tensor m = encoded.attention_mask.to(h.scalar_type()).unsqueeze(-1);  // (B, L, 1)
     return parts_((h * m).sum(1) / m.sum(1));
@@ -168,7 +168,7 @@ ModernBertAttentionImpl::ModernBertAttentionImpl(const BertOptions& o) : heads(o
 
 torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& cos,
                                                const torch::Tensor& sin, const torch::Tensor& additive_mask,
-                                               const Packing* packing) {
+                                               const Packing* packing, bool first_only) {
   // Packed (N, H) rows of a (B, L) batch: Wqkv on them, attention on the padded rectangle.
   const int64_t b = packing ? packing->batch : hidden.size(0), l = packing ? packing->length : hidden.size(1);
   const int64_t width = hidden.size(-1), d = width / heads;
@@ -177,15 +177,19 @@ torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, cons
   const torch::Tensor qkv = projected.view({b, l, 3, heads, d});
   auto part = [&](int64_t i) { return qkv.select(2, i).transpose(1, 2); };  // (B, heads, L, d)
   // Rotary embeddings in float32 (HF: q.float() * cos + rotate_half(q.float()) * sin).
-  auto rotate = [&](const torch::Tensor& x) {
+  auto rotate = [](const torch::Tensor& x, const torch::Tensor& c, const torch::Tensor& s) {
     const torch::Tensor f = full_precision(x);
-    return (f * cos + rotate_half(f) * sin).to(x.scalar_type());
+    return (f * c + rotate_half(f) * s).to(x.scalar_type());
   };
-  const torch::Tensor q = rotate(part(0)), k = rotate(part(1)), v = part(2);
+  const torch::Tensor k = rotate(part(1), cos, sin), v = part(2);
+  // first_only: position 0's query alone, rotated by the first row of cos and sin.
+  const torch::Tensor q = first_only ? rotate(part(0).narrow(2, 0, 1), cos.narrow(-2, 0, 1), sin.narrow(-2, 0, 1))
+                                     : rotate(part(0), cos, sin);
+  const int64_t queries = q.size(2);
   torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) * std::pow(static_cast<double>(d), -0.5);
-  scores = scores + additive_mask;
+  scores = scores + (additive_mask.size(-2) > queries ? additive_mask.narrow(-2, 0, queries) : additive_mask);
   const torch::Tensor probs = attention_dropout(torch::softmax(full_precision(scores), -1)).to(v.scalar_type());
-  torch::Tensor context = torch::matmul(probs, v).transpose(1, 2).reshape({b, l, width});
+  torch::Tensor context = torch::matmul(probs, v).transpose(1, 2).reshape({b, queries, width});
   if (packing) context = packing->pack(context);
   return out_drop(linear(Wo, context));
 }
@@ -219,6 +223,14 @@ torch::Tensor ModernBertEncoderLayerImpl::forward(const torch::Tensor& x, const 
   return h + mlp(mlp_norm(h));
 }
 
+torch::Tensor ModernBertEncoderLayerImpl::forward_first(const torch::Tensor& x, const torch::Tensor& cos,
+                                                        const torch::Tensor& sin, const torch::Tensor& additive_mask) {
+  // Keys and values from every position; the residual, the MLP and its norm at position 0 only.
+  const torch::Tensor h =
+      x.narrow(1, 0, 1) + attn(attn_norm ? attn_norm(x) : x, cos, sin, additive_mask, nullptr, /*first_only=*/true);
+  return h + mlp(mlp_norm(h));
+}
+
 bool modernbert_sliding_layer(const BertOptions& o, int64_t index) {
   const auto& types = o.layer_types();
   if (types.empty()) return index % 3 != 0;
@@ -243,12 +255,12 @@ ModernBertModelImpl::ModernBertModelImpl(BertOptions options_) : options(std::mo
 
 EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& /*token_type_ids*/,
                                           const torch::Tensor& attention_mask,
-                                          const torch::Tensor& word_embedding_delta, bool /*first_token_only*/) {
+                                          const torch::Tensor& word_embedding_delta, bool first_token_only) {
   EncoderOutput out;
   out.attention_mask = attention_mask_or_ones(attention_mask, input_ids);
   out.embedding_output = embeddings->forward(embed_words(embeddings->tok_embeddings, input_ids, word_embedding_delta));
   torch::Tensor x = out.embedding_output;
-  const int64_t batch = x.size(0), length = x.size(1), dim = options.hidden_size() / options.num_attention_heads();
+  const int64_t length = x.size(1), dim = options.hidden_size() / options.num_attention_heads();
   // Additive masks: padding keys hidden in every layer (B, 1, 1, L); sliding layers also hide keys
   // farther than local_attention / 2 from the query (B, 1, L, L). finfo(float).min, as HF's eager path.
   const double lowest = static_cast<double>(std::numeric_limits<float>::lowest());
@@ -261,8 +273,14 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
   // is per token); the output has zeros at padding.
   const std::optional<Packing> packing = Packing::of(options, out.attention_mask, /*additive=*/false);
   if (packing) x = packing->pack(x);
+  // A head that reads position 0 alone ("cls" pooling): the last layer computes that position only
+  // (mean pooling reads them all).
+  const bool first_only = first_token_only && options.classifier_pooling() == "cls";
+  const auto n = static_cast<int64_t>(layers->size());
+  int64_t index = 0;
   for (const auto& module : *layers) {
     auto* layer = module->as<ModernBertEncoderLayerImpl>();
+    const bool last_first = first_only && ++index == n;
     if (layer->sliding && !sliding_mask.defined()) {
       const torch::Tensor pos = torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
       const torch::Tensor near = (pos.unsqueeze(0) - pos.unsqueeze(1)).abs().le(options.local_attention() / 2);
@@ -272,8 +290,13 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
     if (!layer->sliding && !global_rope.first.defined())
       global_rope = rotary(length, dim, options.global_rope_theta(), x.device());
     const auto& rope = layer->sliding ? local_rope : global_rope;
-    x = layer->forward(x, rope.first, rope.second, layer->sliding ? sliding_mask : full_mask,
-                       packing ? &*packing : nullptr);
+    const torch::Tensor& mask = layer->sliding ? sliding_mask : full_mask;
+    if (last_first) {  // (B, 1, H), from the padded rectangle
+      out.last_hidden_state =
+          final_norm(layer->forward_first(packing ? packing->pad(x) : x, rope.first, rope.second, mask));
+      return out;
+    }
+    x = layer->forward(x, rope.first, rope.second, mask, packing ? &*packing : nullptr);
   }
   out.last_hidden_state = packing ? packing->pad(final_norm(x)) : final_norm(x);
   return out;

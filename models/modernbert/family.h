@@ -61,9 +61,10 @@ class ModernBertAttentionImpl : public torch::nn::Module {
  public:
   explicit ModernBertAttentionImpl(const BertOptions& options);
   /// hidden (B, L, H); cos, sin (L, d); additive_mask (B, 1, 1 or L, L) -> (B, L, H). With `packing`
-  /// hidden is (N, H), the real tokens, and so is the result.
+  /// hidden is (N, H), the real tokens, and so is the result. first_only (no packing): position 0's
+  /// query alone, over every key -> (B, 1, H).
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& cos, const torch::Tensor& sin,
-                        const torch::Tensor& additive_mask, const Packing* packing = nullptr);
+                        const torch::Tensor& additive_mask, const Packing* packing = nullptr, bool first_only = false);
   int64_t heads;
   torch::nn::Linear Wqkv{nullptr}, Wo{nullptr};
   Dropout attention_dropout{nullptr}, out_drop{nullptr};
@@ -87,6 +88,9 @@ class ModernBertEncoderLayerImpl : public torch::nn::Module {
   ModernBertEncoderLayerImpl(const BertOptions& options, int64_t index);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& additive_mask, const Packing* packing = nullptr);
+  /// x (B, L, H) -> position 0's output alone (B, 1, H): a last layer under a head that reads it only.
+  torch::Tensor forward_first(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                              const torch::Tensor& additive_mask);
   ModernBertNorm attn_norm{nullptr};  // none in layer 0 (HF's Identity)
   ModernBertAttention attn{nullptr};
   ModernBertNorm mlp_norm{nullptr};
