@@ -299,8 +299,8 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
     if (device.is_cuda())
       throw UserError(
           "int8 runs on the CPU (dynamic int8 Linear layers); the model is on " + device.str() +
-          ": run it on the CPU (unif predict and serve: --device cpu; unif eval: --set parallel.devices=[cpu]), or "
-          "fp32 on the GPU");
+          ": load it on the CPU (PredictorOptions device \"cpu\"; unif eval: --set parallel.devices=[cpu]), or "
+          "run fp32 on the GPU");
     try {
       s->quantization = models::quantize_dynamic_int8(*s->lm.model).summary();
     } catch (const std::runtime_error& e) { throw UserError(e.what()); }
