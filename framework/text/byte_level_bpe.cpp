@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
+#include <queue>
 #include <sstream>
 #include <stdexcept>
 
@@ -175,6 +177,16 @@ bool read_post_processor(const nlohmann::json& pp, SpecialTokens& sp) {
     return true;
   }
   if (type != "TemplateProcessing") return false;
+  // Every special token of the templates must be defined in special_tokens (HF refuses the file).
+  const auto& defined = pp.contains("special_tokens") ? pp.at("special_tokens") : nlohmann::json::object();
+  for (const char* which : {"single", "pair"})
+    for (const auto& item : pp.at(which))
+      if (item.contains("SpecialToken")) {
+        const auto id = item.at("SpecialToken").at("id").get<std::string>();
+        if (!defined.is_object() || !defined.contains(id))
+          throw UserError("post_processor: the " + std::string(which) + " template's special token '" + id +
+                          "' is not defined in its special_tokens");
+      }
   // single: [SpecialToken cls, Sequence A, SpecialToken sep]; pair: ... A, sep (, sep), B, sep.
   std::vector<std::string> single;
   for (const auto& item : pp.at("single"))
@@ -203,6 +215,41 @@ bool read_post_processor(const nlohmann::json& pp, SpecialTokens& sp) {
                     " special tokens between the sequences (expected 1 or 2)");
   sp.pair_double_sep = between == 2;
   return true;
+}
+
+/// tokenizer.json's BPE model options that change how words become pieces and that this tokenizer
+/// does not implement: refused by name (null, or their no-op value, is accepted).
+void check_bpe_options(const nlohmann::json& model) {
+  auto set = [&](const char* key) { return model.contains(key) && !model.at(key).is_null(); };
+  if (set("dropout") && !(model.at("dropout").is_number() && model.at("dropout").get<double>() == 0.0))
+    throw UserError("model.dropout " + model.at("dropout").dump() +
+                    ": BPE dropout (sampled merges, a training-time augmentation) is not supported; set it to null");
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (set(key) && !(model.at(key).is_string() && model.at(key).get<std::string>().empty()))
+      throw UserError("model." + std::string(key) + " " + model.at(key).dump() +
+                      " is not supported for byte-level BPE (null or \"\")");
+  if (set("byte_fallback") && model.at("byte_fallback") != false)
+    throw UserError("model.byte_fallback is not supported for byte-level BPE (every byte has its own symbol)");
+}
+
+/// tokenizer.json's pre_tokenizer: ByteLevel with the GPT-2 split pattern (alone or the only member
+/// of a Sequence); anything else is refused by name. Returns its add_prefix_space.
+bool read_pre_tokenizer(const nlohmann::json& pre) {
+  if (pre.is_null()) throw UserError("pre_tokenizer is null; byte-level BPE needs the ByteLevel pre-tokenizer");
+  const std::string type = pre.value("type", std::string());
+  if (type == "Sequence") {
+    const auto members = pre.value("pretokenizers", nlohmann::json::array());
+    if (members.size() == 1) return read_pre_tokenizer(members.at(0));
+    std::string names;
+    for (const auto& m : members) names += (names.empty() ? "" : ", ") + m.value("type", std::string("?"));
+    throw UserError("pre_tokenizer: a Sequence of [" + names +
+                    "] is not supported (byte-level BPE reads the ByteLevel pre-tokenizer alone)");
+  }
+  if (type != "ByteLevel")
+    throw UserError("pre_tokenizer '" + type + "' is not supported for byte-level BPE (ByteLevel)");
+  if (!pre.value("use_regex", true))
+    throw UserError("pre_tokenizer: ByteLevel with use_regex false is not supported (the GPT-2 split pattern)");
+  return pre.value("add_prefix_space", false);
 }
 
 /// Whether tokenizer.json's normalizer is NFC (alone or in a Sequence); std::invalid_argument for others.
@@ -234,11 +281,18 @@ ByteLevelBpe::ByteLevelBpe(std::unordered_map<std::string, int64_t> vocab,
       if (!vocab_.count(piece))
         throw UserError("byte-level BPE: merge " + std::to_string(r + 1) + " ('" + left + " " + right + "') needs '" +
                         piece + "', which is not in the vocabulary");
-    ranks_.emplace(left + " " + right, static_cast<int>(r));  // first rank wins
+    merges_.emplace(std::make_pair(vocab_.at(left), vocab_.at(right)),
+                    Merge{static_cast<int>(r), vocab_.at(left + right)});  // first rank wins
   }
   // RoBERTa's template: <s> a </s></s> b </s>, every token type 0.
   specials_ = {"<s>", "</s>", "<pad>", "<mask>", "<unk>", /*pair_double_sep=*/true, /*pair_token_types=*/false};
-  for (const auto& [piece, id] : vocab_) tokens_.emplace(id, piece);
+  for (const auto& [piece, id] : vocab_) {
+    const auto [at, fresh] = tokens_.emplace(id, piece);
+    if (!fresh)
+      throw UserError("byte-level BPE: the id " + std::to_string(id) + " is given to both '" + at->second + "' and '" +
+                      piece + "'");
+    vocab_size_ = std::max(vocab_size_, id + 1);
+  }
   for (const auto& a : added_) {
     if (a.content.empty()) throw UserError("byte-level BPE: an added token is empty");
     if (!vocab_.count(a.content)) throw UserError("byte-level BPE: the added token '" + a.content + "' has no id");
@@ -263,6 +317,7 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
         throw UserError("model.type is '" + model.value("type", std::string()) + "', expected BPE");
       for (const auto& [piece, id] : model.at("vocab").items()) vocab.emplace(piece, id_of(id, piece));
       ignore_merges = model.value("ignore_merges", false);
+      check_bpe_options(model);
       for (const auto& m : model.at("merges")) {
         if (m.is_string())
           merges.push_back(split_merge(m.get<std::string>(), tokenizer_json));
@@ -284,9 +339,7 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& dir) {
       // HF trims a piece's spaces from its offsets in RobertaProcessing (trim_offsets) only.
       trim_offsets = specials.pair_double_sep;
       if (j.contains("normalizer")) nfc = read_nfc(j.at("normalizer"));
-      const auto& pre = j.at("pre_tokenizer");
-      if (!pre.is_null() && pre.value("type", std::string()) == "ByteLevel")
-        add_prefix_space = pre.value("add_prefix_space", false);
+      add_prefix_space = read_pre_tokenizer(j.at("pre_tokenizer"));
     } catch (const nlohmann::json::exception& e) {
       throw UserError(tokenizer_json + ": " + e.what());
     } catch (const UserError& e) {
@@ -350,41 +403,88 @@ std::string ByteLevelBpe::id_to_token(int64_t id) const {
   return it == tokens_.end() ? specials_.unk : it->second;
 }
 
+std::optional<std::vector<std::string>> ByteLevelBpe::WordCache::find(const std::string& word) const {
+  std::shared_lock lock(mutex_);
+  const auto it = words_.find(word);
+  if (it == words_.end()) return std::nullopt;
+  return it->second;
+}
+
+void ByteLevelBpe::WordCache::insert(const std::string& word, const std::vector<std::string>& pieces) {
+  std::unique_lock lock(mutex_);
+  if (words_.size() < kCachedWords) words_.emplace(word, pieces);
+}
+
 std::vector<std::string> ByteLevelBpe::bpe(const std::string& symbols) const {
   if (ignore_merges_ && vocab_.count(symbols)) return {symbols};
+  const bool cacheable = symbols.size() <= kCachedWordBytes;
+  if (cacheable)
+    if (auto hit = cache_->find(symbols)) return *hit;
   // One symbol per byte symbol (a code point of 1-2 UTF-8 bytes); symbols missing from the
   // vocabulary are dropped, as HF's BPE without an unk token does.
-  std::vector<std::string> parts;
+  struct Symbol {
+    int64_t id;
+    int64_t prev, next;  // neighbours still in the word; -1 at the ends
+    bool gone;           // merged into the symbol before it
+  };
+  std::vector<Symbol> word;
+  word.reserve(symbols.size());
   for (size_t i = 0; i < symbols.size();) {
     size_t n = 1;
     while (i + n < symbols.size() && (static_cast<unsigned char>(symbols[i + n]) & 0xC0) == 0x80) ++n;
-    std::string s = symbols.substr(i, n);
-    if (vocab_.count(s)) parts.push_back(std::move(s));
+    const auto it = vocab_.find(symbols.substr(i, n));
+    if (it != vocab_.end()) {
+      const auto at = static_cast<int64_t>(word.size());
+      word.push_back({it->second, at - 1, at + 1, false});
+    }
     i += n;
   }
-  // Merge the adjacent pair of lowest rank (leftmost among equals) until no pair has a rank.
-  std::string key;
-  while (parts.size() > 1) {
-    int best = std::numeric_limits<int>::max();
-    size_t at = 0;
-    for (size_t i = 0; i + 1 < parts.size(); ++i) {
-      key.assign(parts[i]).append(" ").append(parts[i + 1]);
-      const auto it = ranks_.find(key);
-      if (it != ranks_.end() && it->second < best) best = it->second, at = i;
-    }
-    if (best == std::numeric_limits<int>::max()) break;
-    parts[at] += parts[at + 1];
-    parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+  if (!word.empty()) word.back().next = -1;
+  // Merge the adjacent pair of lowest rank (leftmost among equals) until no pair has a rank, as HF's
+  // tokenizers does: candidate merges in a min-heap by (rank, position); a candidate whose symbols
+  // have changed since it was pushed is skipped when it comes up. O(n log n) in the word's length.
+  struct Candidate {
+    int rank;
+    int64_t pos;
+    int64_t made;  // the id the merge makes
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  auto push = [&](int64_t pos) {
+    if (pos < 0 || word[static_cast<size_t>(pos)].next < 0) return;
+    const auto it = merges_.find(
+        {word[static_cast<size_t>(pos)].id, word[static_cast<size_t>(word[static_cast<size_t>(pos)].next)].id});
+    if (it != merges_.end()) heap.push({it->second.rank, pos, it->second.made});
+  };
+  for (int64_t i = 0; i + 1 < static_cast<int64_t>(word.size()); ++i) push(i);
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    Symbol& left = word[static_cast<size_t>(c.pos)];
+    if (left.gone || left.next < 0) continue;
+    Symbol& right = word[static_cast<size_t>(left.next)];
+    const auto it = merges_.find({left.id, right.id});
+    if (it == merges_.end() || it->second.made != c.made) continue;  // the pair changed since
+    left.id = c.made;
+    right.gone = true;
+    left.next = right.next;
+    if (right.next >= 0) word[static_cast<size_t>(right.next)].prev = c.pos;
+    push(left.prev);
+    push(c.pos);
   }
+  std::vector<std::string> parts;
+  for (const Symbol& s : word)
+    if (!s.gone) parts.push_back(tokens_.at(s.id));
+  if (cacheable) cache_->insert(symbols, parts);
   return parts;
 }
 
 void ByteLevelBpe::split_and_encode(const std::u32string& text, const std::vector<int64_t>& src, bool add_prefix_space,
-                                    Tokenized& out) const {
+                                    size_t max_pieces, Tokenized& out) const {
   const auto end = static_cast<int64_t>(text.size());
   std::string symbols;
   std::vector<int64_t> source;  // per byte symbol: the character of `text` it came from
-  for (int64_t i = 0; i < end;) {
+  for (int64_t i = 0; i < end && out.tokens.size() < max_pieces;) {
     const int64_t n = match_length(text, i, end);
     symbols.clear();
     source.clear();
@@ -422,14 +522,14 @@ void ByteLevelBpe::split_and_encode(const std::u32string& text, const std::vecto
   }
 }
 
-Tokenized ByteLevelBpe::tokenize_spaced(std::string_view utf8, bool add_prefix_space) const {
+Tokenized ByteLevelBpe::tokenize_spaced(std::string_view utf8, bool add_prefix_space, size_t max_pieces) const {
   const std::u32string text = unicode::decode_utf8(utf8);
   Tokenized out;
   std::u32string segment;
   std::vector<int64_t> src;  // per character of `segment`: its index in `text`
   int64_t cursor = 0;        // the end of what was handed on (the white space an rstrip took included)
   auto plain = [&](int64_t begin, int64_t end) {
-    if (begin >= end) return;
+    if (begin >= end || out.tokens.size() >= max_pieces) return;
     segment.clear();
     src.clear();
     // add_prefix_space: a space before each stretch that does not start with one (HF's ByteLevel
@@ -439,7 +539,7 @@ Tokenized ByteLevelBpe::tokenize_spaced(std::string_view utf8, bool add_prefix_s
       append_nfc(text, begin, end, segment, src);
     else
       for (int64_t k = begin; k < end; ++k) segment.push_back(text[static_cast<size_t>(k)]), src.push_back(k);
-    split_and_encode(segment, src, add_prefix_space, out);
+    split_and_encode(segment, src, add_prefix_space, max_pieces, out);
     cursor = end;
   };
   split_added_tokens(text, added_, plain, [&](size_t index, int64_t start, int64_t end) {
@@ -449,6 +549,7 @@ Tokenized ByteLevelBpe::tokenize_spaced(std::string_view utf8, bool add_prefix_s
     if (added_[index].lstrip)
       while (start - lead > cursor && unicode::is_white_space(text[static_cast<size_t>(start - lead - 1)])) ++lead;
     // Without trimming (ModernBERT's template) the span keeps all the white space lstrip took.
+    if (out.tokens.size() >= max_pieces) return;
     const bool keep = add_prefix_space && lead == 1 && (out.tokens.empty() || start - lead == 0);
     out.tokens.push_back(added_[index].content);
     out.offsets.push_back({!trim_offsets_ ? start - lead : keep ? start - 1 : start, end});
@@ -461,11 +562,16 @@ Tokenized ByteLevelBpe::tokenize_spaced(std::string_view utf8, bool add_prefix_s
 }
 
 Tokenized ByteLevelBpe::tokenize_with_offsets(std::string_view utf8) const {
-  return tokenize_spaced(utf8, add_prefix_space_);
+  return tokenize_spaced(utf8, add_prefix_space_, std::numeric_limits<size_t>::max());
+}
+
+Tokenized ByteLevelBpe::tokenize_head(std::string_view utf8, size_t max_pieces) const {
+  return tokenize_spaced(utf8, add_prefix_space_, max_pieces);
 }
 
 Tokenized ByteLevelBpe::tokenize_word(std::string_view word) const {
-  return tokenize_spaced(word, /*add_prefix_space=*/words_with_space_ || add_prefix_space_);
+  return tokenize_spaced(word, /*add_prefix_space=*/words_with_space_ || add_prefix_space_,
+                         std::numeric_limits<size_t>::max());
 }
 
 }  // namespace unif::framework

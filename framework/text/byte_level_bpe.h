@@ -12,6 +12,9 @@
 // U+FFFD (see unicode::decode_utf8).
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -43,6 +46,8 @@ class ByteLevelBpe : public Tokenizer {
   /// Pieces of `utf8` (no <s>/</s> added) with their code point spans in `utf8` (HF's
   /// offset_mapping, trimmed).
   Tokenized tokenize_with_offsets(std::string_view utf8) const override;
+  /// Stops after the pre-token (word) in which the max_pieces-th piece falls.
+  Tokenized tokenize_head(std::string_view utf8, size_t max_pieces) const override;
 
   /// One pre-split word as HF encodes it with is_split_into_words: RoBERTa's tokenizer (which
   /// requires add_prefix_space=True there) puts a space before it unless it starts with one, so its
@@ -55,7 +60,8 @@ class ByteLevelBpe : public Tokenizer {
     return piece.rfind("\xC4\xA0", 0) != 0;
   }  // "Ġ", a space before the piece
   std::string id_to_token(int64_t id) const override;
-  int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.size()); }
+  /// The largest id + 1 (every id the tokenizer can produce is below it).
+  int64_t vocab_size() const override { return vocab_size_; }
 
   /// The BPE pieces of one pre-token given as bytes (already mapped to byte symbols, not split
   /// further): exposed for tests.
@@ -65,15 +71,40 @@ class ByteLevelBpe : public Tokenizer {
   static char32_t byte_symbol(unsigned char byte);
 
  private:
-  Tokenized tokenize_spaced(std::string_view utf8, bool add_prefix_space) const;
+  Tokenized tokenize_spaced(std::string_view utf8, bool add_prefix_space, size_t max_pieces) const;
   // The pieces of `text` (one stretch between added tokens, a space already put before it when
-  // add_prefix_space) with spans through src (per character: its index in the input).
+  // add_prefix_space) with spans through src (per character: its index in the input); stops once
+  // `out` holds max_pieces.
   void split_and_encode(const std::u32string& text, const std::vector<int64_t>& src, bool add_prefix_space,
-                        Tokenized& out) const;
+                        size_t max_pieces, Tokenized& out) const;
 
   std::unordered_map<std::string, int64_t> vocab_;
   std::unordered_map<int64_t, std::string> tokens_;  // id -> piece
-  std::unordered_map<std::string, int> ranks_;       // "left right" -> rank
+  struct Merge {
+    int rank;      // the merge's line in merges (lower merges first)
+    int64_t made;  // the id of the piece it makes
+  };
+  struct PairHash {
+    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+      return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+    }
+  };
+  std::unordered_map<std::pair<int64_t, int64_t>, Merge, PairHash> merges_;  // (left id, right id)
+  int64_t vocab_size_ = 0;
+  // Words of up to kCachedWordBytes byte-symbol bytes, their pieces (as HF's BPE cache: the first
+  // kCachedWords distinct words); shared by copies, safe across threads.
+  static constexpr size_t kCachedWordBytes = 256;
+  class WordCache {
+   public:
+    std::optional<std::vector<std::string>> find(const std::string& word) const;
+    void insert(const std::string& word, const std::vector<std::string>& pieces);
+
+   private:
+    static constexpr size_t kCachedWords = 10000;
+    mutable std::shared_mutex mutex_;
+    std::unordered_map<std::string, std::vector<std::string>> words_;
+  };
+  std::shared_ptr<WordCache> cache_ = std::make_shared<WordCache>();
   std::vector<AddedToken> added_;
   bool add_prefix_space_;
   bool ignore_merges_;

@@ -125,9 +125,16 @@ Encoding encode_tokenized(const Tokenizer& tokenizer, const Tokenized& a, const 
 Encoding encode(const Tokenizer& tokenizer, std::string_view a, std::optional<std::string_view> b, int max_seq_length,
                 TruncateMethod method, bool pad_to_max) {
   check_length(tokenizer, max_seq_length, b.has_value());
-  const Tokenized ta = tokenizer.tokenize_with_offsets(a);
+  // Every method but FIFO keeps pieces from a segment's front, and never more than max_seq_length
+  // of them: a longer text is tokenized only as far as that (truncate_ranges gives the same cut
+  // for any length past the budget, and the encoding is marked truncated either way).
+  auto pieces = [&](std::string_view text) {
+    return method == TruncateMethod::FIFO ? tokenizer.tokenize_with_offsets(text)
+                                          : tokenizer.tokenize_head(text, static_cast<size_t>(max_seq_length));
+  };
+  const Tokenized ta = pieces(a);
   if (!b) return encode_tokenized(tokenizer, ta, nullptr, max_seq_length, method, pad_to_max);
-  const Tokenized tb = tokenizer.tokenize_with_offsets(*b);
+  const Tokenized tb = pieces(*b);
   return encode_tokenized(tokenizer, ta, &tb, max_seq_length, method, pad_to_max);
 }
 

@@ -58,6 +58,14 @@ class Tokenizer {
   /// word. By default tokenize_with_offsets(word); byte-level BPE tokenizes it as if a space came
   /// before it (HF requires add_prefix_space=True for pre-split words: each word's first piece has "Ġ").
   virtual Tokenized tokenize_word(std::string_view word) const { return tokenize_with_offsets(word); }
+  /// The first pieces of tokenize_with_offsets(utf8): at least `max_pieces` of them where the text
+  /// has that many (a tokenizer may give more, up to the whole text). For a caller that keeps no
+  /// more than max_pieces from the front (truncation that cuts from the end): a long text costs
+  /// the work of its first pieces, not of all of it.
+  virtual Tokenized tokenize_head(std::string_view utf8, size_t max_pieces) const {
+    (void)max_pieces;
+    return tokenize_with_offsets(utf8);
+  }
   /// The pieces alone (HF `tokenizer.tokenize(text)`).
   std::vector<std::string> tokenize(std::string_view utf8) const { return tokenize_with_offsets(utf8).tokens; }
 

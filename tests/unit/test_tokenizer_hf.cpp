@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -201,9 +202,57 @@ TEST_CASE("byte-level BPE: bad tokenizer files name the file", "[unit][tokenizer
   CHECK_THAT(load_error(dir), Catch::Contains("tokenizer.json: model.type is 'Unigram', expected BPE"));
   write(dir / "tokenizer.json",
         "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, "
-        "\"added_tokens\": [{\"id\": 1, \"content\": \"\"}], \"pre_tokenizer\": null}");
+        "\"added_tokens\": [{\"id\": 1, \"content\": \"\"}], \"pre_tokenizer\": {\"type\": \"ByteLevel\"}}");
   CHECK_THAT(load_error(dir), Catch::Contains("tokenizer.json: byte-level BPE: an added token is empty"));
   write(dir / "tokenizer.json", "not json");
   CHECK_THAT(load_error(dir), Catch::Contains("tokenizer.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("byte-level BPE: tokenizer.json features it does not implement are refused by name",
+          "[unit][tokenizer][bpe][bad-input]") {
+  const json good = json::parse(std::ifstream(kRoot / "tests/fixtures/families/roberta/tokenizer.json"));
+  const fs::path dir = temp_dir("features");
+  auto error_with = [&](const std::function<void(json&)>& change) {
+    json j = good;
+    change(j);
+    write(dir / "tokenizer.json", j.dump());
+    return load_error(dir);
+  };
+  CHECK(error_with([](json&) {}) == "(no error)");  // the file as HF wrote it loads
+  CHECK_THAT(error_with([](json& j) {
+               j["pre_tokenizer"] = {{"type", "Whitespace"}};
+             }),
+             Catch::Contains("tokenizer.json: pre_tokenizer 'Whitespace' is not supported for byte-level BPE"));
+  CHECK_THAT(error_with([](json& j) {
+               j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}};
+             }),
+             Catch::Contains("pre_tokenizer 'Metaspace' is not supported"));
+  CHECK_THAT(
+      error_with([](json& j) {
+        j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Digits"}}, {{"type", "ByteLevel"}}}}};
+      }),
+      Catch::Contains("pre_tokenizer: a Sequence of [Digits, ByteLevel] is not supported"));
+  CHECK(error_with([&](json& j) {
+          j["pre_tokenizer"] = json{{"type", "Sequence"}, {"pretokenizers", json::array({good.at("pre_tokenizer")})}};
+        }) == "(no error)");
+  CHECK_THAT(error_with([](json& j) { j["pre_tokenizer"]["use_regex"] = false; }),
+             Catch::Contains("ByteLevel with use_regex false is not supported"));
+  CHECK_THAT(error_with([](json& j) { j["pre_tokenizer"] = nullptr; }), Catch::Contains("pre_tokenizer is null"));
+  CHECK_THAT(error_with([](json& j) { j["model"]["dropout"] = 0.1; }),
+             Catch::Contains("model.dropout 0.1: BPE dropout") && Catch::Contains("is not supported"));
+  CHECK_THAT(error_with([](json& j) { j["model"]["continuing_subword_prefix"] = "##"; }),
+             Catch::Contains("model.continuing_subword_prefix \"##\" is not supported"));
+  CHECK_THAT(error_with([](json& j) { j["model"]["end_of_word_suffix"] = "</w>"; }),
+             Catch::Contains("model.end_of_word_suffix \"</w>\" is not supported"));
+  CHECK_THAT(error_with([](json& j) { j["model"]["byte_fallback"] = true; }),
+             Catch::Contains("model.byte_fallback is not supported"));
+  // A template whose special token special_tokens lacks (HF refuses the file).
+  const json modern = json::parse(std::ifstream(kRoot / "tests/fixtures/families/modernbert/tokenizer.json"));
+  json broken = modern;
+  broken["post_processor"]["special_tokens"].erase("[SEP]");
+  write(dir / "tokenizer.json", broken.dump());
+  CHECK_THAT(load_error(dir),
+             Catch::Contains("post_processor: the single template's special token '[SEP]' is not defined"));
   fs::remove_all(dir);
 }
