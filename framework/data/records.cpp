@@ -47,45 +47,67 @@ std::string bracket_list(const std::vector<std::string>& names) {
   return out + "]";
 }
 
-/// One CSV record (RFC 4180) from `text`, its physical lines joined with '\n'. Open: a quoted cell
-/// is still open at the end (the record goes on on the next line). Error: `error_at` is the offset
-/// in `text` of a character after a closing quote other than a comma.
+/// One CSV record (RFC 4180) read a physical line at a time, in one pass: feed() each line of the
+/// record; Open: a quoted cell is still open at the end of the line (the record goes on on the next
+/// line, joined with '\n'); Error: `error_at` is the offset in the line of a character after a
+/// closing quote other than a comma.
 enum class CsvStatus { Done, Open, Error };
-CsvStatus parse_csv(const std::string& text, std::vector<std::string>& cells, std::size_t& error_at) {
-  cells.clear();
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  std::string cur;
-  while (true) {
-    if (i < n && text[i] == '"') {
-      ++i;
-      while (true) {
-        if (i >= n) return CsvStatus::Open;
-        if (text[i] == '"') {
-          if (i + 1 < n && text[i + 1] == '"') {  // "" is one quote
-            cur += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
+class CsvRecord {
+ public:
+  explicit CsvRecord(std::vector<std::string>& cells) : cells_(cells) { cells_.clear(); }
+  CsvStatus feed(const std::string& line, std::size_t& error_at) {
+    if (state_ == State::Quoted) cur_ += '\n';  // the line break inside the quoted cell
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      switch (state_) {
+        case State::CellStart:
+          if (c == '"')
+            state_ = State::Quoted;
+          else if (c == ',')
+            end_cell();
+          else
+            cur_ += c, state_ = State::Unquoted;
           break;
-        }
-        cur += text[i++];
+        case State::Unquoted:  // runs to the next comma; a quote inside it is kept as written
+          if (c == ',')
+            end_cell();
+          else
+            cur_ += c;
+          break;
+        case State::Quoted:
+          if (c == '"')
+            state_ = State::QuoteInQuoted;
+          else
+            cur_ += c;
+          break;
+        case State::QuoteInQuoted:  // "" is one quote; else the cell ended at the quote
+          if (c == '"') {
+            cur_ += '"', state_ = State::Quoted;
+          } else if (c == ',') {
+            end_cell();
+          } else {
+            error_at = i;
+            return CsvStatus::Error;
+          }
+          break;
       }
-      if (i < n && text[i] != ',') {
-        error_at = i;
-        return CsvStatus::Error;
-      }
-    } else {
-      // An unquoted cell runs to the next comma; a quote inside it is kept as written.
-      while (i < n && text[i] != ',') cur += text[i++];
     }
-    cells.push_back(std::move(cur));
-    cur.clear();
-    if (i >= n) return CsvStatus::Done;
-    ++i;  // the comma; a comma at the end gives an empty last cell
+    if (state_ == State::Quoted) return CsvStatus::Open;
+    end_cell();  // the last cell (empty after a comma at the end)
+    return CsvStatus::Done;
   }
-}
+
+ private:
+  enum class State { CellStart, Unquoted, Quoted, QuoteInQuoted };
+  void end_cell() {
+    cells_.push_back(std::move(cur_));
+    cur_.clear();
+    state_ = State::CellStart;
+  }
+  std::vector<std::string>& cells_;
+  std::string cur_;
+  State state_ = State::CellStart;
+};
 
 /// A CoNLL line's columns: tab-separated when the line has a tab (a token may then hold spaces),
 /// else separated by runs of spaces. Empty columns are dropped.
@@ -190,7 +212,8 @@ void RecordReader::check_header(int64_t line) const {
 }
 
 bool RecordReader::next_csv_cells(std::vector<std::string>& cells, int64_t& first_line, bool& blank) {
-  std::string text, line;
+  std::string line;
+  CsvRecord record(cells);
   bool started = false;
   blank = false;
   while (std::getline(in_, line)) {
@@ -205,18 +228,13 @@ bool RecordReader::next_csv_cells(std::vector<std::string>& cells, int64_t& firs
         return true;
       }
       started = true;
-    } else {
-      text += '\n';
     }
-    const std::size_t line_start = text.size();
-    text += line;
     std::size_t error_at = 0;
-    const CsvStatus status = parse_csv(text, cells, error_at);
+    const CsvStatus status = record.feed(line, error_at);
     if (status == CsvStatus::Done) return true;
     if (status == CsvStatus::Error) {
-      const auto col = error_at >= line_start ? error_at - line_start : 0;
       throw UserError(name_ + ":" + std::to_string(line_) + ": text after a closing quote (byte " +
-                      std::to_string(col + 1) +
+                      std::to_string(error_at + 1) +
                       " of the line); in CSV a quoted cell ends at its closing quote, "
                       "and a quote inside it is written twice (\"\")");
     }
