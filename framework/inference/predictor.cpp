@@ -187,7 +187,13 @@ std::vector<Prediction> Predictor::State::run(const std::vector<fw::Record>& rec
         ex = fw::make_examples(task, dc, labels, source, {words_record}, false);
         for (auto& e : ex) e.record = f;
       } else {
-        ex = fw::make_examples(task, dc, labels, source, {r}, false);
+        // The label field is not an input: a labelled file (a class the model lacks, tags in
+        // another scheme) predicts as it would without it, the field carried through in "input".
+        fw::Record unlabelled = r;
+        if (!dc.label_field.empty() && unlabelled.fields.contains(dc.label_field))
+          unlabelled.fields.erase(dc.label_field);
+        ex = fw::make_examples(task, dc, labels, source, {unlabelled}, false);
+        for (auto& e : ex) e.record = f;
       }
       example_of[i] = static_cast<int64_t>(data.examples.size());
       for (auto& e : ex) {
@@ -371,10 +377,13 @@ std::vector<Word> split_words(std::string_view text) {
   for (size_t i = 0; i < cps.size(); ++i) {
     const char32_t c = cps[i];
     const auto at = static_cast<int64_t>(i);
-    if (c == 0 || c == 0xFFFD || u::is_bert_whitespace(c) || u::is_white_space(c) || u::is_control(c)) {
+    if (u::is_bert_whitespace(c) || u::is_white_space(c)) {
       close();
       continue;
     }
+    // Deleted, as BERT's basic tokenizer cleans them: the characters around one join
+    // ("soft\u00ADware" is one word).
+    if (c == 0 || c == 0xFFFD || u::is_control(c)) continue;
     if (u::is_punctuation(c) || u::is_chinese_char(c)) {
       close();
       Word w;

@@ -188,7 +188,8 @@ class Predictor {
 };
 
 /// Token classification's {"text"} input as words, the way BERT's basic tokenizer pre-splits
-/// text: white space separates words and is dropped (so are control characters), and every
+/// text: white space separates words and is dropped; control and format characters (U+200B,
+/// U+200D, U+00AD, ...) are deleted, joining the characters around them; and every
 /// punctuation character (Unicode P*, ASCII symbols) and every CJK ideograph is a word of its own.
 /// One rule for every tokenizer family.
 std::vector<Word> split_words(std::string_view text);
