@@ -24,7 +24,7 @@ namespace {
 
 // Ctrl-C (or SIGTERM) before the trainer installs its own handler (loading the model and data, or
 // during eval / predict): say so, then exit 128 + signal like a default kill, but not silently.
-const char* g_interrupt_note = "\ninterrupted: exiting before any work was saved\n";
+const char* volatile g_interrupt_note = "\ninterrupted: exiting before any work was saved\n";
 extern "C" void on_startup_signal(int sig) {
   const char* note = g_interrupt_note;
   ssize_t ignored = ::write(2, note, std::strlen(note));
@@ -42,7 +42,23 @@ std::string suggest_command(const std::string& word, const std::vector<std::stri
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Ctrl-C and SIGTERM are blocked until their handler is in place: init_runtime may re-exec unif,
+  // and a signal sent between the exec and the handler would otherwise kill it silently, or be lost
+  // where the parent ignores it (a background job of a script) and leave unif waiting on its input.
+  // A blocked signal stays pending across the exec and reaches the handler below.
+  sigset_t startup_signals;
+  sigemptyset(&startup_signals);
+  sigaddset(&startup_signals, SIGINT);
+  sigaddset(&startup_signals, SIGTERM);
+  sigprocmask(SIG_BLOCK, &startup_signals, nullptr);
   unif::init_runtime(argc, argv);
+  if (argc > 1 && std::strcmp(argv[1], "train") == 0)
+    g_interrupt_note =
+        "\ninterrupted before training started (loading the config, model and data): nothing was trained; "
+        "run the command again to start\n";
+  std::signal(SIGINT, on_startup_signal);
+  std::signal(SIGTERM, on_startup_signal);
+  sigprocmask(SIG_UNBLOCK, &startup_signals, nullptr);
   CLI::App app{"unif: fine-tune BERT-family models on LibTorch", "unif"};
   // SPEC §7: the LibTorch, CUDA, cuDNN and NCCL versions compiled in, and the GPUs seen.
   app.set_version_flag("--version", [] {
@@ -103,12 +119,6 @@ int main(int argc, char** argv) {
              std::find(names.begin(), names.end(), args[0]) == names.end()) {
     return unknown_command(args[0]);
   }
-  if (!args.empty() && args[0] == "train")
-    g_interrupt_note =
-        "\ninterrupted before training started (loading the config, model and data): nothing was trained; "
-        "run the command again to start\n";
-  std::signal(SIGINT, on_startup_signal);
-  std::signal(SIGTERM, on_startup_signal);
 
   try {
     std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last-first

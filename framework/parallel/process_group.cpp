@@ -299,6 +299,13 @@ void ProcessGroup::writer_done() {
   const std::string key = "writer-done/" + std::to_string(writes_++);
   if (env_.rank == 0) {
     guarded(env_, "posting that rank 0's save is done", [&] { impl_->store->set(key, std::vector<uint8_t>{1}); });
+    // Every other rank confirms it has read the key before rank 0 goes on: rank 0 serves the store,
+    // and a rank 0 that finished the run and exited would otherwise close it under a rank still
+    // waiting ("Broken pipe" there, at the end of a run that succeeded).
+    std::vector<std::string> acks;
+    for (int64_t r = 1; r < env_.world_size; ++r) acks.push_back(key + "/read/" + std::to_string(r));
+    guarded(env_, "waiting for the other ranks to read that rank 0's save is done",
+            [&] { impl_->store->wait(acks, env_.timeout); });
     return;
   }
   const std::string where = "distributed rank " + std::to_string(env_.rank) + " of " + std::to_string(env_.world_size) +
@@ -314,6 +321,8 @@ void ProcessGroup::writer_done() {
                            "UNIF_DIST_SAVE_TIMEOUT = " +
                            seconds(env_.save_timeout) + "; see its own error)");
   }
+  guarded(env_, "confirming rank 0's save",
+          [&] { impl_->store->set(key + "/read/" + std::to_string(env_.rank), std::vector<uint8_t>{1}); });
 }
 
 void ProcessGroup::check_same(const std::vector<int64_t>& values, const std::string& what) {

@@ -98,7 +98,9 @@ class ProcessGroup {
   /// checkpoint, best/): every rank calls this at the same point; rank 0 posts a key in the store,
   /// the others wait for it with `save_timeout`, not the collectives' timeout, so a slow save (a
   /// large model, a network filesystem) does not fail their next collective. A rank 0 that dies
-  /// while saving ends the wait at once when it serves the store.
+  /// while saving ends the wait at once when it serves the store. Each other rank then confirms it
+  /// read the key, and rank 0 waits for that (within `timeout`) before it goes on, so that it never
+  /// closes the store it serves under a rank still waiting.
   void writer_done();
   /// Every rank must hold the same `values` (e.g. resumed step, total steps, data size): throws
   /// UserError on every rank, listing each rank's values, when they differ. `what` names them.

@@ -33,6 +33,7 @@
 #include <torch/types.h>
 
 #include "framework/checkpoint/safetensors.h"
+#include "framework/parallel/process_group.h"
 #include "support/temp_dir.h"
 #include "support/fixture_config.h"
 
@@ -489,6 +490,33 @@ TEST_CASE("2 processes = 1 process with a non-finite step: skipped on every rank
   CHECK(rc1 == 3);
   for (const auto& log : {log0, log1}) CHECK(log.find("error: training.nonfinite: step 1: ") != std::string::npos);
   CHECK_FALSE(fs::exists(tmp.path / "err" / "final"));
+}
+
+TEST_CASE("rank 0 leaves writer_done only once every rank has read it: it may then close the store it serves",
+          "[parallel][distributed]") {
+  // Rank 0 finishes its last save and its run ends, taking down the store it serves; rank 1 is the
+  // slower one (here by 300 ms) and reaches the same writer_done after that. Rank 1 must still read
+  // the key: rank 0's writer_done returns only after rank 1 has confirmed it.
+  framework::DistEnv e0;
+  e0.world_size = 2;
+  e0.master_port = static_cast<uint16_t>(free_port());
+  e0.timeout = std::chrono::seconds(60);
+  framework::DistEnv e1 = e0;
+  e1.rank = 1;
+  std::string rank1_error = "(rank 1 did not finish)";
+  std::thread rank1([&] {
+    try {
+      auto g = framework::ProcessGroup::join(e1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      g->writer_done();
+      rank1_error.clear();
+    } catch (const std::exception& x) { rank1_error = x.what(); }
+  });
+  auto g0 = framework::ProcessGroup::join(e0);
+  g0->writer_done();
+  g0.reset();  // rank 0's run is over
+  rank1.join();
+  CHECK(rank1_error.empty());
 }
 
 TEST_CASE("a rank that dies makes the other fail with error: within the timeout", "[parallel][distributed]") {
