@@ -14,9 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/unif/commands.h"
+#include "framework/checkpoint/hf_config.h"
 #include "framework/common/error.h"
+#include "framework/common/hf_dir.h"
 #include "framework/config/run_config.h"
 #include "framework/data/records.h"
+#include "models/architectures.h"
 
 namespace fs = std::filesystem;
 
@@ -42,7 +45,7 @@ std::string bundled(const std::string& rel) {
 std::string yaml_scalar(const std::string& s) {
   bool plain = !s.empty();
   for (unsigned char c : s)
-    plain = plain && (std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c >= 0x80);
+    plain = plain && (std::isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/' || c == '$' || c >= 0x80);
   if (plain) {
     static const std::set<std::string> special{"null",  "Null",  "NULL", "true", "True", "TRUE", "false",
                                                "False", "FALSE", "yes",  "Yes",  "no",   "No",   "on",
@@ -252,26 +255,39 @@ std::string init_config(const std::string& task_name, const std::string& model, 
   std::error_code ec;
 
   // ---- the model ----
-  std::string pretrained = model;
+  // The directory as read (`$UNIF_HOME/...` and `~/` expanded), and as written in the config: a
+  // model under $UNIF_HOME (where scripts/fetch-model.sh puts them) is written `$UNIF_HOME/...`,
+  // so that the config works for anyone whose UNIF_HOME holds the same models.
+  const std::string model_dir = expand_model_path(model);
+  std::string pretrained = model_dir;
   int64_t max_positions = 512;
   if (!model.empty()) {
-    if (!fs::is_directory(model, ec))
+    if (!fs::is_directory(model_dir, ec))
       throw UserError("--model: '" + model +
                       "' is not a directory; expected an HF model directory (config.json, "
                       "tokenizer files, model weights)");
+    const fs::path home = fs::weakly_canonical(unif_home(), ec);
+    const fs::path rel = fs::weakly_canonical(fs::absolute(model_dir, ec), ec).lexically_relative(home);
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") pretrained = "$UNIF_HOME/" + rel.string();
   } else {
     pretrained = bundled(kTinyModel);
   }
   {
-    std::ifstream in(fs::path(pretrained) / "config.json", std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
+    // The longest input the model takes: max_position_embeddings, less the offset of families whose
+    // positions start after the padding id (RoBERTa, XLM-R). unif train reports an unreadable
+    // config.json; here it only caps max_seq_length.
+    const fs::path config = fs::path(model.empty() ? pretrained : model_dir) / "config.json";
     try {
-      const auto j = nlohmann::json::parse(text.str());
-      if (j.contains("max_position_embeddings") && j["max_position_embeddings"].is_number_integer())
-        max_positions = j["max_position_embeddings"].get<int64_t>();
+      max_positions = models::max_input_length(framework::read_hf_config(config).bert);
     } catch (const std::exception&) {
-      // unif train reports an unreadable config.json; here it only caps max_seq_length.
+      std::ifstream in(config, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      try {
+        const auto j = nlohmann::json::parse(text.str());
+        if (j.contains("max_position_embeddings") && j["max_position_embeddings"].is_number_integer())
+          max_positions = j["max_position_embeddings"].get<int64_t>();
+      } catch (const std::exception&) {}
     }
   }
   const bool tiny = model.empty();
@@ -318,7 +334,7 @@ std::string init_config(const std::string& task_name, const std::string& model, 
   }
   y << line(
       "  ", "max_seq_length", std::to_string(max_len),
-      "tokens incl. [CLS]/[SEP]; at most the model's max_position_embeddings (" + std::to_string(max_positions) + ")");
+      "tokens incl. [CLS]/[SEP]; at most the longest input the model takes (" + std::to_string(max_positions) + ")");
   if (fields.text.size() == 2) y << line("  ", "truncate_method", "longer-FO", "cut the longer text of the pair first");
   y << "\n";
 

@@ -56,6 +56,20 @@ init_and_train pair "text_fields: [text_a, text_b]" -- classification --data dat
 init_and_train model "pretrained: tests/fixtures/tiny-bert-zh" -- classification --model tests/fixtures/tiny-bert-zh \
     --data data/banking77_en/dev.jsonl
 init_and_train bare "pretrained: tests/fixtures/tiny-bert-zh" -- token_classification
+# RoBERTa's positions start after its padding id: 66 position embeddings take 64 tokens.
+init_and_train roberta "max_seq_length: 64 " -- classification --model tests/fixtures/families/roberta \
+    --data data/banking77_en/dev.jsonl
+# A model under $UNIF_HOME is written $UNIF_HOME/..., given either way.
+mkdir -p "$tmp/home/models"
+cp -r tests/fixtures/tiny-bert-zh "$tmp/home/models/tiny"
+for given in "$tmp/home/models/tiny" '$UNIF_HOME/models/tiny'; do
+  if UNIF_HOME="$tmp/home" "$UNIF" init classification --model "$given" > "$tmp/home.yaml" 2> "$tmp/err" &&
+      grep -qF 'pretrained: $UNIF_HOME/models/tiny' "$tmp/home.yaml"; then
+    ok "--model $given under UNIF_HOME: written \$UNIF_HOME/models/tiny"
+  else
+    fail "--model $given under UNIF_HOME:"; cat "$tmp/err"; grep pretrained "$tmp/home.yaml"
+  fi
+done
 init_and_train regression "label_field: label" -- regression --data data/stsb_en/dev.jsonl
 
 expect bad_task 2 "unknown task 'clasification': expected one of classification \| multilabel \| regression \| token_classification \| span_extraction \| masked_lm \(did you mean 'classification'\?\)" -- \
