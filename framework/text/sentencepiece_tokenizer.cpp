@@ -3,6 +3,7 @@
 #include "framework/text/sentencepiece_tokenizer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <map>
@@ -149,7 +150,8 @@ SentencePieceTokenizer SentencePieceTokenizer::parse(const std::string& model, c
                       ": a DeBERTa SentencePiece model without a precompiled normalization (charsmap) "
                       "is not supported");
   } else if (layout == Layout::Albert) {
-    // ALBERT's template: [CLS] a [SEP] b [SEP], every token type 0 (transformers 5 returns none).
+    // ALBERT's template: [CLS] a [SEP] b [SEP]; b's token types as the model's writer gave them
+    // (load_albert), 0 without a directory.
     t.specials_ = {"[CLS]", "[SEP]", "<pad>", "[MASK]", "<unk>", /*pair_double_sep=*/false, /*pair_token_types=*/false};
     // HF's vocabulary is the model's pieces in order, every one of them matchable (HF's Unigram
     // puts all of them in its trie, control symbols included).
@@ -265,13 +267,49 @@ std::map<std::string, bool> tokenizer_config_flags(const std::string& dir, std::
 
 }  // namespace
 
+namespace {
+
+/// The JSON object in `file`, or null when the file does not exist (UserError when it is not JSON).
+nlohmann::json read_json_object(const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return nullptr;
+  try {
+    auto j = nlohmann::json::parse(read_file(file));
+    return j.is_object() ? j : nlohmann::json();
+  } catch (const nlohmann::json::exception& e) { throw UserError(file + ": not valid JSON (" + e.what() + ")"); }
+}
+
+/// Whether an ALBERT pair gives its second segment token type 1, as the library that wrote the
+/// model did: tokenizer_config.json's model_input_names when it lists them; else config.json's
+/// transformers_version (5 and later return no token_type_ids, so the model sees zeros; 4 and the
+/// original ALBERT pass types 0/1); else the original's types.
+bool albert_pair_token_types(const std::string& dir) {
+  const auto tokenizer_config = read_json_object(dir + "/tokenizer_config.json");
+  if (tokenizer_config.is_object() && tokenizer_config.contains("model_input_names") &&
+      tokenizer_config.at("model_input_names").is_array()) {
+    for (const auto& name : tokenizer_config.at("model_input_names"))
+      if (name == "token_type_ids") return true;
+    return false;
+  }
+  const auto config = read_json_object(dir + "/config.json");
+  if (config.is_object() && config.contains("transformers_version") && config.at("transformers_version").is_string()) {
+    const std::string version = config.at("transformers_version").get<std::string>();
+    return std::atoi(version.c_str()) < 5;
+  }
+  return true;
+}
+
+}  // namespace
+
 SentencePieceTokenizer SentencePieceTokenizer::load_albert(const std::string& dir) {
   AlbertOptions options;
   const auto flags = tokenizer_config_flags(dir, {"do_lower_case", "keep_accents"});
   if (flags.count("do_lower_case")) options.do_lower_case = flags.at("do_lower_case");
   if (flags.count("keep_accents")) options.keep_accents = flags.at("keep_accents");
   const std::string path = dir + "/spiece.model";
-  return albert_from_bytes(read_file(path), path, options);
+  auto t = albert_from_bytes(read_file(path), path, options);
+  t.specials_.pair_token_types = albert_pair_token_types(dir);
+  return t;
 }
 
 SentencePieceTokenizer SentencePieceTokenizer::load_deberta(const std::string& dir) {

@@ -11,8 +11,10 @@
 // [CLS]=2, [SEP]=3, [MASK]=4 in ALBERT's models); before the precompiled map, HF's ALBERT
 // normalizers: `` and '' become ", then unless keep_accents NFKD and every combining mark
 // (categories Mn, Mc, Me) dropped, then if do_lower_case lower-casing (per character); template
-// [CLS] a [SEP] b [SEP], types all 0 (transformers 5's AlbertTokenizer returns no token_type_ids,
-// so the model sees zeros).
+// [CLS] a [SEP] b [SEP], with b and its [SEP] type 1 as transformers 4 and the original ALBERT
+// give them, or types all 0 for a model written by transformers 5, whose AlbertTokenizer returns no
+// token_type_ids (so the model sees zeros): tokenizer_config.json's model_input_names decides, else
+// config.json's transformers_version, else the original's types.
 //
 // DeBERTa-v2/v3 (load_deberta, spm.model; HF's DebertaV2Tokenizer): the model's own ids ([PAD]=0,
 // [CLS]=1, [SEP]=2, [UNK]=3 in DeBERTa-v3's models), [MASK] added after the model's pieces when the

@@ -2,8 +2,8 @@
 // tokenizer — pieces with their code point spans, ids, and the special tokens of its template:
 //   WordPiece (BERT, DistilBERT, ELECTRA):   [CLS] a [SEP]      [CLS] a [SEP] b [SEP]   types 0.. 1..
 //   byte-level BPE (RoBERTa), SentencePiece (XLM-R): <s> a </s>   <s> a </s></s> b </s>  types all 0
-//   SentencePiece (ALBERT):                  [CLS] a [SEP]      [CLS] a [SEP] b [SEP]   types all 0
-//     (transformers 5's AlbertTokenizer returns no token_type_ids, so the model sees zeros)
+//   SentencePiece (ALBERT):                  [CLS] a [SEP]      [CLS] a [SEP] b [SEP]   types 0.. 1..
+//     (all 0 for a model written by transformers 5, whose AlbertTokenizer returns no token_type_ids)
 // Implementations: BertTokenizer, ByteLevelBpe, SentencePieceTokenizer; load_tokenizer.h picks one
 // for a model directory.
 //

@@ -288,6 +288,30 @@ TEST_CASE("families: ALBERT's ids, specials and options", "[unit][tokenizer][fam
   CHECK(plain.albert_options().do_lower_case);
   CHECK_FALSE(plain.albert_options().keep_accents);
   CHECK(plain.tokenize("Héllo ``World''") == al.tokenize("Héllo ``World''"));
+  // A pair's token types follow the library that wrote the model: transformers 5 (the fixture's
+  // config.json) returns none, so the model sees zeros; transformers 4 and the original ALBERT (a
+  // directory that says nothing) give b and its [SEP] type 1; model_input_names decides first.
+  const auto types_of = [](const Tokenizer& t) {
+    return encode(t, "a b", std::string_view("c"), 16, TruncateMethod::LIFO, false).token_type_ids;
+  };
+  CHECK(types_of(al) == std::vector<int64_t>(types_of(al).size(), 0));
+  CHECK(plain.specials().pair_token_types);
+  const auto v4 = types_of(plain);
+  REQUIRE(v4.size() >= 5);
+  CHECK(v4.front() == 0);
+  CHECK(v4.back() == 1);
+  CHECK(v4[v4.size() - 2] == 1);
+  std::ofstream(dir / "config.json") << R"({"model_type": "albert", "transformers_version": "4.46.3"})";
+  CHECK(SentencePieceTokenizer::load_albert(dir.string()).specials().pair_token_types);
+  std::ofstream(dir / "config.json") << R"({"model_type": "albert", "transformers_version": "5.0.0"})";
+  CHECK_FALSE(SentencePieceTokenizer::load_albert(dir.string()).specials().pair_token_types);
+  std::ofstream(dir / "tokenizer_config.json") << R"({"model_input_names": ["input_ids", "token_type_ids"]})";
+  CHECK(SentencePieceTokenizer::load_albert(dir.string()).specials().pair_token_types);
+  std::ofstream(dir / "config.json") << R"({"model_type": "albert", "transformers_version": "4.46.3"})";
+  std::ofstream(dir / "tokenizer_config.json") << R"({"model_input_names": ["input_ids", "attention_mask"]})";
+  CHECK_FALSE(SentencePieceTokenizer::load_albert(dir.string()).specials().pair_token_types);
+  fs::remove(dir / "config.json");
+  fs::remove(dir / "tokenizer_config.json");
   std::ofstream(dir / "tokenizer_config.json") << R"({"do_lower_case": false, "keep_accents": true})";
   const auto cased = SentencePieceTokenizer::load_albert(dir.string());
   CHECK_FALSE(cased.albert_options().do_lower_case);
