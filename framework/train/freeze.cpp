@@ -12,11 +12,17 @@ namespace unif::framework {
 FrozenParameters freeze_parameters(const std::vector<std::pair<std::string, torch::Tensor>>& named,
                                    const FreezeConfig& freeze) {
   FrozenParameters out;
-  for (const auto& [name, t] : named)
+  bool groups = false;  // ALBERT: the layers of a group share one set of weights, so a group is the unit
+  for (const auto& [name, t] : named) {
     if (const auto layer = encoder_layer_index(name)) out.layers = std::max<int64_t>(out.layers, *layer + 1);
+    groups = groups || name.find("albert_layer_groups.") != std::string::npos;
+  }
   if (freeze.layers > out.layers)
     throw UserError("training.freeze.layers: expected at most the model's " + std::to_string(out.layers) +
-                    " encoder layers, got " + std::to_string(freeze.layers));
+                    (groups ? " layer groups (ALBERT's layers share the weights of their group, so freezing counts "
+                              "groups: num_hidden_groups)"
+                            : " encoder layers") +
+                    ", got " + std::to_string(freeze.layers));
   if (!freeze.embeddings && freeze.layers == 0) return out;
   for (const auto& [name, t] : named) {
     const auto depth = encoder_depth(name);

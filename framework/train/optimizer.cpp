@@ -206,6 +206,10 @@ std::optional<int64_t> encoder_layer_index(const std::string& name) {
 }
 
 std::optional<int64_t> encoder_depth(const std::string& name) {
+  // DeBERTa's relative-position table and its LayerNorm belong to the encoder, not to the input
+  // embeddings: every layer reads them, from the first on, so they go with the first layer.
+  if (name.find("encoder.rel_embeddings.") != std::string::npos || name.find("encoder.LayerNorm.") != std::string::npos)
+    return 1;
   if (name.find("embeddings.") != std::string::npos || name.find("embeddings_project.") != std::string::npos ||
       name.find("embedding_hidden_mapping_in.") != std::string::npos)
     return 0;

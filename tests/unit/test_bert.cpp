@@ -3,6 +3,8 @@
 // -100 ignored, sample weights, span clamping), the delta hook and clone_model.
 #include <catch2/catch.hpp>
 
+#include "models/deberta_v2/family.h"
+
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -336,4 +338,23 @@ TEST_CASE("Dropout: keep rate 1-p, kept values scaled, gradient through the mask
   Dropout none(0.0);
   none->train();
   CHECK(torch::equal(none(x), x));
+}
+
+TEST_CASE("DeBERTa's log buckets with max_relative_positions 1 are HF's: finite, within the table",
+          "[unit][bert][deberta]") {
+  // HF's make_log_bucket_position divides by log((max_position - 1) / mid) = log(0) = -inf there: every
+  // distance past mid lands on +-mid (ceil(-0) + mid), and the NaN of mid = 1's log(0) / log(0) sits
+  // only where torch.where keeps the distance itself. The same operations here give the same buckets,
+  // so index rel + position_buckets stays inside the 2 * position_buckets rows of the table.
+  const auto rel = torch::arange(-300, 301, torch::kLong);
+  for (const int64_t buckets : {256, 2}) {
+    INFO("position_buckets " << buckets);
+    const auto got = unif::models::make_log_bucket_position(rel, buckets, 1);
+    CHECK(torch::isfinite(got).all().item<bool>());
+    const int64_t mid = buckets / 2;
+    CHECK(torch::equal(got.to(torch::kLong), rel.clamp(-mid, mid)));
+  }
+  // The usual setting (DeBERTa-v3: 256 buckets, 512 positions): near distances kept, far ones logged.
+  const auto usual = unif::models::make_log_bucket_position(torch::tensor({0, 5, -127, 128, 129, 300, -300}), 256, 512);
+  CHECK(usual.to(torch::kLong).equal(torch::tensor({0, 5, -127, 128, 129, 207, -207})));
 }

@@ -270,6 +270,13 @@ TEST_CASE("parameter groups by every family's names: DistilBERT and ALBERT layer
   CHECK(g[4].lr_scale == Approx(0.125));
   CHECK(g[5].lr_scale == Approx(1.0));  // head
   CHECK(g[6].lr_scale == Approx(0.5));
+  // DeBERTa's relative-position table and its norm go with the first layer (every layer reads them), not
+  // with the input embeddings: freeze.embeddings leaves them, freeze.layers >= 1 and LLRD take them as
+  // layer 0's.
+  CHECK(encoder_depth("deberta.encoder.rel_embeddings.weight") == 1);
+  CHECK(encoder_depth("deberta.encoder.LayerNorm.bias") == 1);
+  CHECK(encoder_depth("deberta.embeddings.word_embeddings.weight") == 0);
+  CHECK(encoder_depth("deberta.encoder.layer.0.attention.self.query_proj.weight") == 1);
   CHECK(encoder_layer_index("bert.encoder.layer.11.output.dense.weight") == 11);
   CHECK_FALSE(encoder_layer_index("classifier.out_proj.weight").has_value());
 }

@@ -23,6 +23,8 @@
 #include "framework/train/build.h"
 #include "framework/train/optimizer.h"
 #include "framework/train/trainer.h"
+#include "framework/train/freeze.h"
+#include "support/user_error.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
@@ -107,6 +109,28 @@ TEST_CASE("training.freeze.layers beyond the model's layers is an error naming b
     CHECK(std::string(e.what()) == "training.freeze.layers: expected at most the model's 2 encoder layers, got 3");
   }
   CHECK_FALSE(fs::exists(tmp.path / "run" / "train.log"));  // refused before output_dir is touched
+}
+
+TEST_CASE("training.freeze.layers counts ALBERT's layer groups, whose layers share their weights",
+          "[unit][train][freeze]") {
+  // ALBERT with 12 layers in one group has one set of layer weights: freezing "the first 6 layers"
+  // cannot be done, so the unit is the group (num_hidden_groups), and the error says so.
+  const auto t = [] { return torch::zeros({2}, torch::requires_grad()); };
+  const std::vector<std::pair<std::string, torch::Tensor>> named{
+      {"albert.embeddings.word_embeddings.weight", t()},
+      {"albert.encoder.embedding_hidden_mapping_in.weight", t()},
+      {"albert.encoder.albert_layer_groups.0.albert_layers.0.ffn.weight", t()},
+      {"classifier.weight", t()}};
+  FreezeConfig freeze;
+  freeze.layers = 2;
+  CHECK_THAT(unif::test::user_error_of([&] { freeze_parameters(named, freeze); }),
+             Catch::Equals("training.freeze.layers: expected at most the model's 1 layer groups (ALBERT's layers share "
+                           "the weights of their group, so freezing counts groups: num_hidden_groups), got 2"));
+  freeze.layers = 1;
+  const auto frozen = freeze_parameters(named, freeze);
+  CHECK(frozen.tensors == 1);
+  CHECK_FALSE(named[2].second.requires_grad());
+  CHECK(named[1].second.requires_grad());  // the embeddings' projection: freeze.embeddings's
 }
 
 TEST_CASE("training.best_metric: best/ by the lowest dev loss; the last line restates it", "[unit][train]") {
