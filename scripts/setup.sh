@@ -60,6 +60,9 @@ if [ "$UNIF_TORCH" != debian ]; then
               -DCUDAToolkit_ROOT="$cuda" -DTORCH_CUDA_ARCH_LIST="$arch")
   [ -n "$torchrun" ] && torch_args+=(-DUNIF_TORCHRUN="$torchrun")
 fi
+# Debian's toolchain (GCC 12, the default build and CI's first) treats warnings in unif's own code as
+# errors; other compilers warn.
+[ "$UNIF_TORCH" = debian ] && torch_args+=(-DUNIF_WERROR=ON)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime

@@ -64,8 +64,8 @@ PassResult LocalEngine::run_custom(const models::Batch& input, const PassRequest
                      torch::TensorOptions().dtype(torch::kFloat32).device(batch.input_ids.device()));
   if (request.want_delta_grad) d.requires_grad_(true);
   const bool backward = request.param_grads || request.want_delta_grad;
-  c10::optional<torch::NoGradGuard> no_grad;
-  if (!backward) no_grad.emplace();
+  // Gradient recording off for a forward-only pass (as a NoGradGuard would), else left as it is.
+  torch::AutoGradMode grad_mode(backward && torch::GradMode::is_enabled());
   auto out = forward(batch, d);
   PassResult r;
   if (out.example_losses.defined()) r.loss_sum = out.example_losses.sum().item<double>();
