@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# How a training step's cost grows with hidden size, sequence length and replicas, unif against HF
-# (issue #15 point 3). For each point of the grid, one process each (so each has its own peak RSS):
+# How a training step's cost grows with hidden size, sequence length and replicas, unif against HF.
+# For each point of the grid, one process each (so each has its own peak RSS):
 #   unif, 1 replica x all cores   build/bin/bench_parallel --replicas 1
 #   unif, 2 replicas x 1 thread   build/bin/bench_parallel --replicas 2
 #   HF,   all cores               bench/hf_train_step.py (BertForSequenceClassification, AdamW)

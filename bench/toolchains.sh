@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # LibTorch 1.13 (Debian's libtorch-dev, build/) against LibTorch 2.11 (the PyPI torch wheel,
-# build-pypi/) on this machine, in one run, the two builds alternating (issue #12, point 7):
+# build-pypi/) on this machine, in one run, the two builds alternating:
 #   - bench_train_step (hidden 256, 4 layers, batch 16 x 128): step time, samples/s, achieved
 #     GFLOP/s against the machine's float32 matmul rate measured by the same binary;
 #   - training jobs: `unif train` on bundled configs for a fixed number of steps, no evaluation or

@@ -42,7 +42,7 @@ start=$SECONDS
 if [ -n "${SANITIZE_CONFIGURE:-}" ]; then
   # CMAKE_BUILD_TYPE Sanitize: a type of our own with no flags of its own (CMAKE_CXX_FLAGS_SANITIZE is
   # unset), so the flags above hold, without Release's -O3 -DNDEBUG and with assert()s on. An empty
-  # type is not enough: CMakeLists.txt then picks Release (until session 8 this build was -O3 -DNDEBUG).
+  # type is not enough: CMakeLists.txt then picks Release.
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_COMPILER=g++ "${launcher[@]}" \
     -DUNIF_BUILD_BENCH=OFF -DUNIF_TEST_PER_EXECUTABLE=ON -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \

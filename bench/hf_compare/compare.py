@@ -32,7 +32,7 @@ TASKS = {
     "regression": ("configs/minilm/regression.yaml", "pearson", "stsb_en"),
     "token_classification": ("configs/minilm/token_classification.yaml", "f1", "wnut17_en"),
     "span_extraction": ("configs/minilm/span_extraction.yaml", "f1", "xquad_en"),
-    # the seed study of issue #11: a random-init BERT (h128 L2) on banking77_en, no pretrained weights
+    # the seed study: a random-init BERT (h128 L2) on banking77_en, no pretrained weights
     "random_init": ("bench/hf_compare/random_init.yaml", "accuracy", "banking77_en, random init h128 L2"),
 }
 # Every family at one size (bench/families/make_models.py), random init, banking77_en.

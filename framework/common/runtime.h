@@ -8,7 +8,7 @@
 // The BLAS's kernels: OpenBLAS (Debian's LibTorch) picks its kernel set from the CPU model, read
 // when it is loaded, and Debian 12's 0.3.21 does not know newer CPUs (Intel Emerald Rapids, model
 // 207): it falls back to "Prescott", its generic SSE3 kernels, 6x slower on a float32 GEMM than its
-// AVX-512 ones on the same core (25 against 158 GFLOP/s, session 11). init_runtime then sets
+// AVX-512 ones on the same core (25 against 158 GFLOP/s). init_runtime then sets
 // OPENBLAS_CORETYPE for the CPU's instruction set (blas_core_override) in the same re-execution.
 // The user's own OPENBLAS_CORETYPE wins.
 #pragma once

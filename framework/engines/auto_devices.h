@@ -5,7 +5,7 @@
 //     with single-threaded BLAS (the data-parallel engine sets it). Small and medium GEMMs do not
 //     scale across cores inside one product; several replicas multiplying at once do.
 //     Measured up to BERT-base (hidden 768: 2 replicas 1.24x one, same peak memory, as CPU replicas
-//     read the master's parameters); 512 until session 10, when replicas still held a model copy.
+//     read the master's parameters).
 //   - larger hidden sizes (not measured): one replica on every core (OpenBLAS's own pool).
 // choose_devices is the rule as a pure function (unit-tested); resolve_devices reads the machine and
 // makes a parsed DeviceSet (devices.h) concrete for a training run, eval_device and

@@ -3,7 +3,7 @@
 // evaluation and prediction on several cores over one model (framework/train/trainer.h evaluate(),
 // tasks dealt k mod N). The threads live as long as the pool: creating threads per call grew
 // predict's memory with the input (every new thread that multiplies gets its own BLAS buffers:
-// +8-15 MB over 20000-60000 lines in session 10 against +2-3 MB for one persistent set).
+// +8-15 MB over 20000-60000 lines against +2-3 MB for one persistent set).
 #pragma once
 #include <condition_variable>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The fuzz targets (issue #13): one function per parser that reads user files. Each takes the raw
+// The fuzz targets: one function per parser that reads user files. Each takes the raw
 // bytes of one input and returns true when the parser accepted it, false when it refused it with
 // a unif::UserError (the `error:` line the CLI prints). Anything else escapes: another exception,
 // a crash, a sanitizer report, or a broken invariant (FUZZ_CHECK prints it and aborts).

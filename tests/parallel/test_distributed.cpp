@@ -636,7 +636,7 @@ TEST_CASE("malformed torchrun variables are error: exit 2 naming the variable", 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Two hosts (issue #13 point 6): ranks 0 and 1 in two network namespaces joined by a veth pair,
+// Two hosts: ranks 0 and 1 in two network namespaces joined by a veth pair,
 // each with its own address (10.231.N.1 and .2), MASTER_ADDR = rank 0's, GLOO_SOCKET_IFNAME the
 // veth end. Needs root (CAP_NET_ADMIN) and `ip`; prints SKIP and passes where namespaces cannot
 // be created.

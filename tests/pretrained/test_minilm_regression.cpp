@@ -145,7 +145,7 @@ TEST_CASE("minilm fine-tunes banking77_en classification", "[pretrained_regressi
 
 // snli_en: entailment / neutral / contradiction; majority class of the 100-pair dev subset 0.34
 // (of the full dev 0.358). Only lr 1e-4 (the config's) learned: 30 steps of 16 at lr 2e-4 scored 0.34
-// (= majority), 40 steps of 32 at lr 3e-4 0.32. Measured at lr 1e-4, batch 32 (session 6, with
+// (= majority), 40 steps of 32 at lr 3e-4 0.32. Measured at lr 1e-4, batch 32 (2026-12-03, with
 // other jobs on the machine): a 40-step schedule 0.36 / 0.42 after 20 / 40 steps; a 60-step schedule
 // 0.34 / 0.57 / 0.52 after 20 / 40 / 60 steps (train loss 1.10 -> 1.03; 130 s wall at 15 samples/s);
 // control 0.34. Bar: majority + 0.10.
@@ -210,7 +210,7 @@ TEST_CASE("minilm fine-tunes wnut17_en token classification", "[pretrained_regre
 // so the bar is on the dev loss (the mean of the start and end cross-entropies over the windows):
 // it falls well below the control's, the pretrained encoder with a fresh qa_outputs head; beating
 // the first-sentence baseline takes the config's full schedule (the hidden case below).
-// Measured (session 7, idle machine): dev loss 3.06 after 30 steps of 16 at lr 3e-4 (84 s wall;
+// Measured (2026-12-03, idle machine): dev loss 3.06 after 30 steps of 16 at lr 3e-4 (84 s wall;
 // F1 0.051, EM 0.033: no better than the control yet), control 4.80 (F1 0.081, 14 s).
 TEST_CASE("minilm fine-tunes xquad_en span extraction", "[pretrained_regression][span]") {
   const auto dev = head_lines("data/xquad_en/dev.jsonl", 60);
@@ -229,7 +229,7 @@ TEST_CASE("minilm fine-tunes xquad_en span extraction", "[pretrained_regression]
 
 // Hidden (`[.]`: about 21 minutes on 2 idle cores, too long for CI): the config as shipped (4
 // epochs of 54 steps of 16 windows of 256 pieces, lr 3e-4) on the whole dev set against the
-// first-sentence baseline. Measured (session 7, idle machine, 20 min 36 s): dev F1 0.084 / 0.097 /
+// first-sentence baseline. Measured (2026-12-03, idle machine, 20 min 36 s): dev F1 0.084 / 0.097 /
 // 0.220 / 0.310 (EM 0.020 / 0.059 / 0.158 / 0.227) after epochs 1-4; the first-sentence baseline
 // F1 0.0926 (EM 0). (lr 1e-4 for 3 epochs reached F1 0.139.) Run it by hand:
 // bin/pretrained_regression "[span_full]".

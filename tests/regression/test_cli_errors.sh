@@ -76,7 +76,7 @@ printf '{"text": "ok"}\nnot json\n' > "$tmp/in.jsonl"
 expect predict_bad_line 'in\.jsonl:2' -- "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input "$tmp/in.jsonl" --output "$tmp/pred.jsonl"
 test ! -e "$tmp/pred.jsonl" || { echo "FAIL predict_bad_line: a partial output file was left"; fails=$((fails + 1)); }
 expect predict_missing_input 'nothere\.jsonl' -- "$UNIF" predict --model tests/fixtures/tiny-bert-zh --input "$tmp/nothere.jsonl"
-# --- crafted files (tests/fuzz/corpus, issue #17): deep JSON crashed (139), invalid UTF-8 ended in
+# --- crafted files (tests/fuzz/corpus): deep JSON crashed (139), invalid UTF-8 ended in
 # "error: internal" or was dropped silently, an --output that cannot be renamed left OUTPUT.tmp ---
 corpus=tests/fuzz/corpus
 brackets() { head -c 200000 /dev/zero | tr '\0' "$1"; }

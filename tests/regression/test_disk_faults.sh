@@ -1,5 +1,5 @@
 #!/bin/sh
-# Disk faults (issue #13 point 4): a disk that fills up mid-save, a permission revoked between two
+# Disk faults: a disk that fills up mid-save, a permission revoked between two
 # runs, a read-only output directory. Each ends with exit 2 and an `error:` line naming the file or
 # key; the last complete checkpoint stays loadable (`unif eval` on it); with the fault gone, the
 # resumed run ends with the uninterrupted run's final model, byte for byte.

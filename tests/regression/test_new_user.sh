@@ -1,5 +1,5 @@
 #!/bin/sh
-# What a new user hit (issue #16), one check per point: `unif help`, did-you-mean for commands and
+# What a new user hit, one check per point: `unif help`, did-you-mean for commands and
 # moved keys, path errors that name the key, errors the loader can know caught before output_dir is
 # written, data.test scored at the end, resume refusing a checkpoint of a run with other settings,
 # `unif eval --model RUNDIR`, Ctrl-C during start-up.

@@ -1,4 +1,4 @@
-// training.nonfinite (SPEC §7, issue #13 point 5), by injection through `unif train` on the tiny
+// training.nonfinite (SPEC §7), by injection through `unif train` on the tiny
 // fixture model: a learning rate of 1e30 (the parameters blow up, the loss turns NaN a step later)
 // and a planted overflow in one batch (a regression target of 3e38: float32 holds it, its squared
 // error does not). `error` (the default) stops with exit 3 and `error: ... step N ...`, keeping the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue #14 from the command line, on the tiny fixture model (seconds each):
+# Objectives from the command line, on the tiny fixture model (seconds each):
 #  1. masked_lm: train on a .txt corpus and on JSONL; final/ is BertForMaskedLM; dev reports loss
 #     and perplexity and `unif eval` reproduces the last dev loss (fixed evaluation masks); `unif
 #     predict` fills each [MASK] with 5 tokens and descending probabilities; a classifier fine-tunes

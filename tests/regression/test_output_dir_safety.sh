@@ -1,5 +1,5 @@
 #!/bin/sh
-# One run per output_dir, recovery of an interrupted replace, resume checks (issue #17, 14-15):
+# One run per output_dir, recovery of an interrupted replace, resume checks:
 # 1. a second `unif train` on a live run's output_dir exits 2 with "is in use by another unif run
 #    (pid N)" and the first run finishes normally;
 # 2. best/ moved to best.old-PID and the newest checkpoint left as step-N.tmp-PID (a kill between
@@ -81,7 +81,7 @@ expect_error() {
     fail "$name: exit $code, last stderr line: $last"
   fi
 }
-# The run identity stored with the checkpoint (issue #16) refuses both first, naming the key ...
+# The run identity stored with the checkpoint refuses both first, naming the key ...
 expect_error extra_weights_identity "checkpoints/step-120' was written by a run with other settings \(model\.shape: '41 tensors.*' -> '25 tensors" \
   -- run "$out" --set model.bert.num_hidden_layers=1
 expect_error other_optimizer_identity "checkpoints/step-120' was written by a run with other settings \(training\.optimizer\.name: 'adamw' -> 'sgd'\)" \

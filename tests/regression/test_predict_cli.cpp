@@ -1,9 +1,8 @@
-// `unif predict` input and output (SPEC §4, §7; issues #13 point 1, #16 points 6 and 11, #15
-// point 2): a plain HF pair-classification directory takes text_a/text_b lines (checked against
-// HF's own logits), `-` and /dev/stdin are standard input and `-` standard output, output line N
-// answers input line N (a blank line gets {"error": "blank line"}), a string where token
-// classification needs a list of tokens is an error, error messages are valid UTF-8. Each case
-// runs bin/unif on the tiny random checkpoint (tests/fixtures/tiny-bert-zh).
+// `unif predict` input and output (SPEC §4, §7): a plain HF pair-classification directory takes
+// text_a/text_b lines (checked against HF's own logits), `-` and /dev/stdin are standard input and `-` standard output,
+// output line N answers input line N (a blank line gets {"error": "blank line"}), a string where token classification
+// needs a list of tokens is an error, error messages are valid UTF-8. Each case runs bin/unif on the tiny random
+// checkpoint (tests/fixtures/tiny-bert-zh).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -299,7 +298,7 @@ TEST_CASE("predict streams a large input from a pipe in bounded memory", "[predi
   INFO("peak RSS: " << small_kb << " KB for 2000 lines, " << large_kb << " KB for 20000");
 #if defined(__SANITIZE_ADDRESS__)
   // Under AddressSanitizer (scripts/sanitize.sh) freed memory waits in ASan's quarantine (up to
-  // 256 MB) before reuse, so peak RSS grows with everything allocated: 50 MB here in session 9. The
+  // 256 MB) before reuse, so peak RSS grows with everything allocated: 50 MB here when measured. The
   // bound is the normal builds' check; this build checks the memory accesses.
   WARN("peak RSS bound not checked under ASan: " << small_kb << " KB for 2000 lines, " << large_kb << " KB for 20000");
 #else

@@ -24,7 +24,7 @@ run() {
 run "$tmp/straight" > "$tmp/straight.log" 2>&1 || { cat "$tmp/straight.log"; exit 1; }
 grep '"split":"dev"' "$tmp/straight/metrics.jsonl" | grep -q '"cmrc_f1"'
 grep -q '"squad_f1"' "$tmp/straight/metrics.jsonl"
-# The log counts questions as examples and says how many windows they make (issue #16).
+# The log counts questions as examples and says how many windows they make.
 n=$(grep -c '' "$tmp/train.jsonl")
 grep -Eq "training: $n examples \([0-9]+ windows\)" "$tmp/straight.log" ||
   { echo "FAIL: the log does not count $n examples and their windows:"; grep 'training:' "$tmp/straight.log"; exit 1; }

@@ -1,4 +1,4 @@
-// Checkpoint readers on the crafted files of tests/fuzz/corpus (issue #17, items 5, 7, 8, 9):
+// Checkpoint readers on the crafted files of tests/fuzz/corpus:
 // each once crashed the process, took gigabytes or minutes, or ended in "error: internal". Crash
 // and memory cases run in a forked child (support/child_process.h) under an address-space limit,
 // so without the fix they fail with "killed by signal 11" or an out-of-memory message.

@@ -1,4 +1,4 @@
-// Checkpoint durability and integrity (issue #17, items 13-15): a saved model directory is synced to
+// Checkpoint durability and integrity: a saved model directory is synced to
 // the disk before it is declared COMPLETE and published; a failed write of COMPLETE is an error, not
 // a complete-looking directory; the start-up clean-up restores a directory a kill left between the
 // two renames of a replace; one run per output_dir; a resume refuses weights or optimizer state that

@@ -385,7 +385,7 @@ TEST_CASE("unif.yaml's truncate_method is one of the methods", "[unit][config][b
   CHECK(read_model_meta(file).truncate_method == "longest_first");
 }
 
-// Found by fuzzing in session 9 (tests/fuzz/corpus/model_meta/control_character_in_text_field.yaml):
+// Found by fuzzing (tests/fuzz/corpus/model_meta/control_character_in_text_field.yaml):
 // yaml-cpp read a raw \x01\x00 inside a text field name, which write_model_meta wrote back changed.
 // YAML allows only tab, LF, CR and printable characters in a stream; anything else is an error.
 TEST_CASE("a control character in a config, an override or unif.yaml is an error naming line and byte",
@@ -819,7 +819,8 @@ TEST_CASE("did-you-mean suggestions", "[unit][config]") {
   CHECK(did_you_mean("qqq", {"adamw", "sgd"}).empty());
 }
 
-TEST_CASE("issue 14 keys: loss - early_stopping - rdrop - masked_lm - distill parse and round-trip", "[unit][config]") {
+TEST_CASE("objective keys: loss - early_stopping - rdrop - masked_lm - distill parse and round-trip",
+          "[unit][config]") {
   const RunConfig d = parse_config("", "d.yaml");
   CHECK(d.training.loss == LossConfig{});
   CHECK(d.training.early_stopping.patience == 0);
@@ -860,7 +861,7 @@ distill: {teacher: runs/t/best, temperature: 3, alpha: 0.25}
   CHECK(parse_config(to_yaml(m), "again.yaml") == m);
 }
 
-TEST_CASE("issue 14 keys: each class of bad value names the key", "[unit][config]") {
+TEST_CASE("objective keys: each class of bad value names the key", "[unit][config]") {
   CHECK_THAT(
       error_of("training: {loss: {class_weights: heavy}}"),
       Catch::Contains("training.loss.class_weights: expected null, balanced, or a non-empty list of numbers > 0"));

@@ -102,7 +102,7 @@ TEST_CASE("each task has its example on its dataset", "[unit][config]") {
   defaults_plus.data.train = full.data.train;
   defaults_plus.data.dev = full.data.dev;
   defaults_plus.model.vocab = full.model.vocab;  // <pretrained>/vocab.txt when run from the repository root
-  // What makes the tiny random-weight model learn (issue #16: it ended at the majority baseline).
+  // What makes the tiny random-weight model learn (without it, it ends at the majority baseline).
   defaults_plus.model.bert.hidden_dropout_prob = 0.0;
   defaults_plus.model.bert.attention_probs_dropout_prob = 0.0;
   defaults_plus.training.batch_size = 16;

@@ -1,4 +1,4 @@
-// Data readers on the crafted files of tests/fuzz/corpus (issue #17, items 6, 10, 11): a JSONL
+// Data readers on the crafted files of tests/fuzz/corpus: a JSONL
 // line with an unused field nested 200k deep (copying the record overflowed the stack), invalid
 // UTF-8 in TSV and JSONL lines, and an answer_start of 2^63-1 (signed overflow, then
 // std::out_of_range). Each must end in a UserError naming the file and line.

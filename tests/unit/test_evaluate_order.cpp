@@ -1,4 +1,4 @@
-// evaluate() in batches of similar lengths (issue #15 point 2): the outputs are those of the
+// evaluate() in batches of similar lengths: the outputs are those of the
 // unsorted path and of one example at a time (no padding at all) to float rounding, and each
 // belongs to its own example (input order), for a sequence task and a token task, under inference
 // mode as `unif predict` and `unif eval` run it, on one thread and on several worker threads.

@@ -1,4 +1,4 @@
-// Replays the fuzz corpus (issue #13): every file of every target's folders under
+// Replays the fuzz corpus: every file of every target's folders under
 // tests/fuzz/corpus/ goes through the same function as the libFuzzer binary (tests/fuzz/targets.h),
 // each in a child process. Seeds must be accepted or refused with a UserError; so must every input
 // a fuzzer found (crash-, leak-, timeout- or check-failing before its fix), which is how each

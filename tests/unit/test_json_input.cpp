@@ -37,7 +37,7 @@ TEST_CASE("json_excerpt cuts long values and never throws on bad UTF-8", "[unit]
   CHECK(unif::json_excerpt(nlohmann::json("a\xff")) == "\"a\xEF\xBF\xBD\"");
 }
 
-// Issue #16 point 11: nlohmann quotes the bytes read before the error and stops after the lead
+// nlohmann quotes the bytes read before the error and stops after the lead
 // byte of a multi-byte character; the message ended in a stray byte that is not UTF-8. Checked to
 // fail before the fix: "last read: '\xE4'" (no 你, and the valid() check fails).
 TEST_CASE("parse_json error messages are valid UTF-8 at a multi-byte character", "[unit]") {

@@ -1,4 +1,4 @@
-// The trainer checks what a custom save_model left (issue #16): a save that leaves no complete
+// The trainer checks what a custom save_model left: a save that leaves no complete
 // directory (no COMPLETE marker), or a checkpoint without the trainer's state, is an error, not
 // "saved checkpoint ..."; an API run writes config.yaml like `unif train`.
 #include <catch2/catch.hpp>

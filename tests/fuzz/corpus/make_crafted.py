@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the crafted inputs of issue #17 (items 5-11) into this corpus, one folder per parser.
+"""Writes the crafted inputs (one class of bad file each) into this corpus, one folder per parser.
 
 Each file reproduced a crash, a memory blow-up, a slow load or an "error: internal" before its
 fix; the unit and CLI tests read them from here (tests/unit/test_checkpoint_crafted.cpp,
