@@ -1,6 +1,6 @@
 // TensorBoard event files (framework/train/event_file): CRC-32C against its published check value,
 // the TFRecord framing, and a scalar Event's bytes as protobuf encodes them. Reading the files back
-// with TensorBoard's own reader is tests/regression/test_report_to.sh.
+// with TensorBoard's own reader is tests/regression/test_eval_report.sh.
 #include <catch2/catch.hpp>
 
 #include <cstring>
