@@ -44,6 +44,18 @@ enum class TokenizerKind {
 /// pad_token_id + 1 (RoBERTa), relative (DeBERTa), rotary (ModernBERT).
 enum class PositionScheme { Absolute, Offset, Relative, Rotary };
 
+/// A parameter of the encoder whose shape config.json's sizes decide: its checkpoint name under the
+/// encoder (without Architecture::checkpoint_prefix()), its shape, the config keys that size each
+/// dimension (the family's names) and how many parameters of that shape the encoder has (one per
+/// layer, ...; a double: a crafted config's counts multiply beyond any integer). Read before a model is built: a
+/// checkpoint's shapes are compared with it, and the parameters a config asks for are counted from it.
+struct SizedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dims;  // e.g. "vocab_size, hidden_size"
+  double copies = 1;
+};
+
 struct Architecture {
   const char* model_type;    // config.json's model_type
   const char* class_prefix;  // HF class names: <class_prefix>Model, <class_prefix>ForMaskedLM, ...
@@ -66,6 +78,11 @@ struct Architecture {
   /// sets the family's keys on a JSON object. std::invalid_argument naming the key.
   void (*read_config)(const HfJson& config, BertOptions& options);
   void (*write_config)(const BertOptions& options, nlohmann::json& config);
+  /// After read_config has read a whole config: the checks that relate its keys (ids within
+  /// vocab_size, heads dividing the hidden size, ...); std::invalid_argument naming the key.
+  void (*check_config)(const HfJson& config, const BertOptions& options);
+  /// The encoder's large parameters (embeddings, each layer's weight matrices), from the options alone.
+  std::vector<SizedTensor> (*sized_tensors)(const BertOptions& options);
   /// The family's token-classification / span-extraction head (its modules registered on `owner`,
   /// `num_outputs` logits per position); nullptr: BERT's dropout + classifier (qa_outputs).
   std::unique_ptr<TokenHead> (*make_token_head)(torch::nn::Module& owner, const BertOptions& options,
@@ -88,6 +105,10 @@ std::string supported_model_types();
 
 /// The HF class name of `task`'s head in family `arch`: BertForSequenceClassification, ...
 std::string hf_class_name(const Architecture& arch, Task task);
+
+/// About how many parameters the encoder of `options` has (its SizedTensors; biases and norms
+/// left out), as a double: the sizes of a crafted config overflow any integer type.
+double parameter_estimate(const BertOptions& options);
 
 /// The longest input (in tokens, specials included) the model's position embeddings hold:
 /// max_position_embeddings, less pad_token_id + 1 where positions are offset (RoBERTa).

@@ -110,6 +110,7 @@ HfConfig hf_config_from_json(json raw, const std::string& source) {
   b.model_type(arch->model_type);
   try {
     arch->read_config(r, b);
+    arch->check_config(r, b);
     b.validate();
   } catch (const std::invalid_argument& e) { throw UserError(source + ": " + e.what()); }
 

@@ -1,7 +1,12 @@
 // Building BERT task models from HF directories and saving them back: see pretrained.h.
 #include "framework/checkpoint/pretrained.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <stdexcept>
 
@@ -51,6 +56,35 @@ TensorMap normalise_keys(TensorMap weights, const std::string& prefix, const tor
   return out;
 }
 
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string format_number(const char* format, double v) {
+  char text[48];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
+std::string bytes_string(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  size_t unit = 0;
+  for (; bytes >= 1024.0 && unit + 1 < std::size(units); ++unit) bytes /= 1024.0;
+  return format_number("%.3g", bytes) + " " + units[unit];
+}
+
+// The number in a cgroup limit file ("max" or absent: none).
+uint64_t cgroup_limit(const char* file) {
+  std::ifstream in(file);
+  std::string text;
+  if (!(in >> text) || text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return UINT64_MAX;
+  try {
+    return std::stoull(text);
+  } catch (const std::exception&) { return UINT64_MAX; }
+}
+
 // Parameters a checkpoint of another head (or a bare encoder) legitimately lacks.
 bool is_head_key(const std::string& name, const std::string& prefix) {
   return !starts_with(name, prefix) || starts_with(name, prefix + "pooler.");
@@ -62,6 +96,57 @@ Task task_from_config(const HfConfig& config) {
   // A class that is no task head (BertModel, BertForPreTraining): a fresh sequence head.
   const auto task = models::task_from_hf(config.architectures, config.problem_type, config.num_labels);
   return task ? *task : *models::task_from_hf({}, config.problem_type, config.num_labels);
+}
+
+void check_checkpoint_shapes(const models::BertOptions& options, const std::string& config_source,
+                             const fs::path& weights) {
+  const models::Architecture& arch = models::architecture(options.model_type());
+  const TensorShapes shapes = read_weight_shapes(weights);
+  const std::string prefix = arch.checkpoint_prefix();
+  for (const auto& t : arch.sized_tensors(options)) {
+    // HF's names, with the encoder's prefix or (a plain <Family>Model save) without it.
+    auto it = shapes.find(prefix + t.name);
+    if (it == shapes.end()) it = shapes.find(t.name);
+    if (it == shapes.end() || it->second == t.shape) continue;
+    throw UserError(config_source + ": its " + t.dims + " make " + it->first + " " + shape_string(t.shape) + ", but " +
+                    weights.string() + " holds it as " + shape_string(it->second) +
+                    ": the config does not describe this checkpoint");
+  }
+}
+
+uint64_t memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  uint64_t bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
+  bytes = std::min(bytes, cgroup_limit("/sys/fs/cgroup/memory.max"));                    // cgroup v2
+  bytes = std::min(bytes, cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes"));  // cgroup v1
+  return bytes;
+}
+
+void check_model_memory(const models::BertOptions& options, const std::string& config_source, double copies,
+                        uint64_t memory) {
+  const double parameters = models::parameter_estimate(options);
+  const double bytes = parameters * 4.0 * copies;  // float32
+  if (bytes <= static_cast<double>(memory)) return;
+  // The tensor that holds the most of them, to name the keys to lower.
+  const auto tensors = models::architecture(options.model_type()).sized_tensors(options);
+  const models::SizedTensor* largest = nullptr;
+  double largest_count = -1;
+  for (const auto& t : tensors) {
+    double n = t.copies;
+    for (int64_t d : t.shape) n *= static_cast<double>(d);
+    if (n > largest_count) largest = &t, largest_count = n;
+  }
+  std::string where;
+  if (largest != nullptr)
+    where = "; " + format_number("%.3g", largest_count) + " of them in " +
+            (largest->copies > 1 ? format_number("%.3g", largest->copies) + " tensors like " : std::string()) +
+            largest->name + " " + shape_string(largest->shape) + " (" + largest->dims + ")";
+  throw UserError(config_source + ": its sizes make a model of about " + format_number("%.3g", parameters) +
+                  " parameters" + where + ", which need " + bytes_string(bytes) +
+                  (copies > 1
+                       ? " (" + format_number("%g", copies) + " float32 copies: weights, gradients, optimizer state)"
+                       : " as float32") +
+                  ", more than this machine's " + bytes_string(static_cast<double>(memory)) + " of memory");
 }
 
 PretrainedModel load_pretrained(const fs::path& given, const PretrainedOptions& options) {
@@ -82,7 +167,8 @@ PretrainedModel load_pretrained(const fs::path& dir, std::optional<Task> task, s
 
 PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const PretrainedOptions& options) {
   const fs::path dir = resolve_hf_dir(given);
-  const std::string config_file = (dir / "config.json").string();
+  const std::string config_file =
+      options.config_source.empty() ? (dir / "config.json").string() : options.config_source;
   // The family's row (architectures.h), as read_hf_config found it from model_type.
   const models::Architecture* arch = &models::architecture(config.bert.model_type());
   const std::string prefix = arch->checkpoint_prefix();
@@ -93,6 +179,10 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   models::BertOptions bert = config.bert;
   bert.sparse_embeddings(options.sparse_embeddings);
   bert.unpad_inputs(options.unpad_inputs);
+  // Before any tensor is allocated: the checkpoint's shapes (its header) against the config's, and
+  // what the config asks for against the memory (a checkpoint may lack some of its tensors).
+  check_checkpoint_shapes(bert, config_file, weights_file(dir));
+  check_model_memory(bert, config_file, 1);
   try {
     result.model = models::make_encoder_task_model(result.task, bert, num_labels);
   } catch (const std::invalid_argument& e) { throw UserError(config_file + ": " + e.what()); }

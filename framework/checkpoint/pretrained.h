@@ -8,9 +8,11 @@
 //   ModelOutput out = loaded.model->forward(batch);
 //   save_pretrained("runs/x/final", *loaded.model, loaded.config);
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "framework/checkpoint/hf_config.h"
 #include "framework/checkpoint/state_dict.h"
@@ -30,6 +32,8 @@ struct PretrainedOptions {
   /// Leave out head weights (classifier, qa_outputs) whose shape differs from the built head, e.g.
   /// a 2-label checkpoint fine-tuned on 7 labels; they are reported missing and freshly initialised.
   bool fresh_mismatched_head = false;
+  /// What messages call the config (default: <dir>/config.json).
+  std::string config_source;
 };
 
 struct PretrainedModel {
@@ -44,6 +48,25 @@ struct PretrainedModel {
 /// regression for num_labels 1 without problem_type, as HF). A class that is no task head
 /// (BertModel, BertForPreTraining) gets a fresh sequence head by the same rule.
 Task task_from_config(const HfConfig& config);
+
+/// UserError unless the parameters of the encoder `options` describe agree in shape with those of
+/// `weights` (a weight file; models::Architecture::sized_tensors: the embeddings and the layers'
+/// matrices) that the file holds: read from its header, before a model is built, so that a config
+/// whose sizes are not the checkpoint's allocates nothing. The message names `config_source`, the
+/// config keys sizing the tensor, both shapes and the file.
+void check_checkpoint_shapes(const models::BertOptions& options, const std::string& config_source,
+                             const std::filesystem::path& weights);
+
+/// This machine's memory in bytes: its physical memory, or its cgroup's limit where lower.
+uint64_t memory_bytes();
+
+/// UserError unless `copies` float32 copies of the parameters `options` describe
+/// (models::parameter_estimate) fit in `memory` bytes: the check before a model is built from a
+/// config alone. `copies`: 1 for the weights; training adds gradients and the optimizer's state.
+/// The message names `config_source`, the parameter count, the tensor that holds most of them and
+/// the keys sizing it.
+void check_model_memory(const models::BertOptions& options, const std::string& config_source, double copies,
+                        uint64_t memory = memory_bytes());
 
 /// Loads `dir` (reads dir/config.json; a sentence-transformers save is read from its Transformer
 /// module's folder, see framework/common/hf_dir.h). Throws unif::UserError on a missing directory or config.json,

@@ -88,6 +88,20 @@ class Reader {
   explicit Reader(std::filesystem::path file) : file_(std::move(file)) {}
 
   SafetensorsFile read() {
+    SafetensorsFile out;
+    for (const auto& e : entries(&out.metadata)) out.tensors.emplace(e.name, load(e));
+    return out;
+  }
+
+  TensorShapes shapes() {
+    TensorShapes out;
+    for (auto& e : entries(nullptr)) out.emplace(e.name, std::move(e.shape));
+    return out;
+  }
+
+ private:
+  // The header's entries, every field and bound checked (nothing of the data is read).
+  std::vector<Entry> entries(std::map<std::string, std::string>* metadata) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file_, ec)) fail("no such file (expected a safetensors file)");
     const uint64_t size = std::filesystem::file_size(file_, ec);
@@ -118,21 +132,19 @@ class Reader {
     } catch (const JsonInputError& e) { fail(std::string("header is not valid JSON: ") + e.what()); }
     if (!header.is_object()) fail("header is not a JSON object");
 
-    SafetensorsFile out;
     std::vector<Entry> entries;
     for (const auto& [key, value] : header.items()) {
       if (key == "__metadata__") {
-        out.metadata = parse_metadata(value);
+        const auto parsed = parse_metadata(value);
+        if (metadata != nullptr) *metadata = parsed;
       } else {
         entries.push_back(parse_entry(key, value));
       }
     }
     check_layout(entries);
-    for (const auto& e : entries) out.tensors.emplace(e.name, load(e));
-    return out;
+    return entries;
   }
 
- private:
   [[noreturn]] void fail(const std::string& what) const {
     throw UserError(file_.string() + ": invalid safetensors file: " + what);
   }
@@ -241,6 +253,8 @@ class Reader {
 }  // namespace
 
 SafetensorsFile read_safetensors(const std::filesystem::path& file) { return Reader(file).read(); }
+
+TensorShapes read_safetensors_shapes(const std::filesystem::path& file) { return Reader(file).shapes(); }
 
 void write_safetensors(const std::filesystem::path& file, const TensorMap& tensors,
                        const std::map<std::string, std::string>& metadata) {

@@ -6,8 +6,10 @@
 // spaces to a multiple of 8, tensors contiguous little-endian in key order) and is atomic.
 #pragma once
 #include <filesystem>
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <torch/types.h>
 
@@ -25,6 +27,13 @@ struct SafetensorsFile {
 /// Reads `file`. Supported dtypes: F32 F64 F16 BF16 I64 I32 I16 I8 U8 BOOL.
 /// Throws unif::UserError (naming the file and the tensor) on any malformed content.
 SafetensorsFile read_safetensors(const std::filesystem::path& file);
+
+/// Tensor shapes by name.
+using TensorShapes = std::map<std::string, std::vector<int64_t>>;
+
+/// The shape of every tensor of `file`, from its header alone (checked as read_safetensors checks
+/// it; no tensor data is read or allocated).
+TensorShapes read_safetensors_shapes(const std::filesystem::path& file);
 
 /// Writes `tensors` (any device/layout: copied to contiguous CPU) to `file` through a temporary
 /// file renamed into place. An empty `metadata` writes {"format": "pt"} as HF/torch do.

@@ -27,15 +27,24 @@ std::string name_list(const std::vector<std::string>& names) {
 
 }  // namespace
 
-TensorMap read_weights(const std::filesystem::path& model_dir) {
+std::filesystem::path weights_file(const std::filesystem::path& model_dir) {
   std::error_code ec;
   const auto safetensors = model_dir / "model.safetensors";
-  if (std::filesystem::exists(safetensors, ec)) return read_safetensors(safetensors).tensors;
+  if (std::filesystem::exists(safetensors, ec)) return safetensors;
   const auto bin = model_dir / "pytorch_model.bin";
-  if (std::filesystem::exists(bin, ec)) return read_torch_bin(bin);
+  if (std::filesystem::exists(bin, ec)) return bin;
   if (!std::filesystem::is_directory(model_dir, ec))
     throw UserError(model_dir.string() + ": model directory does not exist");
   throw UserError(model_dir.string() + ": no weights found (expected model.safetensors or pytorch_model.bin)");
+}
+
+TensorMap read_weights(const std::filesystem::path& model_dir) {
+  const auto file = weights_file(model_dir);
+  return file.extension() == ".safetensors" ? read_safetensors(file).tensors : read_torch_bin(file);
+}
+
+TensorShapes read_weight_shapes(const std::filesystem::path& file) {
+  return file.extension() == ".safetensors" ? read_safetensors_shapes(file) : read_torch_bin_shapes(file);
 }
 
 TensorMap state_dict(const torch::nn::Module& m) {

@@ -19,8 +19,15 @@ struct LoadReport {
   std::vector<std::string> unexpected;  // in the file, not in the module
 };
 
-/// `model_dir`/model.safetensors, else `model_dir`/pytorch_model.bin, else UserError.
+/// The weight file of a model directory: `model_dir`/model.safetensors, else
+/// `model_dir`/pytorch_model.bin, else UserError.
+std::filesystem::path weights_file(const std::filesystem::path& model_dir);
+
+/// The tensors of weights_file(model_dir).
 TensorMap read_weights(const std::filesystem::path& model_dir);
+
+/// The tensors' shapes of a weight file (weights_file's), from its header: no tensor is read.
+TensorShapes read_weight_shapes(const std::filesystem::path& file);
 
 /// named_parameters + named_buffers (recursive), detached (they share storage with the module).
 TensorMap state_dict(const torch::nn::Module& m);

@@ -507,9 +507,11 @@ class Unpickler {
     }
     // A view, as torch.load returns: no copy, so REDUCEs of one memoised call cost no memory and
     // tensors saved over one storage (tied weights) share it as they did when saved.
+    // Reading shapes only, the storages are meta tensors (no data): a meta tensor of the view's shape.
     Value* t = make(Value::Kind::Tensor);
-    t->tensor = numel > 0 ? storage.as_strided(size, stride, offset)
-                          : torch::empty(size, torch::TensorOptions().dtype(storage.scalar_type()));
+    t->tensor = storage.is_meta() ? torch::empty(size, storage.options())
+                : numel > 0       ? storage.as_strided(size, stride, offset)
+                                  : torch::empty(size, torch::TensorOptions().dtype(storage.scalar_type()));
     return t;
   }
 
@@ -539,7 +541,8 @@ class Unpickler {
   std::unordered_map<uint32_t, Value*> memo_;
 };
 
-TensorMap read(const std::filesystem::path& file) {
+// with_data false: every check is made, but no storage's data is read (the storages are meta tensors).
+TensorMap read(const std::filesystem::path& file, bool with_data) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
     throw BinError("no such file (expected torch.save's pytorch_model.bin)");
@@ -564,6 +567,11 @@ TensorMap read(const std::filesystem::path& file) {
     if (__builtin_mul_overflow(static_cast<uint64_t>(numel), c10::elementSize(dtype), &expected) || bytes != expected)
       throw BinError("storage '" + key + "' has " + std::to_string(bytes) + " bytes, expected " +
                      std::to_string(expected) + " (" + std::to_string(numel) + " x " + c10::toString(dtype) + ")");
+    if (!with_data) {
+      auto meta = torch::empty({numel}, torch::TensorOptions().dtype(dtype).device(torch::kMeta));
+      storages.emplace(key, meta);
+      return meta;
+    }
     auto storage = torch::empty({numel}, torch::TensorOptions().dtype(dtype));
     zip.read(entry, storage.data_ptr(), bytes);
     storages.emplace(key, storage);
@@ -585,11 +593,11 @@ TensorMap read(const std::filesystem::path& file) {
   return out;
 }
 
-}  // namespace
-
-TensorMap read_torch_bin(const std::filesystem::path& file) {
+// UserError naming the file for what reading `file` throws.
+template <class F>
+auto reading(const std::filesystem::path& file, F&& f) -> decltype(f()) {
   try {
-    return read(file);
+    return f();
   } catch (const BinError& e) {
     throw UserError(file.string() + ": cannot read pytorch_model.bin: " + e.what());
   } catch (const std::bad_alloc&) {
@@ -597,6 +605,20 @@ TensorMap read_torch_bin(const std::filesystem::path& file) {
   } catch (const c10::Error& e) {
     throw UserError(file.string() + ": cannot read pytorch_model.bin: " + e.what_without_backtrace());
   }
+}
+
+}  // namespace
+
+TensorMap read_torch_bin(const std::filesystem::path& file) {
+  return reading(file, [&] { return read(file, /*with_data=*/true); });
+}
+
+TensorShapes read_torch_bin_shapes(const std::filesystem::path& file) {
+  return reading(file, [&] {
+    TensorShapes shapes;
+    for (const auto& [key, tensor] : read(file, /*with_data=*/false)) shapes.emplace(key, tensor.sizes().vec());
+    return shapes;
+  });
 }
 
 }  // namespace unif::framework

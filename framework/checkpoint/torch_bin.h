@@ -17,4 +17,8 @@ namespace unif::framework {
 /// disagrees with its data, an unsupported pickle opcode or global, or out-of-range storage.
 TensorMap read_torch_bin(const std::filesystem::path& file);
 
+/// The shape of every tensor, with every check of read_torch_bin but without reading (or
+/// allocating) the storages' data.
+TensorShapes read_torch_bin_shapes(const std::filesystem::path& file);
+
 }  // namespace unif::framework

@@ -344,11 +344,19 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     po.sparse_embeddings = cfg.model.sparse_embeddings;
     po.unpad_inputs = cfg.model.unpadded;
     po.fresh_mismatched_head = true;
+    if (cfg.model.config.is_object() && !cfg.model.config.empty())
+      po.config_source = (pretrained / "config.json").string() + " with model.config's fields";
     auto loaded = load_pretrained(pretrained, hf, po);
     for (auto& note : load_notes(loaded.report, pretrained, models::hf_architecture(*loaded.model)))
       parts.notes.push_back(std::move(note));
     model = loaded.model;
   } else {
+    // No checkpoint bounds the sizes: refuse a model whose training state would not fit in memory
+    // before allocating it (weights, gradients and the optimizer's moments, in float32).
+    const OptimizerConfig& opt = cfg.training.optimizer;
+    const double state = opt.name == OptimizerKind::Sgd ? (opt.momentum != 0 ? 1 : 0) : 2;
+    check_model_memory(hf.bert, cfg.model.config.empty() ? std::string("model.bert") : std::string("model.config"),
+                       2 + state);
     try {
       model = models::make_encoder_task_model(cfg.task, hf.bert, num_labels);
     } catch (const std::invalid_argument& e) { throw UserError(std::string("model.bert: ") + e.what()); }

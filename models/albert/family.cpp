@@ -171,13 +171,34 @@ void read_albert_config(const HfJson& r, BertOptions& o) {
   o.vocab_size(30000).embedding_size(128).hidden_size(4096).num_attention_heads(64).intermediate_size(16384);
   o.hidden_act("gelu_new").hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0).classifier_dropout(0.1);
   read_bert_config(r, o);
-  r.integer("embedding_size", [&](int64_t v) { o.embedding_size(v); });
-  r.integer("num_hidden_groups", [&](int64_t v) { o.num_hidden_groups(v); });
-  r.integer("inner_group_num", [&](int64_t v) { o.inner_group_num(v); });
-  r.number(
+  r.size("embedding_size", [&](int64_t v) { o.embedding_size(v); });
+  r.size("num_hidden_groups", [&](int64_t v) { o.num_hidden_groups(v); });
+  r.size("inner_group_num", [&](int64_t v) { o.inner_group_num(v); });
+  r.probability(
       "classifier_dropout_prob", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
+}
+
+void check_albert_config(const HfJson& r, const BertOptions& o) {
+  check_bert_config(r, o);
   if (o.num_hidden_groups() > o.num_hidden_layers())
-    r.fail("num_hidden_groups", "must be at most num_hidden_layers (" + std::to_string(o.num_hidden_layers()) + ")");
+    r.fail("num_hidden_groups", "must be at most num_hidden_layers (" + std::to_string(o.num_hidden_layers()) +
+                                    "), got " + std::to_string(o.num_hidden_groups()));
+}
+
+std::vector<SizedTensor> albert_sized_tensors(const BertOptions& o) {
+  const int64_t e = o.embedding_width(), h = o.hidden_size(), i = o.intermediate_size();
+  // Layers with parameters of their own; the others share them.
+  const double layers = static_cast<double>(o.num_hidden_groups()) * static_cast<double>(o.inner_group_num());
+  const std::string group = "encoder.albert_layer_groups.0.albert_layers.0.";
+  return {{"embeddings.word_embeddings.weight", {o.vocab_size(), e}, "vocab_size, embedding_size"},
+          {"embeddings.position_embeddings.weight",
+           {o.max_position_embeddings(), e},
+           "max_position_embeddings, embedding_size"},
+          {"embeddings.token_type_embeddings.weight", {o.type_vocab_size(), e}, "type_vocab_size, embedding_size"},
+          {"encoder.embedding_hidden_mapping_in.weight", {h, e}, "hidden_size, embedding_size"},
+          {group + "attention.query.weight", {h, h}, "hidden_size, hidden_size", 4 * layers},
+          {group + "ffn.weight", {i, h}, "intermediate_size, hidden_size", layers},
+          {group + "ffn_output.weight", {h, i}, "hidden_size, intermediate_size", layers}};
 }
 
 void write_albert_config(const BertOptions& o, nlohmann::json& j) {

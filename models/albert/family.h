@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/nn/module.h>
@@ -17,6 +18,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include "models/architectures.h"
 #include "models/bert/dropout.h"
 #include "models/bert/embeddings.h"
 #include "models/bert/options.h"
@@ -96,5 +98,9 @@ std::shared_ptr<EncoderModel> make_albert_encoder(const BertOptions& options, bo
 std::unique_ptr<LmHead> make_albert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
 void read_albert_config(const HfJson& config, BertOptions& options);
 void write_albert_config(const BertOptions& options, nlohmann::json& config);
+/// check_bert_config, and num_hidden_groups at most num_hidden_layers.
+void check_albert_config(const HfJson& config, const BertOptions& options);
+/// The embeddings (embedding_size wide), `embedding_hidden_mapping_in` and each group's layers.
+std::vector<SizedTensor> albert_sized_tensors(const BertOptions& options);
 
 }  // namespace unif::models

@@ -67,25 +67,52 @@ std::unique_ptr<LmHead> make_bert_lm_head(torch::nn::Module& owner, EncoderModel
 }
 
 void read_bert_config(const HfJson& r, BertOptions& b) {
-  r.integer("vocab_size", [&](int64_t v) { b.vocab_size(v); });
-  r.integer("hidden_size", [&](int64_t v) { b.hidden_size(v); });
-  r.integer("num_hidden_layers", [&](int64_t v) { b.num_hidden_layers(v); });
-  r.integer("num_attention_heads", [&](int64_t v) { b.num_attention_heads(v); });
-  r.integer("intermediate_size", [&](int64_t v) { b.intermediate_size(v); });
+  r.size("vocab_size", [&](int64_t v) { b.vocab_size(v); });
+  r.size("hidden_size", [&](int64_t v) { b.hidden_size(v); });
+  r.size("num_hidden_layers", [&](int64_t v) { b.num_hidden_layers(v); });
+  r.size("num_attention_heads", [&](int64_t v) { b.num_attention_heads(v); });
+  r.size("intermediate_size", [&](int64_t v) { b.intermediate_size(v); });
   r.string("hidden_act", [&](const std::string& v) { b.hidden_act(v); });
-  r.number("hidden_dropout_prob", [&](double v) { b.hidden_dropout_prob(v); });
-  r.number("attention_probs_dropout_prob", [&](double v) { b.attention_probs_dropout_prob(v); });
-  r.integer("max_position_embeddings", [&](int64_t v) { b.max_position_embeddings(v); });
-  r.integer("type_vocab_size", [&](int64_t v) { b.type_vocab_size(v); });
-  r.number("initializer_range", [&](double v) { b.initializer_range(v); });
-  r.number("layer_norm_eps", [&](double v) { b.layer_norm_eps(v); });
+  r.probability("hidden_dropout_prob", [&](double v) { b.hidden_dropout_prob(v); });
+  r.probability("attention_probs_dropout_prob", [&](double v) { b.attention_probs_dropout_prob(v); });
+  r.size("max_position_embeddings", [&](int64_t v) { b.max_position_embeddings(v); });
+  // 0: no token types (DeBERTa-v3); the families that read token types check it is >= 1.
+  r.size(
+      "type_vocab_size", [&](int64_t v) { b.type_vocab_size(v); }, /*min=*/0);
+  r.non_negative_number("initializer_range", [&](double v) { b.initializer_range(v); });
+  r.positive_number("layer_norm_eps", [&](double v) { b.layer_norm_eps(v); });
   if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
     r.integer("pad_token_id", [&](int64_t x) { b.pad_token_id(x); });
-  r.number(
+  r.probability(
       "classifier_dropout", [&](double v) { b.classifier_dropout(v); }, /*nullable=*/true, -1.0);
   r.string("position_embedding_type", [&](const std::string& v) {
     if (v != "absolute") r.fail("position_embedding_type", "only \"absolute\" is supported, got \"" + v + "\"");
   });
+}
+
+void check_bert_relations(const HfJson& r, const BertOptions& b) {
+  r.check_id("pad_token_id", b.pad_token_id(), "vocab_size", b.vocab_size());
+  r.check_divides("num_attention_heads", b.num_attention_heads(), "hidden_size", b.hidden_size());
+}
+
+void check_bert_config(const HfJson& r, const BertOptions& b) {
+  if (b.type_vocab_size() < 1)
+    r.fail("type_vocab_size",
+           "must be an integer >= 1 (the model reads token types), got " + std::to_string(b.type_vocab_size()));
+  check_bert_relations(r, b);
+}
+
+std::vector<SizedTensor> bert_sized_tensors(const BertOptions& o) {
+  const int64_t e = o.embedding_width(), h = o.hidden_size(), i = o.intermediate_size();
+  const auto l = static_cast<double>(o.num_hidden_layers());
+  const std::string width = o.embedding_size() > 0 ? "embedding_size" : "hidden_size";
+  return {
+      {"embeddings.word_embeddings.weight", {o.vocab_size(), e}, "vocab_size, " + width},
+      {"embeddings.position_embeddings.weight", {o.max_position_embeddings(), e}, "max_position_embeddings, " + width},
+      {"embeddings.token_type_embeddings.weight", {o.type_vocab_size(), e}, "type_vocab_size, " + width},
+      {"encoder.layer.0.attention.self.query.weight", {h, h}, "hidden_size, hidden_size", 4 * l},
+      {"encoder.layer.0.intermediate.dense.weight", {i, h}, "intermediate_size, hidden_size", l},
+      {"encoder.layer.0.output.dense.weight", {h, i}, "hidden_size, intermediate_size", l}};
 }
 
 void write_bert_config(const BertOptions& b, nlohmann::json& j) {

@@ -5,10 +5,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/nn/module.h>
 
+#include "models/architectures.h"
 #include "models/bert/options.h"
 #include "models/encoder_model.h"
 
@@ -21,8 +23,16 @@ std::unique_ptr<SequenceHead> make_bert_sequence_head(torch::nn::Module& owner, 
                                                       int64_t num_labels);
 std::unique_ptr<LmHead> make_bert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
 
-/// BertConfig's keys (vocab_size, hidden_size, ..., classifier_dropout, position_embedding_type).
+/// BertConfig's keys (vocab_size, hidden_size, ..., classifier_dropout, position_embedding_type),
+/// each within its range (sizes in [1, BertOptions::kMaxSize], dropouts in [0, 1), ...).
 void read_bert_config(const HfJson& config, BertOptions& options);
 void write_bert_config(const BertOptions& options, nlohmann::json& config);
+/// pad_token_id in [0, vocab_size) (the word embeddings' padding row), num_attention_heads dividing
+/// hidden_size: the relations of BertConfig's keys every family reading them shares.
+void check_bert_relations(const HfJson& config, const BertOptions& options);
+/// check_bert_relations and type_vocab_size >= 1 (the model reads token types).
+void check_bert_config(const HfJson& config, const BertOptions& options);
+/// BertModel's embeddings (word, position, token type; embedding_size wide where set) and layers.
+std::vector<SizedTensor> bert_sized_tensors(const BertOptions& options);
 
 }  // namespace unif::models

@@ -3,7 +3,9 @@
 // (models/<family>/config.cpp, a row of models/architectures.h) maps its own names onto the same
 // fields (DistilBERT's dim -> hidden_size, ...) and back. Fields only some families read are marked.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -92,10 +94,18 @@ struct BertOptions {
   TORCH_ARG(bool, unpad_inputs) = false;
 
  public:
-  /// Throws std::invalid_argument naming the first inconsistent field.
+  /// The largest size (vocab_size, hidden_size, a layer or head count, max_position_embeddings, ...)
+  /// a model may have: int32's, so that the element count of a weight matrix (two sizes) or a
+  /// size times a small factor cannot overflow.
+  static constexpr int64_t kMaxSize = 2147483647;
+
+  /// Throws std::invalid_argument naming the first inconsistent field (by BertConfig's names; the
+  /// families' config readers check first, by their own).
   void validate() const {
     auto positive = [](int64_t v, const char* name) {
-      if (v <= 0) throw std::invalid_argument(std::string(name) + " must be > 0, got " + std::to_string(v));
+      if (v <= 0 || v > kMaxSize)
+        throw std::invalid_argument(std::string(name) + " must be in [1, " + std::to_string(kMaxSize) + "], got " +
+                                    std::to_string(v));
     };
     positive(vocab_size(), "vocab_size");
     positive(hidden_size(), "hidden_size");
@@ -104,23 +114,41 @@ struct BertOptions {
     positive(intermediate_size(), "intermediate_size");
     positive(max_position_embeddings(), "max_position_embeddings");
     // DeBERTa reads no token types when type_vocab_size is 0 (its default).
-    if (model_type() == "deberta-v2" ? type_vocab_size() < 0 : type_vocab_size() <= 0)
-      throw std::invalid_argument(std::string("type_vocab_size must be ") +
-                                  (model_type() == "deberta-v2" ? ">= 0" : "> 0") + ", got " +
-                                  std::to_string(type_vocab_size()));
+    if (model_type() == "deberta-v2" ? type_vocab_size() < 0 || type_vocab_size() > kMaxSize
+                                     : type_vocab_size() <= 0 || type_vocab_size() > kMaxSize)
+      throw std::invalid_argument(std::string("type_vocab_size must be in [") +
+                                  (model_type() == "deberta-v2" ? "0" : "1") + ", " + std::to_string(kMaxSize) +
+                                  "], got " + std::to_string(type_vocab_size()));
     positive(num_hidden_groups(), "num_hidden_groups");
     positive(inner_group_num(), "inner_group_num");
+    if (embedding_size() > kMaxSize) positive(embedding_size(), "embedding_size");
     if (hidden_size() % num_attention_heads() != 0)
       throw std::invalid_argument("hidden_size (" + std::to_string(hidden_size()) +
                                   ") must be a multiple of num_attention_heads (" +
                                   std::to_string(num_attention_heads()) + ")");
     if (hidden_act() != "gelu" && hidden_act() != "gelu_new" && hidden_act() != "relu")
       throw std::invalid_argument("hidden_act must be gelu, gelu_new or relu, got '" + hidden_act() + "'");
-    auto prob = [](double p, const char* name) {
-      if (!(p >= 0.0 && p < 1.0)) throw std::invalid_argument(std::string(name) + " must be in [0, 1)");
+    auto number = [](double v) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", v);
+      return std::string(text);
+    };
+    auto prob = [&](double p, const char* name) {
+      if (!(p >= 0.0 && p < 1.0))
+        throw std::invalid_argument(std::string(name) + " must be in [0, 1), got " + number(p));
     };
     prob(hidden_dropout_prob(), "hidden_dropout_prob");
     prob(attention_probs_dropout_prob(), "attention_probs_dropout_prob");
+    prob(pooler_dropout(), "pooler_dropout");
+    prob(embedding_dropout(), "embedding_dropout");
+    // Negative: null / not used.
+    if (classifier_dropout() >= 0) prob(classifier_dropout(), "classifier_dropout");
+    if (qa_dropout() >= 0) prob(qa_dropout(), "qa_dropout");
+    if (seq_classif_dropout() >= 0) prob(seq_classif_dropout(), "seq_classif_dropout");
+    if (!(std::isfinite(initializer_range()) && initializer_range() >= 0))
+      throw std::invalid_argument("initializer_range must be a finite number >= 0, got " + number(initializer_range()));
+    if (!(std::isfinite(layer_norm_eps()) && layer_norm_eps() > 0))
+      throw std::invalid_argument("layer_norm_eps must be a finite number > 0, got " + number(layer_norm_eps()));
   }
   /// The share of a batch's positions that must be padding for the unpadded path to be taken: with
   /// less, gathering and scattering the rows costs more than the padding (bench/unpadded/run.sh).

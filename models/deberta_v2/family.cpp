@@ -412,18 +412,21 @@ void read_deberta_v2_config(const HfJson& r, BertOptions& o) {
   o.share_att_key(false).norm_rel_ebd("none").position_biased_input(true);
   o.pooler_hidden_size(-1).pooler_hidden_act("gelu").pooler_dropout(0.0).legacy(true);
   read_bert_config(r, o);
-  r.integer("embedding_size", [&](int64_t v) { o.embedding_size(v); });
+  r.size("embedding_size", [&](int64_t v) { o.embedding_size(v); });
   r.boolean("relative_attention", [&](bool v) { o.relative_attention(v); });
-  r.integer("max_relative_positions", [&](int64_t v) { o.max_relative_positions(v); });
-  r.integer("position_buckets", [&](int64_t v) { o.position_buckets(v); });
+  // max_relative_positions < 1: max_position_embeddings; position_buckets <= 0: no buckets.
+  const int64_t no_min = std::numeric_limits<int64_t>::min();
+  r.integer_in("max_relative_positions", no_min, BertOptions::kMaxSize,
+               [&](int64_t v) { o.max_relative_positions(v); });
+  r.integer_in("position_buckets", no_min, BertOptions::kMaxSize, [&](int64_t v) { o.position_buckets(v); });
   r.boolean("share_att_key", [&](bool v) { o.share_att_key(v); });
   r.string("norm_rel_ebd", [&](const std::string& v) { o.norm_rel_ebd(v); });
   r.boolean("position_biased_input", [&](bool v) { o.position_biased_input(v); });
   r.integer("pooler_hidden_size", [&](int64_t v) { o.pooler_hidden_size(v); });
   r.string("pooler_hidden_act", [&](const std::string& v) { o.pooler_hidden_act(v); });
-  r.number("pooler_dropout", [&](double v) { o.pooler_dropout(v); });
+  r.probability("pooler_dropout", [&](double v) { o.pooler_dropout(v); });
   r.boolean("legacy", [&](bool v) { o.legacy(v); });
-  r.number(
+  r.probability(
       "cls_dropout", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
   if (const auto* v = r.find("pos_att_type"); v != nullptr && !v->is_null()) {
     // A list, or HF's older "p2c|c2p" string.
@@ -454,6 +457,13 @@ void read_deberta_v2_config(const HfJson& r, BertOptions& o) {
   }
   if (const auto* v = r.find("conv_kernel_size"); v != nullptr && v->is_number() && v->get<double>() > 0)
     r.fail("conv_kernel_size", "DeBERTa-v2's convolution layer (conv_kernel_size > 0) is not supported");
+  for (const auto& [key, act] : {std::pair<const char*, std::string>{"pooler_hidden_act", o.pooler_hidden_act()}})
+    if (act != "gelu" && act != "gelu_new" && act != "relu")
+      r.fail(key, "must be gelu, gelu_new or relu, got \"" + act + "\"");
+}
+
+void check_deberta_v2_config(const HfJson& r, const BertOptions& o) {
+  check_bert_relations(r, o);
   if (const auto* v = r.find("attention_head_size"); v != nullptr && !v->is_null()) {
     if (!v->is_number_integer() || o.num_attention_heads() <= 0 ||
         v->get<int64_t>() * o.num_attention_heads() != o.hidden_size())
@@ -462,11 +472,34 @@ void read_deberta_v2_config(const HfJson& r, BertOptions& o) {
   if (o.pooler_hidden_size() > 0 && o.pooler_hidden_size() != o.hidden_size())
     r.fail("pooler_hidden_size", "must equal hidden_size (" + std::to_string(o.hidden_size()) +
                                      "): HF's classifier reads hidden_size features");
-  for (const auto& [key, act] : {std::pair<const char*, std::string>{"pooler_hidden_act", o.pooler_hidden_act()}})
-    if (act != "gelu" && act != "gelu_new" && act != "relu")
-      r.fail(key, "must be gelu, gelu_new or relu, got \"" + act + "\"");
-  if (!(o.pooler_dropout() >= 0.0 && o.pooler_dropout() < 1.0)) r.fail("pooler_dropout", "must be in [0, 1)");
-  if (o.type_vocab_size() < 0) r.fail("type_vocab_size", "must be >= 0");
+}
+
+std::vector<SizedTensor> deberta_v2_sized_tensors(const BertOptions& o) {
+  const int64_t e = o.embedding_width(), h = o.hidden_size(), i = o.intermediate_size();
+  const auto l = static_cast<double>(o.num_hidden_layers());
+  const std::string width = o.embedding_size() > 0 ? "embedding_size" : "hidden_size";
+  std::vector<SizedTensor> t{{"embeddings.word_embeddings.weight", {o.vocab_size(), e}, "vocab_size, " + width}};
+  if (o.position_biased_input())
+    t.push_back({"embeddings.position_embeddings.weight",
+                 {o.max_position_embeddings(), e},
+                 "max_position_embeddings, " + width});
+  if (o.type_vocab_size() > 0)
+    t.push_back({"embeddings.token_type_embeddings.weight", {o.type_vocab_size(), e}, "type_vocab_size, " + width});
+  if (e != h) t.push_back({"embeddings.embed_proj.weight", {h, e}, "hidden_size, embedding_size"});
+  double projections = 4;  // query, key, value, output
+  if (o.relative_attention()) {
+    const std::string span = o.position_buckets() > 0          ? "position_buckets"
+                             : o.max_relative_positions() >= 1 ? "max_relative_positions"
+                                                               : "max_position_embeddings";
+    const int64_t rows = 2 * (o.position_buckets() > 0 ? o.position_buckets() : max_relative(o));
+    t.push_back({"encoder.rel_embeddings.weight", {rows, h}, "2 x " + span + ", hidden_size"});
+    if (!o.share_att_key()) projections += has(o.pos_att_type(), "c2p") + has(o.pos_att_type(), "p2c");
+  }
+  t.push_back(
+      {"encoder.layer.0.attention.self.query_proj.weight", {h, h}, "hidden_size, hidden_size", projections * l});
+  t.push_back({"encoder.layer.0.intermediate.dense.weight", {i, h}, "intermediate_size, hidden_size", l});
+  t.push_back({"encoder.layer.0.output.dense.weight", {h, i}, "hidden_size, intermediate_size", l});
+  return t;
 }
 
 void write_deberta_v2_config(const BertOptions& o, nlohmann::json& j) {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/nn/module.h>
@@ -27,6 +28,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include "models/architectures.h"
 #include "models/bert/attention.h"
 #include "models/bert/dropout.h"
 #include "models/bert/layer.h"
@@ -136,5 +138,8 @@ std::unique_ptr<SequenceHead> make_deberta_v2_sequence_head(torch::nn::Module& o
 std::unique_ptr<LmHead> make_deberta_v2_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
 void read_deberta_v2_config(const HfJson& config, BertOptions& options);
 void write_deberta_v2_config(const BertOptions& options, nlohmann::json& config);
+/// check_bert_relations, attention_head_size and pooler_hidden_size as supported.
+void check_deberta_v2_config(const HfJson& config, const BertOptions& options);
+std::vector<SizedTensor> deberta_v2_sized_tensors(const BertOptions& options);
 
 }  // namespace unif::models

@@ -197,21 +197,40 @@ void read_distilbert_config(const HfJson& r, BertOptions& o) {
   o.intermediate_size(3072).hidden_dropout_prob(0.1).attention_probs_dropout_prob(0.1).hidden_act("gelu");
   o.initializer_range(0.02).qa_dropout(0.1).seq_classif_dropout(0.2).pad_token_id(0).type_vocab_size(1);
   o.layer_norm_eps(kDistilBertLayerNormEps);
-  r.integer("vocab_size", [&](int64_t v) { o.vocab_size(v); });
-  r.integer("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
+  r.size("vocab_size", [&](int64_t v) { o.vocab_size(v); });
+  r.size("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
   r.boolean("sinusoidal_pos_embds", [&](bool v) { o.sinusoidal_pos_embds(v); });
-  r.integer("n_layers", [&](int64_t v) { o.num_hidden_layers(v); });
-  r.integer("n_heads", [&](int64_t v) { o.num_attention_heads(v); });
-  r.integer("dim", [&](int64_t v) { o.hidden_size(v); });
-  r.integer("hidden_dim", [&](int64_t v) { o.intermediate_size(v); });
-  r.number("dropout", [&](double v) { o.hidden_dropout_prob(v); });
-  r.number("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
-  r.string("activation", [&](const std::string& v) { o.hidden_act(v); });
-  r.number("initializer_range", [&](double v) { o.initializer_range(v); });
-  r.number("qa_dropout", [&](double v) { o.qa_dropout(v); });
-  r.number("seq_classif_dropout", [&](double v) { o.seq_classif_dropout(v); });
+  r.size("n_layers", [&](int64_t v) { o.num_hidden_layers(v); });
+  r.size("n_heads", [&](int64_t v) { o.num_attention_heads(v); });
+  r.size("dim", [&](int64_t v) { o.hidden_size(v); });
+  r.size("hidden_dim", [&](int64_t v) { o.intermediate_size(v); });
+  r.probability("dropout", [&](double v) { o.hidden_dropout_prob(v); });
+  r.probability("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
+  r.string("activation", [&](const std::string& v) {
+    if (v != "gelu" && v != "gelu_new" && v != "relu")
+      r.fail("activation", "must be gelu, gelu_new or relu, got \"" + v + "\"");
+    o.hidden_act(v);
+  });
+  r.non_negative_number("initializer_range", [&](double v) { o.initializer_range(v); });
+  r.probability("qa_dropout", [&](double v) { o.qa_dropout(v); });
+  r.probability("seq_classif_dropout", [&](double v) { o.seq_classif_dropout(v); });
   if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
     r.integer("pad_token_id", [&](int64_t x) { o.pad_token_id(x); });
+}
+
+void check_distilbert_config(const HfJson& r, const BertOptions& o) {
+  r.check_id("pad_token_id", o.pad_token_id(), "vocab_size", o.vocab_size());
+  r.check_divides("n_heads", o.num_attention_heads(), "dim", o.hidden_size());
+}
+
+std::vector<SizedTensor> distilbert_sized_tensors(const BertOptions& o) {
+  const int64_t h = o.hidden_size(), i = o.intermediate_size();
+  const auto l = static_cast<double>(o.num_hidden_layers());
+  return {{"embeddings.word_embeddings.weight", {o.vocab_size(), h}, "vocab_size, dim"},
+          {"embeddings.position_embeddings.weight", {o.max_position_embeddings(), h}, "max_position_embeddings, dim"},
+          {"transformer.layer.0.attention.q_lin.weight", {h, h}, "dim, dim", 4 * l},
+          {"transformer.layer.0.ffn.lin1.weight", {i, h}, "hidden_dim, dim", l},
+          {"transformer.layer.0.ffn.lin2.weight", {h, i}, "dim, hidden_dim", l}};
 }
 
 void write_distilbert_config(const BertOptions& o, nlohmann::json& j) {

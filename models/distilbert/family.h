@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/nn/module.h>
@@ -15,6 +16,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
+#include "models/architectures.h"
 #include "models/bert/dropout.h"
 #include "models/bert/embeddings.h"
 #include "models/bert/options.h"
@@ -94,5 +96,8 @@ std::unique_ptr<SequenceHead> make_distilbert_sequence_head(torch::nn::Module& o
 std::unique_ptr<LmHead> make_distilbert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
 void read_distilbert_config(const HfJson& config, BertOptions& options);
 void write_distilbert_config(const BertOptions& options, nlohmann::json& config);
+/// pad_token_id in [0, vocab_size), n_heads dividing dim.
+void check_distilbert_config(const HfJson& config, const BertOptions& options);
+std::vector<SizedTensor> distilbert_sized_tensors(const BertOptions& options);
 
 }  // namespace unif::models

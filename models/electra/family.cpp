@@ -89,7 +89,15 @@ void read_electra_config(const HfJson& config, BertOptions& o) {
   // ElectraConfig's defaults where BertConfig's differ.
   o.embedding_size(128).hidden_size(256).num_attention_heads(4).intermediate_size(1024);
   read_bert_config(config, o);
-  config.integer("embedding_size", [&](int64_t v) { o.embedding_size(v); });
+  config.size("embedding_size", [&](int64_t v) { o.embedding_size(v); });
+}
+
+std::vector<SizedTensor> electra_sized_tensors(const BertOptions& o) {
+  auto tensors = bert_sized_tensors(o);
+  if (o.embedding_width() != o.hidden_size())
+    tensors.push_back(
+        {"embeddings_project.weight", {o.hidden_size(), o.embedding_width()}, "hidden_size, embedding_size"});
+  return tensors;
 }
 
 void write_electra_config(const BertOptions& o, nlohmann::json& config) {

@@ -7,11 +7,13 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 
+#include "models/architectures.h"
 #include "models/bert/embeddings.h"
 #include "models/bert/encoder.h"
 #include "models/bert/options.h"
@@ -42,5 +44,7 @@ std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owne
 std::unique_ptr<LmHead> make_electra_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
 void read_electra_config(const HfJson& config, BertOptions& options);
 void write_electra_config(const BertOptions& options, nlohmann::json& config);
+/// BERT's, and `embeddings_project` where embedding_size differs from hidden_size.
+std::vector<SizedTensor> electra_sized_tensors(const BertOptions& options);
 
 }  // namespace unif::models

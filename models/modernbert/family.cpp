@@ -328,44 +328,49 @@ void read_modernbert_config(const HfJson& r, BertOptions& o) {
   o.local_attention(128).embedding_dropout(0).mlp_bias(false).hidden_dropout_prob(0).decoder_bias(true);
   o.classifier_pooling("cls").classifier_dropout(0).classifier_bias(false).classifier_activation("gelu");
   o.global_rope_theta(160000).local_rope_theta(10000).type_vocab_size(1).layer_types({});
-  r.integer("vocab_size", [&](int64_t v) { o.vocab_size(v); });
-  r.integer("hidden_size", [&](int64_t v) { o.hidden_size(v); });
-  r.integer("intermediate_size", [&](int64_t v) { o.intermediate_size(v); });
-  r.integer("num_hidden_layers", [&](int64_t v) { o.num_hidden_layers(v); });
-  r.integer("num_attention_heads", [&](int64_t v) { o.num_attention_heads(v); });
-  r.string("hidden_activation", [&](const std::string& v) { o.hidden_act(v); });
-  r.integer("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
-  r.number("initializer_range", [&](double v) { o.initializer_range(v); });
-  r.number("initializer_cutoff_factor", [&](double v) { o.initializer_cutoff_factor(v); });
-  r.number("norm_eps", [&](double v) { o.layer_norm_eps(v); });
+  // The activations unif implements (models/bert/activations.h).
+  auto activation = [&](const char* key, const std::string& v) {
+    if (v != "gelu" && v != "gelu_new" && v != "relu") r.fail(key, "must be gelu, gelu_new or relu, got \"" + v + "\"");
+  };
+  r.size("vocab_size", [&](int64_t v) { o.vocab_size(v); });
+  r.size("hidden_size", [&](int64_t v) { o.hidden_size(v); });
+  r.size("intermediate_size", [&](int64_t v) { o.intermediate_size(v); });
+  r.size("num_hidden_layers", [&](int64_t v) { o.num_hidden_layers(v); });
+  r.size("num_attention_heads", [&](int64_t v) { o.num_attention_heads(v); });
+  r.string("hidden_activation", [&](const std::string& v) {
+    activation("hidden_activation", v);
+    o.hidden_act(v);
+  });
+  r.size("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
+  r.non_negative_number("initializer_range", [&](double v) { o.initializer_range(v); });
+  r.non_negative_number("initializer_cutoff_factor", [&](double v) { o.initializer_cutoff_factor(v); });
+  r.positive_number("norm_eps", [&](double v) { o.layer_norm_eps(v); });
   r.boolean("norm_bias", [&](bool v) { o.norm_bias(v); });
   if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
     r.integer("pad_token_id", [&](int64_t x) { o.pad_token_id(x); });
   r.boolean("attention_bias", [&](bool v) { o.attention_bias(v); });
-  r.number("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
-  r.integer("local_attention", [&](int64_t v) {
-    if (v < 0) r.fail("local_attention", "must be >= 0, got " + std::to_string(v));
-    o.local_attention(v);
-  });
-  r.number("embedding_dropout", [&](double v) { o.embedding_dropout(v); });
+  r.probability("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
+  r.size(
+      "local_attention", [&](int64_t v) { o.local_attention(v); }, /*min=*/0);
+  r.probability("embedding_dropout", [&](double v) { o.embedding_dropout(v); });
   r.boolean("mlp_bias", [&](bool v) { o.mlp_bias(v); });
-  r.number("mlp_dropout", [&](double v) { o.hidden_dropout_prob(v); });
+  r.probability("mlp_dropout", [&](double v) { o.hidden_dropout_prob(v); });
   r.boolean("decoder_bias", [&](bool v) { o.decoder_bias(v); });
   r.string("classifier_pooling", [&](const std::string& v) {
     if (v != "cls" && v != "mean") r.fail("classifier_pooling", "expected \"cls\" or \"mean\", got \"" + v + "\"");
     o.classifier_pooling(v);
   });
-  r.number("classifier_dropout", [&](double v) { o.classifier_dropout(v); });
+  r.probability("classifier_dropout", [&](double v) { o.classifier_dropout(v); });
   r.boolean("classifier_bias", [&](bool v) { o.classifier_bias(v); });
-  r.string("classifier_activation", [&](const std::string& v) { o.classifier_activation(v); });
+  r.string("classifier_activation", [&](const std::string& v) {
+    activation("classifier_activation", v);
+    o.classifier_activation(v);
+  });
   // Older files: every n-th layer full, the two rotary bases as keys of their own.
   int64_t every = 3;
-  r.integer("global_attn_every_n_layers", [&](int64_t v) {
-    if (v <= 0) r.fail("global_attn_every_n_layers", "must be > 0, got " + std::to_string(v));
-    every = v;
-  });
-  r.number("global_rope_theta", [&](double v) { o.global_rope_theta(v); });
-  r.number("local_rope_theta", [&](double v) { o.local_rope_theta(v); });
+  r.size("global_attn_every_n_layers", [&](int64_t v) { every = v; });
+  r.positive_number("global_rope_theta", [&](double v) { o.global_rope_theta(v); });
+  r.positive_number("local_rope_theta", [&](double v) { o.local_rope_theta(v); });
   std::vector<std::string> types;
   for (int64_t i = 0; i < o.num_hidden_layers(); ++i) types.push_back(i % every != 0 ? kSliding : kFull);
   if (const auto* v = r.find("layer_types"); v != nullptr && !v->is_null()) {
@@ -389,13 +394,38 @@ void read_modernbert_config(const HfJson& r, BertOptions& o) {
         r.fail("rope_parameters", "only rope_type \"default\" is supported, got \"" + type + "\" for " + kind);
       const auto theta = params.find("rope_theta");
       if (theta == params.end()) continue;
-      if (!theta->is_number()) r.fail("rope_parameters", kind + ".rope_theta: expected a number");
+      if (!theta->is_number() || !std::isfinite(theta->get<double>()) || !(theta->get<double>() > 0))
+        r.fail("rope_parameters", kind + ".rope_theta: must be a finite number > 0, got " + HfJson::excerpt(*theta));
       if (kind == kFull) o.global_rope_theta(theta->get<double>());
       if (kind == kSliding) o.local_rope_theta(theta->get<double>());
     }
   }
   if (const auto* v = r.find("rope_scaling"); v != nullptr && !v->is_null())
     r.fail("rope_scaling", "rotary scaling is not supported");
+}
+
+void check_modernbert_config(const HfJson& r, const BertOptions& o) {
+  // Without pad_token_id (or null) there is no padding row, as HF's padding_idx None.
+  if (const auto* v = r.find("pad_token_id"); v != nullptr && !v->is_null())
+    r.check_id("pad_token_id", o.pad_token_id(), "vocab_size", o.vocab_size());
+  r.check_divides("num_attention_heads", o.num_attention_heads(), "hidden_size", o.hidden_size());
+  if ((o.hidden_size() / o.num_attention_heads()) % 2 != 0)
+    r.fail("num_attention_heads", "hidden_size / num_attention_heads (" +
+                                      std::to_string(o.hidden_size() / o.num_attention_heads()) +
+                                      ") must be even: rotary embeddings turn pairs of features");
+  if (!o.layer_types().empty() && static_cast<int64_t>(o.layer_types().size()) != o.num_hidden_layers())
+    r.fail("layer_types", "has " + std::to_string(o.layer_types().size()) + " entries, expected num_hidden_layers (" +
+                              std::to_string(o.num_hidden_layers()) + ")");
+}
+
+std::vector<SizedTensor> modernbert_sized_tensors(const BertOptions& o) {
+  const int64_t h = o.hidden_size(), i = o.intermediate_size();
+  const auto l = static_cast<double>(o.num_hidden_layers());
+  return {{"embeddings.tok_embeddings.weight", {o.vocab_size(), h}, "vocab_size, hidden_size"},
+          {"layers.0.attn.Wqkv.weight", {3 * h, h}, "3 x hidden_size, hidden_size", l},
+          {"layers.0.attn.Wo.weight", {h, h}, "hidden_size, hidden_size", l},
+          {"layers.0.mlp.Wi.weight", {2 * i, h}, "2 x intermediate_size, hidden_size", l},
+          {"layers.0.mlp.Wo.weight", {h, i}, "hidden_size, intermediate_size", l}};
 }
 
 void write_modernbert_config(const BertOptions& o, nlohmann::json& j) {

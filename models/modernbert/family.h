@@ -19,6 +19,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 #include <torch/nn/module.h>
@@ -26,6 +27,7 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 
+#include "models/architectures.h"
 #include "models/bert/dropout.h"
 #include "models/bert/options.h"
 #include "models/encoder_model.h"
@@ -128,5 +130,9 @@ std::unique_ptr<LmHead> make_modernbert_lm_head(torch::nn::Module& owner, Encode
 void read_modernbert_config(const HfJson& config, BertOptions& options);
 /// Both spellings, so that transformers 4 and 5 read the same model.
 void write_modernbert_config(const BertOptions& options, nlohmann::json& config);
+/// pad_token_id in [0, vocab_size) where given, num_attention_heads dividing hidden_size into heads
+/// of an even size (rotary), one layer_types entry per layer.
+void check_modernbert_config(const HfJson& config, const BertOptions& options);
+std::vector<SizedTensor> modernbert_sized_tensors(const BertOptions& options);
 
 }  // namespace unif::models

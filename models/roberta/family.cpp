@@ -71,4 +71,13 @@ void read_roberta_config(const HfJson& config, BertOptions& o) {
 
 void write_roberta_config(const BertOptions& options, nlohmann::json& config) { write_bert_config(options, config); }
 
+void check_roberta_config(const HfJson& config, const BertOptions& o) {
+  check_bert_config(config, o);
+  // HF's create_position_ids_from_input_ids: the first token's position is pad_token_id + 1.
+  if (o.max_position_embeddings() <= o.pad_token_id() + 1)
+    config.fail("max_position_embeddings", "must be > pad_token_id + 1 (" + std::to_string(o.pad_token_id() + 1) +
+                                               ": positions start after pad_token_id), got " +
+                                               std::to_string(o.max_position_embeddings()));
+}
+
 }  // namespace unif::models

@@ -21,5 +21,7 @@ std::unique_ptr<SequenceHead> make_roberta_sequence_head(torch::nn::Module& owne
 std::unique_ptr<LmHead> make_roberta_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
 void read_roberta_config(const HfJson& config, BertOptions& options);
 void write_roberta_config(const BertOptions& options, nlohmann::json& config);
+/// check_bert_config, and max_position_embeddings > pad_token_id + 1 (positions start after pad_token_id).
+void check_roberta_config(const HfJson& config, const BertOptions& options);
 
 }  // namespace unif::models

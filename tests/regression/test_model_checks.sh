@@ -3,7 +3,9 @@
 # "error: ", nothing written): a sentence pair (two data.text_fields, or span_extraction's question
 # and context) needs token types 0 and 1, which a model with type_vocab_size 1 (RoBERTa-style
 # configs) lacks - in train, eval, predict and as a distillation teacher; a distillation teacher
-# whose do_lower_case or text fields differ from the run's.
+# whose do_lower_case or text fields differ from the run's; crafted config.json / model.config values
+# (ids beyond vocab_size, negative initializer_range, dropouts >= 1, sizes the checkpoint does not have
+# or that would not fit in memory).
 # Usage: test_model_checks.sh UNIF_BINARY SOURCE_DIR
 set -u
 UNIF=$1
@@ -113,6 +115,48 @@ no_output distill_pair_type_vocab "$tmp/o5"
 "$UNIF" train configs/demo.yaml $tiny $pair --set output_dir="$tmp/ok2" > "$tmp/ok2.log" 2>&1 &&
   test -f "$tmp/ok2/final/COMPLETE" && { echo "ok   pair_two_types"; passes=$((passes + 1)); } ||
   { echo "FAIL pair_two_types: a pair on type_vocab_size 2 was refused"; tail -n 3 "$tmp/ok2.log"; fails=$((fails + 1)); }
+
+# --- crafted config values: one error line naming the file (or model.config), the key, the value and
+# the range; a config whose sizes are not the checkpoint's, or a model that would not fit in memory,
+# refused before anything is allocated ---
+# crafted DIR FAMILY SED: a copy of the family's fixture whose config.json is edited by SED.
+crafted() {
+  cp -r "tests/fixtures/families/$2" "$1"
+  sed "$3" "tests/fixtures/families/$2/config.json" > "$1/config.json"
+}
+printf '{"text": "A man sells donuts."}\n' > "$tmp/one.jsonl"
+crafted "$tmp/c_pad" distilbert 's/"pad_token_id": 0,/"pad_token_id": 4000,/'
+expect crafted_pad_token_id 'c_pad/config\.json: key .pad_token_id.: must be in \[0, vocab_size 4000\), got 4000$' -- \
+    "$UNIF" predict --model "$tmp/c_pad" --input "$tmp/one.jsonl" --output "$tmp/c_pad.jsonl"
+no_output crafted_pad_token_id "$tmp/c_pad.jsonl"
+crafted "$tmp/c_init" electra 's/"initializer_range": 0.02,/"initializer_range": -1,/'
+expect crafted_initializer_range 'c_init/config\.json: key .initializer_range.: must be a finite number >= 0, got -1$' -- \
+    "$UNIF" predict --model "$tmp/c_init" --input "$tmp/one.jsonl" --output "$tmp/c_init.jsonl"
+crafted "$tmp/c_drop" distilbert 's/"seq_classif_dropout": 0.2,/"seq_classif_dropout": 1.5,/'
+expect crafted_dropout 'c_drop/config\.json: key .seq_classif_dropout.: must be a probability in \[0, 1\), got 1\.5$' -- \
+    "$UNIF" predict --model "$tmp/c_drop" --input "$tmp/one.jsonl" --output "$tmp/c_drop.jsonl"
+crafted "$tmp/c_vocab" distilbert 's/"vocab_size": 4000$/"vocab_size": 2147483647/'
+expect crafted_vocab_size \
+    'c_vocab/config\.json: its vocab_size, dim make distilbert\.embeddings\.word_embeddings\.weight \[2147483647, 32\], but .*c_vocab/model\.safetensors holds it as \[4000, 32\]' -- \
+    "$UNIF" predict --model "$tmp/c_vocab" --input "$tmp/one.jsonl" --output "$tmp/c_vocab.jsonl"
+no_output crafted_vocab_size "$tmp/c_vocab.jsonl"
+distil="--set model.pretrained=tests/fixtures/families/distilbert --set data.train=$tmp/single.jsonl --set data.dev=null
+  --set training.max_steps=1 --set parallel.devices=[cpu]"
+# shellcheck disable=SC2086
+expect model_config_dropout 'model\.config: key .seq_classif_dropout.: must be a probability in \[0, 1\), got 1\.0$' -- \
+    "$UNIF" train configs/demo.yaml $distil --set model.config.seq_classif_dropout=1.0 --set output_dir="$tmp/o6"
+no_output model_config_dropout "$tmp/o6"
+# shellcheck disable=SC2086
+expect model_config_pad_token_id \
+    'distilbert/config\.json with model\.config.s fields: key .pad_token_id.: must be in \[0, vocab_size 4000\), got 4000$' -- \
+    "$UNIF" train configs/demo.yaml $distil --set model.config.pad_token_id=4000 --set output_dir="$tmp/o7"
+no_output model_config_pad_token_id "$tmp/o7"
+expect scratch_too_big 'model\.config: its sizes make a model of about 2\.2e\+12 parameters.*more than this machine.s .* of memory$' -- \
+    "$UNIF" train configs/demo.yaml --set model.pretrained=null --set model.vocab=tests/fixtures/tiny-bert-zh/vocab.txt \
+    --set model.config.vocab_size=2147483647 --set model.bert.hidden_size=1024 --set model.bert.num_hidden_layers=1 \
+    --set model.bert.num_attention_heads=4 --set data.train="$tmp/single.jsonl" --set data.dev=null \
+    --set parallel.devices=[cpu] --set output_dir="$tmp/o8"
+no_output scratch_too_big "$tmp/o8"
 
 echo "model checks: $passes passed, $fails failed"
 [ $fails -eq 0 ]
