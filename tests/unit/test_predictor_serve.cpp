@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -266,10 +267,12 @@ TEST_CASE("serve batches the records of concurrent requests and bounds its queue
   using unif::app::serve::Batcher;
   std::atomic<int> batches{0};
   std::atomic<size_t> largest{0};
-  Batcher::Run echo = [&](const std::vector<json>& records) {
+  Batcher::Run echo = [&](const std::vector<Batcher::Item>& items) {
     ++batches;
-    largest = std::max<size_t>(largest, records.size());
-    return records;
+    largest = std::max<size_t>(largest, items.size());
+    std::vector<json> out;
+    for (const auto& item : items) out.push_back(*item.record);
+    return out;
   };
   {
     // 8 callers within the 300 ms wait: fewer batches than callers, every caller its own answers.
@@ -279,7 +282,7 @@ TEST_CASE("serve batches the records of concurrent requests and bounds its queue
     for (int i = 0; i < 8; ++i)
       callers.emplace_back([&, i] {
         auto a = b.submit({json(i), json(i + 100)});
-        right += a && *a == std::vector<json>{json(i), json(i + 100)};
+        right += a && a->outputs == std::vector<json>{json(i), json(i + 100)} && a->failed.empty();
       });
     for (auto& c : callers) c.join();
     CHECK(right == 8);
@@ -295,12 +298,12 @@ TEST_CASE("serve batches the records of concurrent requests and bounds its queue
     for (int i = 0; i < 6; ++i) callers.emplace_back([&] { b.submit({json(1)}); });
     for (auto& c : callers) c.join();
     CHECK(largest <= 3);
-    CHECK(b.submit({json(1), json(2), json(3), json(4), json(5)})->size() == 5);
+    CHECK(b.submit({json(1), json(2), json(3), json(4), json(5)})->outputs.size() == 5);
   }
   {
     // Queue of 1: while one request waits out its 2 s, a second is refused; stop() answers the first.
     Batcher b(echo, 64, 2000ms, 1);
-    std::optional<std::vector<json>> first;
+    std::optional<Batcher::Answers> first;
     std::thread t([&] { first = b.submit({json("a")}); });
     while (b.queued() == 0) std::this_thread::sleep_for(1ms);
     CHECK_FALSE(b.submit({json("b")}).has_value());
@@ -309,7 +312,107 @@ TEST_CASE("serve batches the records of concurrent requests and bounds its queue
     t.join();
     CHECK(std::chrono::steady_clock::now() - t0 < 1500ms);  // stop does not wait out max_wait
     REQUIRE(first.has_value());
-    CHECK(*first == std::vector<json>{json("a")});
+    CHECK(first->outputs == std::vector<json>{json("a")});
     CHECK_FALSE(b.submit({json("c")}).has_value());  // stopped
   }
+}
+
+TEST_CASE("serve answers a record that makes the run throw in its own place, and the rest of the batch", "[serve]") {
+  using namespace std::chrono_literals;
+  using unif::app::serve::Batcher;
+  // The run answers each record with its number within its request, and throws for a "bad" record
+  // (as the model does for an input it cannot take).
+  std::atomic<int> runs{0}, batches{0};
+  Batcher::Run run = [&](const std::vector<Batcher::Item>& items) {
+    ++runs;
+    std::vector<json> out;
+    for (const auto& item : items) {
+      if (*item.record == "bad") throw std::runtime_error("cannot take this record");
+      out.push_back({{"echo", *item.record}, {"number", item.number}});
+    }
+    return out;
+  };
+  Batcher b(run, 64, 500ms, 100, [&](size_t) { ++batches; });
+  // Two requests in one batch; the first one's second record throws.
+  std::optional<Batcher::Answers> first, second;
+  std::thread t1([&] { first = b.submit({json("a"), json("bad"), json("c")}); });
+  while (b.queued() == 0) std::this_thread::sleep_for(1ms);
+  std::thread t2([&] { second = b.submit({json("x"), json("y")}); });
+  t1.join();
+  t2.join();
+  CHECK(batches == 1);
+  CHECK(runs > 1);  // retried without the record
+  REQUIRE(first.has_value());
+  REQUIRE(first->outputs.size() == 3);
+  CHECK(first->outputs[0] == json{{"echo", "a"}, {"number", 1}});
+  CHECK(first->outputs[1].is_null());
+  CHECK(first->outputs[2] == json{{"echo", "c"}, {"number", 3}});
+  REQUIRE(first->failed.size() == 1);
+  CHECK(first->failed[0].first == 1);
+  CHECK_THROWS_WITH(std::rethrow_exception(first->failed[0].second), "cannot take this record");
+  // The other request is answered as if alone: its records numbered from 1.
+  REQUIRE(second.has_value());
+  CHECK(second->failed.empty());
+  CHECK(second->outputs == std::vector<json>{{{"echo", "x"}, {"number", 1}}, {{"echo", "y"}, {"number", 2}}});
+  // A request of bad records only: each fails alone.
+  const auto all_bad = b.submit({json("bad"), json("bad")});
+  REQUIRE(all_bad.has_value());
+  CHECK(all_bad->failed.size() == 2);
+  // A run that answers the wrong number of records fails its records, not the server.
+  Batcher::Run short_run = [](const std::vector<Batcher::Item>&) { return std::vector<json>{}; };
+  Batcher s(short_run, 64, 1ms, 100);
+  const auto cut = s.submit({json(1)});
+  REQUIRE(cut.has_value());
+  REQUIRE(cut->failed.size() == 1);
+  CHECK_THROWS_WITH(std::rethrow_exception(cut->failed[0].second), Catch::Contains("wrong number of records"));
+}
+
+TEST_CASE("serve frames a request in its connection's bytes before a worker takes it", "[serve]") {
+  using unif::app::serve::frame_request;
+  using unif::app::serve::kMaxRequestHead;
+  using State = unif::app::serve::RequestFrame::State;
+  const size_t max_body = 100;
+  // A head alone: no body (no Content-Length, not chunked), whatever the method.
+  const std::string get = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+  auto f = frame_request(get, max_body);
+  CHECK(f.state == State::Complete);
+  CHECK(f.size == get.size());
+  CHECK(f.method == "GET");
+  CHECK(f.target == "/health");
+  CHECK(frame_request("PUT /v1/predict HTTP/1.1\r\n\r\nnext", max_body).size == 28);
+  // Bytes of the head so far: the request line once it is whole.
+  f = frame_request("POST /v1/predict HTTP/1.1\r\nHost: x\r\nConte", max_body);
+  CHECK(f.state == State::Incomplete);
+  CHECK(f.method == "POST");
+  CHECK(f.target == "/v1/predict");
+  CHECK(frame_request("POS", max_body).method.empty());
+  // Content-Length (any case): the body, then the next request's bytes are not this one's.
+  const std::string post = "POST /v1/predict?x=1 HTTP/1.1\r\ncontent-length: 5\r\n\r\n";
+  CHECK(frame_request(post + "{\"in", max_body).state == State::Incomplete);
+  f = frame_request(post + "{\"in\"}GET / HTTP/1.1\r\n\r\n", max_body);
+  CHECK(f.state == State::Complete);
+  CHECK(f.size == post.size() + 5);
+  CHECK(f.target == "/v1/predict?x=1");
+  // Expect: 100-continue while the body is to come.
+  const std::string expect = "POST / HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+  CHECK(frame_request(expect, max_body).expects_continue);
+  CHECK_FALSE(frame_request(expect + "12345", max_body).expects_continue);
+  // Chunks, up to the last one and its empty line.
+  const std::string chunked = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n";
+  CHECK(frame_request(chunked + "5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\n", max_body).state == State::Incomplete);
+  f = frame_request(chunked + "5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\n\r\nGET", max_body);
+  CHECK(f.state == State::Complete);
+  CHECK(f.size == chunked.size() + 36);
+  CHECK(frame_request(chunked + "5\r\nhel", max_body).state == State::Incomplete);
+  // What cannot be framed: the HTTP library reads what came and refuses it.
+  CHECK(frame_request(chunked + "zz\r\n", max_body).state == State::Unframed);
+  CHECK(frame_request(chunked + "65\r\n", max_body).state == State::Unframed);  // 101 bytes > max_body
+  CHECK(frame_request(chunked + "5\r\nhelloXX", max_body).state == State::Unframed);
+  CHECK(frame_request("POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n", max_body).state == State::Unframed);
+  CHECK(frame_request("POST / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", max_body).state == State::Unframed);
+  CHECK(frame_request("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", max_body).state ==
+        State::Unframed);
+  CHECK(frame_request("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", max_body).state == State::Unframed);
+  CHECK(frame_request("GET / HTTP/1.1\r\nX: " + std::string(kMaxRequestHead, 'a'), max_body).state == State::Unframed);
+  CHECK(frame_request("GET / HTTP/1.1\r\nX: " + std::string(1000, 'a'), max_body).state == State::Incomplete);
 }

@@ -2,6 +2,7 @@
 #include "apps/unif/serve/batcher.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace unif::app::serve {
 
@@ -15,8 +16,8 @@ Batcher::Batcher(Run run, size_t max_batch, std::chrono::microseconds max_wait, 
 
 Batcher::~Batcher() { stop(); }
 
-std::optional<std::vector<nlohmann::json>> Batcher::submit(std::vector<nlohmann::json> records) {
-  if (records.empty()) return std::vector<nlohmann::json>{};
+std::optional<Batcher::Answers> Batcher::submit(std::vector<nlohmann::json> records) {
+  if (records.empty()) return Answers{};
   auto job = std::make_shared<Job>();
   job->records = std::move(records);
   std::unique_lock<std::mutex> lock(mutex_);
@@ -26,7 +27,6 @@ std::optional<std::vector<nlohmann::json>> Batcher::submit(std::vector<nlohmann:
   queue_.push_back(job);
   wake_.notify_all();
   done_.wait(lock, [&] { return job->done; });
-  if (job->error) std::rethrow_exception(job->error);
   return std::move(job->answers);
 }
 
@@ -42,6 +42,28 @@ void Batcher::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+void Batcher::answer(const std::vector<Item>& items, size_t begin, size_t end, std::vector<nlohmann::json>& answers,
+                     std::vector<std::exception_ptr>& errors) {
+  if (begin >= end) return;
+  try {
+    const std::vector<Item> part(items.begin() + static_cast<std::ptrdiff_t>(begin),
+                                 items.begin() + static_cast<std::ptrdiff_t>(end));
+    auto a = run_(part);
+    if (a.size() != part.size()) throw std::logic_error("the batch run answered the wrong number of records");
+    std::move(a.begin(), a.end(), answers.begin() + static_cast<std::ptrdiff_t>(begin));
+    return;
+  } catch (...) {
+    if (end - begin == 1) {
+      errors[begin] = std::current_exception();
+      return;
+    }
+  }
+  // Which record made it throw is not known: each half runs without the other.
+  const size_t mid = begin + (end - begin) / 2;
+  answer(items, begin, mid, answers, errors);
+  answer(items, mid, end, answers, errors);
 }
 
 void Batcher::loop() {
@@ -62,28 +84,23 @@ void Batcher::loop() {
     }
     queued_records_ -= n;
     lock.unlock();
-    std::vector<nlohmann::json> records;
-    records.reserve(n);
+    std::vector<Item> items;
+    items.reserve(n);
     for (const auto& job : batch)
-      for (const auto& r : job->records) records.push_back(r);
-    std::vector<nlohmann::json> answers;
-    std::exception_ptr error;
-    try {
-      answers = run_(records);
-      if (answers.size() != records.size())
-        throw std::logic_error("the batch run answered the wrong number of records");
-    } catch (...) { error = std::current_exception(); }
+      for (size_t i = 0; i < job->records.size(); ++i) items.push_back({&job->records[i], i + 1});
+    std::vector<nlohmann::json> answers(n);
+    std::vector<std::exception_ptr> errors(n);
+    answer(items, 0, n, answers, errors);
     if (on_batch_) on_batch_(n);
     lock.lock();
     size_t at = 0;
     for (const auto& job : batch) {
-      if (error) {
-        job->error = error;
-      } else {
-        job->answers.assign(
-            std::make_move_iterator(answers.begin() + static_cast<std::ptrdiff_t>(at)),
-            std::make_move_iterator(answers.begin() + static_cast<std::ptrdiff_t>(at + job->records.size())));
-      }
+      auto& a = job->answers;
+      a.outputs.assign(
+          std::make_move_iterator(answers.begin() + static_cast<std::ptrdiff_t>(at)),
+          std::make_move_iterator(answers.begin() + static_cast<std::ptrdiff_t>(at + job->records.size())));
+      for (size_t i = 0; i < job->records.size(); ++i)
+        if (errors[at + i]) a.failed.emplace_back(i, errors[at + i]);
       at += job->records.size();
       job->done = true;
     }

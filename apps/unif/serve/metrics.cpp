@@ -55,6 +55,11 @@ void Metrics::request(int status, double seconds, size_t records, size_t record_
   duration_.observe(seconds);
 }
 
+void Metrics::response(int status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++responses_[status];
+}
+
 void Metrics::batch(size_t records) {
   std::lock_guard<std::mutex> lock(mutex_);
   batch_size_.observe(static_cast<double>(records));
@@ -70,6 +75,11 @@ std::string Metrics::render(size_t queued) const {
           rejected_full_);
   counter(out, "unif_records_total", "Records answered in 200 responses.", records_);
   counter(out, "unif_record_errors_total", "Records answered with an error object.", record_errors_);
+  out +=
+      "# HELP unif_responses_total HTTP answers by status code, every path.\n"
+      "# TYPE unif_responses_total counter\n";
+  for (const auto& [code, n] : responses_)
+    out += "unif_responses_total{code=\"" + std::to_string(code) + "\"} " + std::to_string(n) + "\n";
   out += "# HELP unif_queue_requests Requests waiting to be batched.\n# TYPE unif_queue_requests gauge\n";
   out += "unif_queue_requests " + std::to_string(queued) + "\n";
   out += "# HELP unif_batch_size Records per batch run by the model.\n# TYPE unif_batch_size histogram\n";

@@ -2,6 +2,7 @@
 // (version 0.0.4) for GET /metrics. Thread-safe.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ class Metrics {
   /// A finished POST /v1/predict: its HTTP status, seconds from its arrival to the answer, and
   /// its records with how many were answered with an error object.
   void request(int status, double seconds, size_t records, size_t record_errors);
+  /// Any answer the server sends, on any path (404, 405 and 408 too): its HTTP status.
+  void response(int status);
   /// A batch of `records` run by the model.
   void batch(size_t records);
   /// The whole text; `queued`: requests waiting now.
@@ -36,6 +39,7 @@ class Metrics {
  private:
   mutable std::mutex mutex_;
   uint64_t requests_ = 0, request_errors_ = 0, records_ = 0, record_errors_ = 0, rejected_full_ = 0;
+  std::map<int, uint64_t> responses_;  // by status
   Histogram batch_size_, duration_;
 };
 
