@@ -31,6 +31,7 @@
 #include "framework/train/freeze.h"
 #include "framework/parallel/process_group.h"
 #include "framework/train/build.h"
+#include "framework/train/cadence.h"
 #include "framework/train/checkpoints.h"
 #include "framework/train/early_stopping.h"
 #include "framework/train/loss_scaler.h"
@@ -39,6 +40,7 @@
 #include "framework/train/output_lock.h"
 #include "framework/train/run_identity.h"
 #include "framework/train/run_log.h"
+#include "framework/train/step_runner.h"
 #include "framework/train/trainer_state.h"
 #include "models/heads/loss.h"
 
@@ -344,10 +346,9 @@ std::string Trainer::State::previous_config(const TrainerState& saved) const {
 void Trainer::State::check_changes(const fs::path& checkpoint, const TrainerState& saved) const {
   if (cfg.training.resume != Resume::Auto) return;
   static const char* const kResumeExtends[] = {
-      "training.max_steps",       "training.epochs",          "training.log_every",
-      "training.eval_every",      "training.save_every",      "training.keep_checkpoints",
-      "training.resume",          "training.early_stopping.", "training.eval_batch_size",
-      "training.report_to",       "parallel.",                "data.test"};
+      "training.max_steps",       "training.epochs",           "training.log_every", "training.eval_every",
+      "training.save_every",      "training.keep_checkpoints", "training.resume",    "training.early_stopping.",
+      "training.eval_batch_size", "training.report_to",        "parallel.",          "data.test"};
   std::vector<std::string> other;
   for (const auto& line : config_changes(previous_config(saved), cfg)) {
     const std::string key = line.substr(0, line.find(' '));
@@ -626,6 +627,8 @@ int Trainer::fit() {
   s.log_start();
 
   // ---- the loop ----
+  StepRunner runner(*s.engine, *s.strategy, *s.stepper, s.scaler.get(), s.cfg.seed);
+  const Cadence cadence(t);
   s.parts.model->train();
   s.optimizer->zero_grad();
   StepWindow window;  // what the next train line reports
@@ -643,53 +646,36 @@ int Trainer::fit() {
     }
     double z = 0;
     auto micro = s.next_batches(z);
-    // fp16: the loss scaler's factor rides on 1/Z into every backward of the step.
-    const double scale = (z > 0 ? 1.0 / z : 0.0) * (s.scaler ? s.scaler->scale() : 1.0);
-    s.stepper->begin(s.st.step, z == 0);
-    double loss_sum = 0.0;
-    bool stepped = false;
-    for (auto& b : micro) {
-      const auto r = as_user_error([&] { return s.strategy->accumulate(*s.engine, b, scale, s.cfg.seed, s.st.step); });
-      loss_sum += r.loss_sum;
-      stepped = stepped || r.stepped;
-      window.samples += b.size();
-    }
-    const double step_lr = s.stepper->lr();
-    s.stepper->set_loss(loss_sum, loss_sum * scale);
-    if (!stepped)
-      s.engine->optimizer_step();  // -> OptimizerStep::run
-    else
-      s.stepper->mark_loss_nonfinite();  // a strategy that steps itself (freeat)
-    const auto& report = s.stepper->report();
-    if (const int code = s.account_step(report, z == 0)) return code;
+    const StepReport r = as_user_error([&] { return runner.run(micro, z, s.st.step); });
+    window.samples += r.samples;
+    if (const int code = s.account_step(r.outcome, r.empty())) return code;
     ++s.st.step;
-    if (s.scaler && s.scaler->update() && !report.nonfinite)
+    if (s.scaler && s.scaler->update() && !r.outcome.nonfinite)
       s.log->warn(
           "step {}: non-finite gradients under fp16 loss scaling: the update was skipped ({} so far); loss "
           "scale now {}",
           s.st.step, s.scaler->skipped_steps(), s.scaler->scale());
-    if (!report.nonfinite) window.add(loss_sum, z);  // a skipped step's loss stays out of the logged average
+    if (!r.outcome.nonfinite) window.add(r.loss_sum, z);  // a skipped step's loss stays out of the logged average
     if (s.st.batch_in_epoch >= s.batches_per_epoch) {
       ++s.st.epoch;
       s.st.batch_in_epoch = 0;
       s.order = s.order_of(s.st.epoch);
     }
     const bool epoch_end = s.st.batch_in_epoch == 0, last = s.st.step == s.total_steps;
-    if (s.st.step % t.log_every == 0 || last || report.nonfinite)
-      s.log_step(window, step_lr, step0);
+    if (cadence.log_due(s.st.step, last, r.outcome.nonfinite))
+      s.log_step(window, r.lr, step0);
     else
       s.log->tick(s.st.step, s.total_steps);
     const auto pause_t = std::chrono::steady_clock::now();
-    if ((t.eval_every > 0 && s.st.step % t.eval_every == 0) || (t.eval_every == 0 && epoch_end) || last) {
+    if (cadence.eval_due(s.st.step, epoch_end, last)) {
       s.evaluate_dev();
       // Every rank stops at the same step, even should their dev metrics differ in the last bit.
       if (s.early_stopping->enabled() && s.group && s.group->any(s.early_stopping->stopped()))
         s.early_stopping->force_stop();
     }
-    if ((t.save_every > 0 && s.st.step % t.save_every == 0) || (t.save_every == 0 && epoch_end) || last ||
-        (s.early_stopping->stopped() && s.saved_step != s.st.step)) {
+    if (cadence.save_due(s.st.step, epoch_end, last) || (s.early_stopping->stopped() && s.saved_step != s.st.step)) {
       // Never a checkpoint (or final/) of parameters an update made inf or NaN.
-      if (!report.nonfinite && !s.parameters_finite())
+      if (!r.outcome.nonfinite && !s.parameters_finite())
         return s.stop_nonfinite(s.st.step, "the update made the model's parameters non-finite", true);
       s.save_checkpoint();
     }
