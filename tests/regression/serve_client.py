@@ -18,6 +18,12 @@
       PID gets SIGTERM (the idle connections close 1 s later). Every request must be answered 200,
       or refused when connecting (the server has stopped accepting): none may go unanswered on a
       connection the server accepted (closed, or reset).
+  serve_client.py memory PORT PID ROUNDS REQUESTS INPUT.jsonl
+      ROUNDS rounds of REQUESTS requests (4 clients, 1-3 records of INPUT each, every answer 200),
+      the server's resident memory (VmRSS of PID) read after each: what the server keeps grows
+      while its allocator and LibTorch fill their caches, then levels off. The growth over the
+      second half of the rounds must stay under 8 MB (a request's worth leaked each time would grow
+      the same in every round).
 """
 import http.client
 import json
@@ -52,6 +58,46 @@ def same(got, want):
     if set(got) != set(want) or got.get("label") != want.get("label") or got.get("input") != want.get("input"):
         return False
     return all(abs(a - b) <= 1e-5 for a, b in zip(got.get("probs", []), want.get("probs", [])))
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def memory(port, pid, rounds, requests, input_file):
+    records = [json.loads(l) for l in open(input_file, encoding="utf-8")]
+    failures = []
+    lock = threading.Lock()
+    rss = []
+    for r in range(rounds):
+        def client(c):
+            for q in range(c, requests, 4):
+                k = 1 + q % 3
+                body = json.dumps({"inputs": [records[(q * 5 + j) % len(records)] for j in range(k)]})
+                try:
+                    status, _ = post(port, body)
+                except Exception as e:  # noqa: BLE001 - every failure is reported
+                    status = repr(e)
+                if status != 200:
+                    with lock:
+                        failures.append((r, q, status))
+        threads = [threading.Thread(target=client, args=(c,)) for c in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        rss.append(rss_kb(pid))
+    print("resident MB after each round of", requests, "requests:", " ".join(f"{k / 1024:.1f}" for k in rss))
+    if failures:
+        print("failures:", failures[:5])
+        return 1
+    growth = (rss[-1] - rss[len(rss) // 2 - 1]) / 1024
+    print(f"growth over the last {rounds - len(rss) // 2} rounds: {growth:.1f} MB")
+    return 0 if growth < 8 else 1
 
 
 def concurrent(port, clients, rounds, input_file, expected_file):
@@ -248,6 +294,8 @@ def sigterm(port, pid, clients, idle):
 
 if __name__ == "__main__":
     mode, port = sys.argv[1], int(sys.argv[2])
+    if mode == "memory":
+        sys.exit(memory(port, int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]))
     if mode == "concurrent":
         sys.exit(concurrent(port, int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]))
     if mode == "trickle":

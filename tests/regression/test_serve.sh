@@ -118,6 +118,10 @@ done
 
 python3 tests/regression/serve_client.py concurrent $CLS_PORT 32 8 "$tmp/in.jsonl" "$tmp/predict.jsonl" &&
   ok "32 concurrent clients x 8 requests: all 200, answers as unif predict's" || fail "concurrent clients"
+# Memory levels off: 6 rounds of 300 requests; the last 3 add under 8 MB (allocator and LibTorch
+# caches fill in the first rounds; a leak per request would add as much in every round).
+python3 tests/regression/serve_client.py memory $CLS_PORT $CLS_PID 6 300 "$tmp/in.jsonl" > "$tmp/memory.log" 2>&1 &&
+  ok "memory levels off: $(tr '\n' ' ' < "$tmp/memory.log")" || { fail "memory grows:"; cat "$tmp/memory.log"; }
 python3 tests/regression/serve_client.py slow $CLS_PORT && ok "a slow client is dropped in bounded time" || fail "slow client"
 python3 tests/regression/serve_client.py dropped $CLS_PORT && ok "dropped connections leave the server answering" ||
   fail "dropped connections"
