@@ -31,17 +31,17 @@ Precision parse_precision(const std::string& name);
 /// kFloat, kBFloat16 or kHalf.
 c10::ScalarType scalar_type(Precision p);
 
-/// How many times slower a bfloat16 matrix product is than a float32 one on this CPU with this
-/// LibTorch: the median of three ratios, each of the best of 5 timed 256 x 256 x 256 products per
-/// type after a warm-up. On a CPU without AVX512-BF16 neither LibTorch here has a fast bfloat16
-/// GEMM (28x slower in Debian's 1.13, 60-120x in the PyPI 2.11 wheel, docs/performance.md); with
-/// it the ratio is near 1 and moves with the machine's load from run to run.
-double cpu_bf16_matmul_slowdown();
+/// Whether this CPU has bfloat16 instructions a GEMM can use (/proc/cpuinfo's avx512_bf16 or
+/// amx_bf16): without them neither LibTorch here has a fast bfloat16 GEMM, and training.precision
+/// bf16 on a CPU replica gets a warning. Decided from the CPU alone, so every run of one machine
+/// decides alike whatever its load.
+bool cpu_has_bf16_gemm();
 
-/// The ratio above which `training.precision: bf16` on a CPU replica gets a warning: far above the
-/// noise of a CPU with bfloat16 kernels (0.5-2), far below one without them (28 and more), so the
-/// decision is the same on every run of one machine.
-constexpr double kBf16SlowdownWarning = 6.0;
+/// How many times slower a bfloat16 matrix product is than a float32 one on this CPU with this
+/// LibTorch, for the warning's text: the fastest of 15 timed 256 x 256 x 256 products of each type,
+/// interleaved, on one thread, after a warm-up. Without bfloat16 instructions 10-30x in Debian's
+/// 1.13 and 60-120x in the PyPI 2.11 wheel (docs/performance.md); a busy machine moves it.
+double cpu_bf16_matmul_slowdown();
 
 /// Autocast to `p` on `device` for this object's lifetime (nothing for FP32), then the thread's
 /// previous autocast state. Nests like torch.autocast: the cast cache is cleared when the outermost

@@ -224,15 +224,12 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   s.log = std::make_unique<RunLog>(s.out_dir, s.writer, s.group ? static_cast<int>(s.group->rank()) : -1);
   if (!parallel.note.empty()) s.log->info("{}", parallel.note);
   if (!frozen.summary.empty()) s.log->info("training.freeze: {}", frozen.summary);
-  if (precision == Precision::BF16 && cpus > 0) {
-    const double slowdown = cpu_bf16_matmul_slowdown();
-    if (slowdown > kBf16SlowdownWarning)
-      s.log->warn(
-          "training.precision bf16 on a CPU: this LibTorch multiplies bfloat16 matrices {:.0f}x slower than "
-          "float32 here (no fast bfloat16 GEMM for this CPU in this build), so bf16 trains slower, not faster; fp32 is "
-          "the faster choice on this machine (docs/performance.md)",
-          slowdown);
-  }
+  if (precision == Precision::BF16 && cpus > 0 && !cpu_has_bf16_gemm())
+    s.log->warn(
+        "training.precision bf16 on a CPU: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), and this "
+        "LibTorch multiplies bfloat16 matrices about {:.0f}x slower than float32 here, so bf16 trains slower, not "
+        "faster; fp32 is the faster choice on this machine (docs/performance.md)",
+        cpu_bf16_matmul_slowdown());
 }
 
 Trainer::~Trainer() = default;

@@ -291,8 +291,8 @@ TEST_CASE("fp16 on a CPU device is an error before training", "[unit][precision]
 }
 
 TEST_CASE("bf16 slowdown probe: a finite positive time ratio, leaving no autocast behind", "[unit][precision]") {
-  // The trainer warns when training.precision bf16 meets a CPU replica and this ratio is above 2
-  // (docs/performance.md: 28x on machines that lack AVX512-BF16).
+  // The trainer's warning for training.precision bf16 on a CPU without bfloat16 instructions gives
+  // this ratio (docs/performance.md: 28x on machines that lack AVX512-BF16).
   const double r = unif::cpu_bf16_matmul_slowdown();
   INFO("bf16 / fp32 matmul time on this CPU: " << r);
   CHECK(std::isfinite(r));
