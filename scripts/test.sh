@@ -16,6 +16,11 @@ if [ "$UNIF_TORCH" = debian ] && ! command -v torchrun >/dev/null; then
 fi
 scripts/setup.sh
 cd "$BUILD_DIR"
+# Every unif process (and test executable) started without OMP_WAIT_POLICY re-executes itself once to
+# set it (framework/common/runtime.cpp), paying LibTorch's start-up (about 0.7 s) twice; the suite
+# starts a few thousand of them. Set here, the re-exec is left to the tests that run without it
+# (unit_runtime, unit_version_cli).
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 start=$SECONDS
 status=0
 # No retries: a test that fails once has found a race or a bug, and says so.

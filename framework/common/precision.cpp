@@ -7,8 +7,6 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
-#include <sstream>
-#include <fstream>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -71,21 +69,6 @@ c10::ScalarType scalar_type(Precision p) {
     case Precision::FP16: return c10::ScalarType::Half;
     default: return c10::ScalarType::Float;
   }
-}
-
-bool cpu_has_bf16_gemm() {
-  static const bool has = [] {
-    std::ifstream in("/proc/cpuinfo");
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("flags", 0) != 0) continue;
-      std::istringstream words(line.substr(line.find(':') + 1));
-      for (std::string w; words >> w;)
-        if (w == "avx512_bf16" || w == "amx_bf16") return true;
-      return false;  // the first processor's flags speak for all
-    }
-    return false;
-  }();
-  return has;
 }
 
 double cpu_bf16_matmul_slowdown() {

@@ -31,12 +31,6 @@ Precision parse_precision(const std::string& name);
 /// kFloat, kBFloat16 or kHalf.
 c10::ScalarType scalar_type(Precision p);
 
-/// Whether this CPU has bfloat16 instructions a GEMM can use (/proc/cpuinfo's avx512_bf16 or
-/// amx_bf16): without them neither LibTorch here has a fast bfloat16 GEMM, and training.precision
-/// bf16 on a CPU replica gets a warning. Decided from the CPU alone, so every run of one machine
-/// decides alike whatever its load.
-bool cpu_has_bf16_gemm();
-
 /// How many times slower a bfloat16 matrix product is than a float32 one on this CPU with this
 /// LibTorch, for the warning's text: the fastest of 15 timed 256 x 256 x 256 products of each type,
 /// interleaved, on one thread, after a warm-up. Without bfloat16 instructions 10-30x in Debian's

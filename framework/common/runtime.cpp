@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,6 +67,18 @@ CpuFeatures cpu_features() {
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
              __builtin_cpu_supports("avx512cd");
 #endif
+  static const bool bf16 = [] {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("flags", 0) != 0) continue;
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string w; words >> w;)
+        if (w == "avx512_bf16" || w == "amx_bf16") return true;
+      return false;  // the first processor's flags speak for all
+    }
+    return false;
+  }();
+  f.bf16 = bf16;
   return f;
 }
 

@@ -24,10 +24,14 @@ void init_runtime(int argc, char** argv);
 /// when the BLAS is not OpenBLAS (the PyPI wheel's MKL).
 std::string blas_core();
 
-/// What this CPU can run, as far as the BLAS's kernel choice goes.
+/// What this CPU can run, as far as the BLAS's kernel choice and bfloat16 go.
 struct CpuFeatures {
   bool avx2 = false;    // AVX2 and FMA
   bool avx512 = false;  // AVX-512 F, BW, VL, DQ and CD (SkylakeX's kernels)
+  /// bfloat16 instructions a GEMM can use (/proc/cpuinfo's avx512_bf16 or amx_bf16): without them
+  /// neither LibTorch here has a fast bfloat16 GEMM, and training.precision bf16 on a CPU replica gets
+  /// a warning. Decided from the CPU alone, so every run of one machine decides alike whatever its load.
+  bool bf16 = false;
 };
 CpuFeatures cpu_features();
 

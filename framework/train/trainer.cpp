@@ -113,9 +113,9 @@ struct Trainer::State {
   // ---- the pieces of fit() ----
   fs::path resume_point() const;
   void check_identity(const fs::path& checkpoint, const TrainerState& saved) const;
-  void check_changes(const fs::path& checkpoint, const TrainerState& saved) const;
   std::string previous_config(const TrainerState& saved) const;
-  void restore(const fs::path& checkpoint, const CheckpointContent& saved);
+  void check_changes(const fs::path& checkpoint, const std::vector<std::string>& changes) const;
+  void restore(const fs::path& checkpoint, const CheckpointContent& saved, const std::vector<std::string>& changes);
   std::vector<int64_t> order_of(int64_t epoch) const;
   std::vector<models::Batch> next_batches(double& z);
   int stop_nonfinite(int64_t step, const std::string& what, bool broken_model) const;
@@ -224,7 +224,7 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   s.log = std::make_unique<RunLog>(s.out_dir, s.writer, s.group ? static_cast<int>(s.group->rank()) : -1);
   if (!parallel.note.empty()) s.log->info("{}", parallel.note);
   if (!frozen.summary.empty()) s.log->info("training.freeze: {}", frozen.summary);
-  if (precision == Precision::BF16 && cpus > 0 && !cpu_has_bf16_gemm())
+  if (precision == Precision::BF16 && cpus > 0 && !cpu_features().bf16)
     s.log->warn(
         "training.precision bf16 on a CPU: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), and this "
         "LibTorch multiplies bfloat16 matrices about {:.0f}x slower than float32 here, so bf16 trains slower, not "
@@ -303,7 +303,8 @@ void Trainer::State::check_identity(const fs::path& checkpoint, const TrainerSta
 
 // Weights, optimizer state, the CPU generator (every dropout stream follows it), the position and
 // counters, the loss scale and the strategy's state; then what changed since that run is logged.
-void Trainer::State::restore(const fs::path& checkpoint, const CheckpointContent& saved) {
+void Trainer::State::restore(const fs::path& checkpoint, const CheckpointContent& saved,
+                             const std::vector<std::string>& changes) {
   parts.load_model(checkpoint);
   optimizer->load_state(saved.optimizer, (checkpoint / "optimizer.safetensors").string());
   set_cpu_rng_state(saved.rng);
@@ -323,8 +324,7 @@ void Trainer::State::restore(const fs::path& checkpoint, const CheckpointContent
         "(the resume is not exact)",
         checkpoint.string());
   log->info("resumed from {} (step {}, epoch {}, batch {})", checkpoint.string(), st.step, st.epoch, st.batch_in_epoch);
-  if (const auto changed = config_changes(previous_config(saved.state), cfg); !changed.empty())
-    log->info("changed on resume: {}", joined(changed));
+  if (!changes.empty()) log->info("changed on resume: {}", joined(changes));
 }
 
 // The resumed run's config (checkpoints written before it was stored there: output_dir/config.yaml).
@@ -340,14 +340,15 @@ std::string Trainer::State::previous_config(const TrainerState& saved) const {
 // it (kResumeExtends); a run with another learning rate, loss, method... is another run, and
 // continuing it silently would mix the two (a sweep over --set into one output_dir). An explicit
 // checkpoint in training.resume continues it with the new settings.
-void Trainer::State::check_changes(const fs::path& checkpoint, const TrainerState& saved) const {
+// `changes`: config_changes() of the resumed run's config (previous_config) and this one.
+void Trainer::State::check_changes(const fs::path& checkpoint, const std::vector<std::string>& changes) const {
   if (cfg.training.resume != Resume::Auto) return;
   static const char* const kResumeExtends[] = {
       "training.max_steps",       "training.epochs",           "training.log_every", "training.eval_every",
       "training.save_every",      "training.keep_checkpoints", "training.resume",    "training.early_stopping.",
       "training.eval_batch_size", "training.report_to",        "parallel.",          "data.test"};
   std::vector<std::string> other;
-  for (const auto& line : config_changes(previous_config(saved), cfg)) {
+  for (const auto& line : changes) {
     const std::string key = line.substr(0, line.find(' '));
     bool extends = false;
     for (const char* k : kResumeExtends) {
@@ -585,13 +586,15 @@ int Trainer::fit() {
   const fs::path resume_from = s.resume_point();
   s.identity = run_identity(s.cfg, s.parts.labels, *s.parts.model, static_cast<int64_t>(s.parts.train.encoded.size()));
   CheckpointContent saved;
+  std::vector<std::string> changes;  // the keys whose values differ from the resumed run's
   if (!resume_from.empty()) {
     saved = read_checkpoint_files(resume_from);
     s.check_identity(resume_from, saved.state);
-    s.check_changes(resume_from, saved.state);
+    changes = config_changes(s.previous_config(saved.state), s.cfg);
+    s.check_changes(resume_from, changes);
   }
   torch::manual_seed(static_cast<uint64_t>(s.cfg.seed));
-  if (!resume_from.empty()) s.restore(resume_from, saved);
+  if (!resume_from.empty()) s.restore(resume_from, saved, changes);
   // A run that has nothing left to train: say so plainly and change nothing (config.yaml, metrics,
   // models). Its final/ is written when a kill came between the last checkpoint and final/.
   const bool nothing_to_train = !resume_from.empty() && (s.st.step >= s.total_steps || s.early_stopping->stopped());

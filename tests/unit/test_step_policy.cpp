@@ -9,6 +9,7 @@
 #include <torch/types.h>
 
 #include "framework/common/precision.h"
+#include "framework/common/runtime.h"
 #include "framework/train/loss_scaler.h"
 #include "framework/train/step_policy.h"
 
@@ -61,6 +62,6 @@ TEST_CASE("bf16 warning: decided by the CPU's bfloat16 instructions, as /proc/cp
       listed = line.find(" avx512_bf16") != std::string::npos || line.find(" amx_bf16") != std::string::npos;
       break;
     }
-  CHECK(unif::cpu_has_bf16_gemm() == listed);
-  for (int i = 0; i < 4; ++i) CHECK(unif::cpu_has_bf16_gemm() == listed);
+  CHECK(unif::cpu_features().bf16 == listed);
+  for (int i = 0; i < 4; ++i) CHECK(unif::cpu_features().bf16 == listed);
 }
