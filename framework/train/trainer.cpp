@@ -9,6 +9,7 @@
 #include <csignal>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -63,6 +64,11 @@ auto as_user_error(F&& call) -> decltype(call()) {
   } catch (const StrategyError& e) { throw UserError(e.what()); }
 }
 
+// How many of the replicas are on CPUs.
+int64_t cpu_replicas(const std::vector<torch::Device>& devices) {
+  return std::count_if(devices.begin(), devices.end(), [](const torch::Device& d) { return d.is_cpu(); });
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -110,7 +116,16 @@ struct Trainer::State {
   int64_t skips_in_a_row = 0;  // non-finite steps since the last update (this process)
   std::vector<int64_t> order;  // this epoch's example order
 
+  // ---- the parts the constructor sets up ----
+  void plan_steps();
+  FrozenParameters make_optimizer();
+  ResolvedDevices make_engine();
+  void prepare_output_dir();
+  void open_log(const ResolvedDevices& parallel, const FrozenParameters& frozen);
+
   // ---- the pieces of fit() ----
+  std::optional<int> start();
+  int finish(bool interrupted, int64_t step0, int64_t skipped0, const StepWindow& window);
   fs::path resume_point() const;
   void check_identity(const fs::path& checkpoint, const TrainerState& saved) const;
   std::string previous_config(const TrainerState& saved) const;
@@ -142,30 +157,42 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   auto& s = *s_;
   s.cfg = std::move(cfg);
   s.parts = std::move(parts);
-  const auto& t = s.cfg.training;
   if (s.parts.train.encoded.empty()) throw UserError("data.train: no training examples");
-  // Everything that can fail on the configuration alone (devices, the gradient strategy, the
-  // optimizer) is set up before output_dir is touched: a bad config leaves no train.log behind.
   s.out_dir = s.cfg.output_dir;
   s.ckpt_root = s.out_dir / "checkpoints";
   s.group = std::move(group);
   s.writer = !s.group || s.group->rank() == 0;
   s.st.seed = s.cfg.seed;
-  const auto n = static_cast<int64_t>(s.parts.train.encoded.size());
-  s.batches_per_epoch = (n + t.batch_size - 1) / t.batch_size;
-  s.steps_per_epoch = (s.batches_per_epoch + t.grad_accum_steps - 1) / t.grad_accum_steps;
-  s.total_steps = t.max_steps > 0 ? t.max_steps : t.epochs * s.steps_per_epoch;
+  // Everything that can fail on the configuration alone (devices, the gradient strategy, the
+  // optimizer) is set up before output_dir is touched: a bad config leaves no train.log behind.
+  s.plan_steps();
+  const FrozenParameters frozen = s.make_optimizer();
+  const ResolvedDevices parallel = s.make_engine();
+  if (s.writer) s.prepare_output_dir();
+  s.open_log(parallel, frozen);
+}
+
+// Steps per epoch, the run's total and the learning-rate schedule over it.
+void Trainer::State::plan_steps() {
+  const auto& t = cfg.training;
+  const auto n = static_cast<int64_t>(parts.train.encoded.size());
+  batches_per_epoch = (n + t.batch_size - 1) / t.batch_size;
+  steps_per_epoch = (batches_per_epoch + t.grad_accum_steps - 1) / t.grad_accum_steps;
+  total_steps = t.max_steps > 0 ? t.max_steps : t.epochs * steps_per_epoch;
   const int64_t warmup =
       t.schedule.warmup_steps > 0
           ? t.schedule.warmup_steps
-          : static_cast<int64_t>(std::ceil(t.schedule.warmup_ratio * static_cast<double>(s.total_steps)));
-  s.schedule = std::make_unique<Schedule>(t.schedule.name, warmup, s.total_steps);
+          : static_cast<int64_t>(std::ceil(t.schedule.warmup_ratio * static_cast<double>(total_steps)));
+  schedule = std::make_unique<Schedule>(t.schedule.name, warmup, total_steps);
+}
 
+// training.freeze (before the optimizer, which leaves frozen parameters out, and the engine), the
+// optimizer's parameter groups, the adversarial strategy and early stopping.
+FrozenParameters Trainer::State::make_optimizer() {
+  const auto& t = cfg.training;
   std::vector<std::pair<std::string, torch::Tensor>> named;
-  for (auto& p : s.parts.model->named_parameters()) named.emplace_back(p.key(), p.value());
-  // training.freeze before the optimizer (which leaves frozen parameters out) and the engine.
-  const FrozenParameters frozen = freeze_parameters(named, t.freeze);
-  const int64_t layers = frozen.layers;
+  for (auto& p : parts.model->named_parameters()) named.emplace_back(p.key(), p.value());
+  FrozenParameters frozen = freeze_parameters(named, t.freeze);
   OptimizerOptions oo;
   oo.name = t.optimizer.name;
   oo.weight_decay = t.optimizer.weight_decay;
@@ -173,59 +200,65 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   oo.beta2 = t.optimizer.beta2;
   oo.eps = t.optimizer.eps;
   oo.momentum = t.optimizer.momentum;
-  s.optimizer = make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers), oo);
-  s.strategy = make_strategy(s.cfg.adversarial);
-  s.early_stopping = std::make_unique<EarlyStopping>(t.early_stopping, best_metric_name(s.cfg), s.cfg.task);
-  // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),
-  // said first in the log; s.cfg keeps "auto" (config.yaml, resume checks).
-  const auto parallel = resolve_devices(parse_devices(s.cfg.parallel.devices), s.group.get(),
-                                        s.parts.model->word_embeddings()->weight.size(1), t.batch_size);
-  const auto& devices = parallel.devices;
-  const Precision precision = t.precision;
-  if (precision == Precision::FP16) s.scaler = std::make_unique<LossScaler>();
-  s.stepper = std::make_unique<OptimizerStep>(*s.optimizer, *s.schedule, t.optimizer.lr, t.max_grad_norm,
-                                              s.scaler.get(), s.group);
-  OptimizerStep* stepper = s.stepper.get();
-  EngineOptions engine;
-  engine.devices = devices;
-  engine.threads_per_replica = s.cfg.parallel.threads_per_replica;
-  engine.precision = precision;
-  engine.group = s.group;
-  s.engine = make_engine(
-      s.parts.model, [stepper] { stepper->run(); }, engine);
-  for (const auto& p : s.parts.model->parameters()) {
-    s.home = p.device();
+  optimizer = framework::make_optimizer(
+      bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, frozen.layers), oo);
+  strategy = make_strategy(cfg.adversarial);
+  early_stopping = std::make_unique<EarlyStopping>(t.early_stopping, best_metric_name(cfg), cfg.task);
+  return frozen;
+}
+
+// parallel.devices (auto becomes this machine's fastest set-up for the model's size, SPEC §7; cfg
+// keeps "auto" for config.yaml and resume checks), the optimizer step and the gradient engine.
+ResolvedDevices Trainer::State::make_engine() {
+  const auto& t = cfg.training;
+  ResolvedDevices parallel = resolve_devices(parse_devices(cfg.parallel.devices), group.get(),
+                                             parts.model->word_embeddings()->weight.size(1), t.batch_size);
+  if (t.precision == Precision::FP16) scaler = std::make_unique<LossScaler>();
+  stepper =
+      std::make_unique<OptimizerStep>(*optimizer, *schedule, t.optimizer.lr, t.max_grad_norm, scaler.get(), group);
+  OptimizerStep* step = stepper.get();
+  EngineOptions engine_options;
+  engine_options.devices = parallel.devices;
+  engine_options.threads_per_replica = cfg.parallel.threads_per_replica;
+  engine_options.precision = t.precision;
+  engine_options.group = group;
+  engine = framework::make_engine(
+      parts.model, [step] { step->run(); }, engine_options);
+  for (const auto& p : parts.model->parameters()) {
+    home = p.device();
     break;
   }
-  const auto cpus = std::count_if(devices.begin(), devices.end(), [](const torch::Device& d) { return d.is_cpu(); });
-  if (cpus > 1) s.eval_workers = std::make_unique<WorkerPool>(cpus);
-  if (s.writer) {
-    std::error_code ec;
-    fs::create_directories(s.out_dir, ec);
-    if (ec) throw UserError("output_dir: cannot create '" + s.out_dir.string() + "': " + ec.message());
-    if (::access(s.out_dir.c_str(), W_OK) != 0)
-      throw UserError("output_dir: '" + s.out_dir.string() + "' is not writable");
-    s.lock = std::make_unique<OutputDirLock>(s.out_dir);  // before anything in it is touched
-    // training.resume: overwrite: start over in this output_dir. Only what a run writes goes (other
-    // files of the user's stay), before the log file is opened below.
-    if (t.resume == Resume::Overwrite) {
-      // Nothing goes while the run still reads from it (a model started from this run's own final/).
-      if (auto problems = overwrite_problems(s.cfg); !problems.empty()) throw ConfigError(std::move(problems));
-    }
-    if (t.resume == Resume::Overwrite)
-      for (const char* name : kOverwriteRemoves) {
-        std::error_code rm;
-        fs::remove_all(s.out_dir / name, rm);
-        if (rm)
-          throw UserError("training.resume: overwrite: cannot remove " + (s.out_dir / name).string() + ": " +
-                          rm.message());
-      }
+  const auto cpus = cpu_replicas(parallel.devices);
+  if (cpus > 1) eval_workers = std::make_unique<WorkerPool>(cpus);
+  return parallel;
+}
+
+// output_dir created, writable and locked; training.resume: overwrite removes what a run writes
+// (other files of the user's stay) before the log file is opened.
+void Trainer::State::prepare_output_dir() {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw UserError("output_dir: cannot create '" + out_dir.string() + "': " + ec.message());
+  if (::access(out_dir.c_str(), W_OK) != 0) throw UserError("output_dir: '" + out_dir.string() + "' is not writable");
+  lock = std::make_unique<OutputDirLock>(out_dir);  // before anything in it is touched
+  if (cfg.training.resume != Resume::Overwrite) return;
+  // Nothing goes while the run still reads from it (a model started from this run's own final/).
+  if (auto problems = overwrite_problems(cfg); !problems.empty()) throw ConfigError(std::move(problems));
+  for (const char* name : kOverwriteRemoves) {
+    std::error_code rm;
+    fs::remove_all(out_dir / name, rm);
+    if (rm)
+      throw UserError("training.resume: overwrite: cannot remove " + (out_dir / name).string() + ": " + rm.message());
   }
-  s.log = std::make_unique<RunLog>(s.out_dir, s.writer, s.group ? static_cast<int>(s.group->rank()) : -1);
-  if (!parallel.note.empty()) s.log->info("{}", parallel.note);
-  if (!frozen.summary.empty()) s.log->info("training.freeze: {}", frozen.summary);
-  if (precision == Precision::BF16 && cpus > 0 && !cpu_features().bf16)
-    s.log->warn(
+}
+
+// train.log, and its first lines: the devices chosen, what is frozen, a bf16 set-up that is slower.
+void Trainer::State::open_log(const ResolvedDevices& parallel, const FrozenParameters& frozen) {
+  log = std::make_unique<RunLog>(out_dir, writer, group ? static_cast<int>(group->rank()) : -1);
+  if (!parallel.note.empty()) log->info("{}", parallel.note);
+  if (!frozen.summary.empty()) log->info("training.freeze: {}", frozen.summary);
+  if (cfg.training.precision == Precision::BF16 && cpu_replicas(parallel.devices) > 0 && !cpu_features().bf16)
+    log->warn(
         "training.precision bf16 on a CPU: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), and this "
         "LibTorch multiplies bfloat16 matrices about {:.0f}x slower than float32 here, so bf16 trains slower, not "
         "faster; fp32 is the faster choice on this machine (docs/performance.md)",
@@ -573,60 +606,95 @@ void Trainer::State::log_step(StepWindow& window, double lr, int64_t step0) cons
   window.loss = 0.0, window.z = 0.0, window.samples = 0, window.since = now, window.paused = 0.0;
 }
 
-int Trainer::fit() {
-  auto& s = *s_;
-  const auto& t = s.cfg.training;
-  SignalGuard signals;
-
-  // ---- resume ----
+// Before the first step: interrupted saves recovered, the resume point checked and restored, the
+// run's files opened. A value when there is nothing to do (the exit code).
+std::optional<int> Trainer::State::start() {
+  const auto& t = cfg.training;
   // Leftovers of a save that was killed half-way are restored (complete) or removed first.
-  if (s.writer)
-    for (const auto& dir : {s.out_dir, s.ckpt_root})
-      for (const auto& note : recover_interrupted_saves(dir)) s.log->info("{}", note);
-  const fs::path resume_from = s.resume_point();
-  s.identity = run_identity(s.cfg, s.parts.labels, *s.parts.model, static_cast<int64_t>(s.parts.train.encoded.size()));
+  if (writer)
+    for (const auto& dir : {out_dir, ckpt_root})
+      for (const auto& note : recover_interrupted_saves(dir)) log->info("{}", note);
+  const fs::path resume_from = resume_point();
+  identity = run_identity(cfg, parts.labels, *parts.model, static_cast<int64_t>(parts.train.encoded.size()));
   CheckpointContent saved;
   std::vector<std::string> changes;  // the keys whose values differ from the resumed run's
   if (!resume_from.empty()) {
     saved = read_checkpoint_files(resume_from);
-    s.check_identity(resume_from, saved.state);
-    changes = config_changes(s.previous_config(saved.state), s.cfg);
-    s.check_changes(resume_from, changes);
+    check_identity(resume_from, saved.state);
+    changes = config_changes(previous_config(saved.state), cfg);
+    check_changes(resume_from, changes);
   }
-  torch::manual_seed(static_cast<uint64_t>(s.cfg.seed));
-  if (!resume_from.empty()) s.restore(resume_from, saved, changes);
+  torch::manual_seed(static_cast<uint64_t>(cfg.seed));
+  if (!resume_from.empty()) restore(resume_from, saved, changes);
   // A run that has nothing left to train: say so plainly and change nothing (config.yaml, metrics,
   // models). Its final/ is written when a kill came between the last checkpoint and final/.
-  const bool nothing_to_train = !resume_from.empty() && (s.st.step >= s.total_steps || s.early_stopping->stopped());
-  if (nothing_to_train && is_complete(s.out_dir / "final")) {
-    s.log->info(
+  const bool nothing_to_train = !resume_from.empty() && (st.step >= total_steps || early_stopping->stopped());
+  if (nothing_to_train && is_complete(out_dir / "final")) {
+    log->info(
         "output_dir '{}' holds a finished run ({} at step {} of {}; its final model is {}): nothing to train, "
         "nothing changed. To train again from the start here set training.resume: overwrite (the previous "
         "run's files are removed), to train longer raise training.max_steps or training.epochs, or choose "
         "another output_dir",
-        s.out_dir.string(), s.early_stopping->stopped() ? "stopped early" : "done", s.st.step, s.total_steps,
-        (s.out_dir / "final").string());
+        out_dir.string(), early_stopping->stopped() ? "stopped early" : "done", st.step, total_steps,
+        (out_dir / "final").string());
     return 0;
   }
-  if (s.group)
-    s.group->check_same({s.st.step, s.st.epoch, s.st.batch_in_epoch, s.total_steps,
-                         static_cast<int64_t>(s.parts.train.encoded.size()), t.batch_size, t.grad_accum_steps},
-                        "(step, epoch, batch in epoch, total steps, training examples, batch size, accumulation)");
-  if (!resume_from.empty()) s.engine->parameters_loaded();  // replicas / other ranks take the loaded parameters
-  for (const auto& note : s.parts.notes) s.log->info("{}", note);
-  if (s.writer && !resume_from.empty())
-    if (const auto dropped = trim_metrics(s.out_dir / "metrics.jsonl", s.st.step))
-      s.log->info("metrics.jsonl: dropped {} line{} written after step {} by the interrupted run", dropped,
-                  dropped == 1 ? "" : "s", s.st.step);
+  if (group)
+    group->check_same({st.step, st.epoch, st.batch_in_epoch, total_steps,
+                       static_cast<int64_t>(parts.train.encoded.size()), t.batch_size, t.grad_accum_steps},
+                      "(step, epoch, batch in epoch, total steps, training examples, batch size, accumulation)");
+  if (!resume_from.empty()) engine->parameters_loaded();  // replicas / other ranks take the loaded parameters
+  for (const auto& note : parts.notes) log->info("{}", note);
+  if (writer && !resume_from.empty())
+    if (const auto dropped = trim_metrics(out_dir / "metrics.jsonl", st.step))
+      log->info("metrics.jsonl: dropped {} line{} written after step {} by the interrupted run", dropped,
+                dropped == 1 ? "" : "s", st.step);
   // The resolved config (SPEC §4), for `unif train` and API runs alike; written once the run is
   // known to start or to resume (a refused resume keeps the old run's config.yaml).
-  if (s.writer && !nothing_to_train) detail::write_text_file_atomic(s.out_dir / "config.yaml", to_yaml(s.cfg));
-  s.log->open_metrics(s.out_dir / "metrics.jsonl");
+  if (writer && !nothing_to_train) detail::write_text_file_atomic(out_dir / "config.yaml", to_yaml(cfg));
+  log->open_metrics(out_dir / "metrics.jsonl");
   if (std::find(t.report_to.begin(), t.report_to.end(), "tensorboard") != t.report_to.end())
-    s.log->open_events(s.out_dir / "tensorboard");
-  s.log_start();
+    log->open_events(out_dir / "tensorboard");
+  log_start();
+  return std::nullopt;
+}
 
-  // ---- the loop ----
+// After the last step: the checkpoint of an interrupted run, or final/, the test set and the last lines.
+int Trainer::State::finish(bool interrupted, int64_t step0, int64_t skipped0, const StepWindow& window) {
+  const auto& t = cfg.training;
+  if (interrupted) {
+    if (saved_step != st.step) save_checkpoint();
+    log->info("interrupted: checkpoint saved at step {}; run again with resume: auto to continue", st.step);
+    return 130;
+  }
+  if (st.step > step0 && st.skipped_steps - skipped0 == st.step - step0)
+    return stop_nonfinite(st.step, fmt::format("every step of the run ({}) was skipped as non-finite", st.step - step0),
+                          true);
+  if (!parameters_finite()) return stop_nonfinite(st.step, "the model's parameters are not finite", true);
+  if (writer) {
+    parts.save_model(out_dir / "final", {});
+    require_complete(out_dir / "final", "final model");
+  }
+  const std::string test_summary = score_test();
+  if (early_stopping->stopped())
+    log->info("stopped early at step {} of {} (training.early_stopping); best model in {}", st.step, total_steps,
+              (out_dir / "best").string());
+  // The run's best dev result restated last, where the user looks (training may have moved past it).
+  if (st.best_step >= 0)
+    log->info("best dev {}={} at step {}: {}", best_metric_name(cfg), fmt_num(st.best_metric), st.best_step,
+              (out_dir / "best").string());
+  log->info("done: {} steps in {}{}; final model in {}{}", st.step, fmt_duration(window.since_start()),
+            t.nonfinite == NonFinite::Skip ? fmt::format(", {} skipped (non-finite)", st.skipped_steps) : "",
+            (out_dir / "final").string(), test_summary);
+  return 0;
+}
+
+int Trainer::fit() {
+  auto& s = *s_;
+  const auto& t = s.cfg.training;
+  SignalGuard signals;
+  if (const auto code = s.start()) return *code;  // nothing to train
+
   StepRunner runner(*s.engine, *s.strategy, *s.stepper, s.scaler.get(), s.cfg.seed);
   const Cadence cadence(t);
   s.parts.model->train();
@@ -683,32 +751,7 @@ int Trainer::fit() {
   }
   s.log->end_progress();
 
-  // ---- the end ----
-  if (interrupted) {
-    if (s.saved_step != s.st.step) s.save_checkpoint();
-    s.log->info("interrupted: checkpoint saved at step {}; run again with resume: auto to continue", s.st.step);
-    return 130;
-  }
-  if (s.st.step > step0 && s.st.skipped_steps - skipped0 == s.st.step - step0)
-    return s.stop_nonfinite(
-        s.st.step, fmt::format("every step of the run ({}) was skipped as non-finite", s.st.step - step0), true);
-  if (!s.parameters_finite()) return s.stop_nonfinite(s.st.step, "the model's parameters are not finite", true);
-  if (s.writer) {
-    s.parts.save_model(s.out_dir / "final", {});
-    require_complete(s.out_dir / "final", "final model");
-  }
-  const std::string test_summary = s.score_test();
-  if (s.early_stopping->stopped())
-    s.log->info("stopped early at step {} of {} (training.early_stopping); best model in {}", s.st.step, s.total_steps,
-                (s.out_dir / "best").string());
-  // The run's best dev result restated last, where the user looks (training may have moved past it).
-  if (s.st.best_step >= 0)
-    s.log->info("best dev {}={} at step {}: {}", best_metric_name(s.cfg), fmt_num(s.st.best_metric), s.st.best_step,
-                (s.out_dir / "best").string());
-  s.log->info("done: {} steps in {}{}; final model in {}{}", s.st.step, fmt_duration(window.since_start()),
-              t.nonfinite == NonFinite::Skip ? fmt::format(", {} skipped (non-finite)", s.st.skipped_steps) : "",
-              (s.out_dir / "final").string(), test_summary);
-  return 0;
+  return s.finish(interrupted, step0, skipped0, window);
 }
 
 }  // namespace unif::framework
