@@ -25,6 +25,7 @@
 #include "framework/config/config_keys.h"
 #include "framework/config/did_you_mean.h"
 #include "framework/config/hf_names.h"
+#include "framework/text/tokenizer_kinds.h"
 #include "framework/config/yaml_reader.h"
 #include "framework/metrics/metric_set.h"
 
@@ -612,22 +613,16 @@ std::vector<std::string> purpose_problems(const RunConfig& c, Purpose purpose) {
   return out;
 }
 
-/// load_config's checks on the file system: the files and directories the run will read exist,
-/// each problem naming its key (parse_config, on text, does not look at the disk).
 // Whether an HF directory holds a tokenizer of any family (the family's own loader names what is
 // missing when the files do not fit its model_type).
-bool has_tokenizer_files(const std::string& pretrained) {
-  std::error_code ec;
-  std::filesystem::path dir;
+bool holds_tokenizer(const std::string& pretrained) {
   try {
-    dir = resolve_hf_dir(pretrained);
+    return has_tokenizer_files(resolve_hf_dir(pretrained));
   } catch (const UserError&) { return false; }
-  for (const char* name :
-       {"vocab.txt", "vocab.json", "tokenizer.json", "sentencepiece.bpe.model", "spiece.model", "spm.model"})
-    if (std::filesystem::is_regular_file(dir / name, ec)) return true;
-  return false;
 }
 
+/// load_config's checks on the file system: the files and directories the run will read exist,
+/// each problem naming its key (parse_config, on text, does not look at the disk).
 std::vector<std::string> path_problems(const RunConfig& c, Purpose purpose) {
   const std::string src = c.source.string() + ": ";
   std::vector<std::string> out;
@@ -639,11 +634,9 @@ std::vector<std::string> path_problems(const RunConfig& c, Purpose purpose) {
                     relative_hint(c.model.pretrained) +
                     "; expected an HF model directory (config.json, vocab.txt, model weights)" +
                     hub_name_hint(c.model.pretrained));
-    else if (!c.model.pretrained.empty() && c.model.vocab.empty() && !has_tokenizer_files(c.model.pretrained))
-      out.push_back(src + "model.pretrained: '" + c.model.pretrained +
-                    "' has no vocab.txt (nor another family's tokenizer files: vocab.json + merges.txt, "
-                    "tokenizer.json, sentencepiece.bpe.model, spiece.model, spm.model); set model.vocab to the model's "
-                    "WordPiece vocabulary");
+    else if (!c.model.pretrained.empty() && c.model.vocab.empty() && !holds_tokenizer(c.model.pretrained))
+      out.push_back(src + "model.pretrained: '" + c.model.pretrained + "' has no tokenizer files (" +
+                    tokenizer_files_text() + "); set model.vocab to the model's WordPiece vocabulary");
     else
       check_file(src, "model.vocab", c.model.vocab, out);
     check_file(src, "data.train", c.data.train, out);

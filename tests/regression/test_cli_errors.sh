@@ -59,7 +59,8 @@ head -c 100000 tests/fixtures/tiny-bert-zh/model.safetensors > "$tmp/ckpt/model.
 expect truncated_checkpoint 'model\.safetensors' -- "$UNIF" train configs/demo.yaml --set model.pretrained="$tmp/ckpt" --set output_dir="$tmp/o5"
 test ! -e "$tmp/o5" || { echo "FAIL truncated_checkpoint: output_dir was created"; fails=$((fails + 1)); }
 mkdir -p "$tmp/nockpt"
-expect missing_vocab 'vocab\.txt' -- "$UNIF" train configs/demo.yaml --set model.pretrained="$tmp/nockpt"
+expect missing_vocab 'has no tokenizer files \(vocab\.txt, vocab\.json \+ merges\.txt or tokenizer\.json, sentencepiece\.bpe\.model, spiece\.model, spm\.model\); set model\.vocab' -- \
+    "$UNIF" train configs/demo.yaml --set model.pretrained="$tmp/nockpt"
 printf 'only\nthree\nlines\n' > "$tmp/small_vocab.txt"
 expect vocab_without_unk 'small_vocab\.txt' -- "$UNIF" train configs/demo.yaml --set model.vocab="$tmp/small_vocab.txt"
 expect seq_too_long 'max_seq_length' -- "$UNIF" train configs/demo.yaml --set model.max_seq_length=512
