@@ -16,10 +16,10 @@
 #include "framework/data/word_windows.h"
 #include "framework/engines/auto_devices.h"
 #include "framework/engines/devices.h"
+#include "framework/model/evaluate.h"
+#include "framework/model/model_dir.h"
 #include "framework/parallel/worker_pool.h"
 #include "framework/text/unicode.h"
-#include "framework/train/evaluate.h"
-#include "framework/train/model_dir.h"
 #include "models/architectures.h"
 #include "models/quantize.h"
 

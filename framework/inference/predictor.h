@@ -32,7 +32,7 @@
 
 #include "framework/common/task.h"
 #include "framework/data/records.h"
-#include "framework/train/fill_mask.h"
+#include "framework/model/fill_mask.h"
 
 namespace unif {
 

@@ -10,8 +10,8 @@
 #include "framework/inference/predictor.h"
 #include "framework/inference/predictor_state.h"
 #include "framework/metrics/metric_set.h"
-#include "framework/train/build.h"
-#include "framework/train/evaluate.h"
+#include "framework/model/evaluate.h"
+#include "framework/model/setup.h"
 #include "models/quantize.h"
 
 namespace unif {

@@ -10,8 +10,8 @@
 #include "framework/common/error.h"
 #include "framework/data/dataset.h"
 #include "framework/inference/predictor.h"
+#include "framework/model/model_dir.h"
 #include "framework/parallel/worker_pool.h"
-#include "framework/train/model_dir.h"
 #include "models/architectures.h"
 
 namespace unif {

@@ -1,5 +1,5 @@
 // fill_mask: see fill_mask.h.
-#include "framework/train/fill_mask.h"
+#include "framework/model/fill_mask.h"
 
 #include <algorithm>
 #include <numeric>
