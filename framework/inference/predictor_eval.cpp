@@ -88,7 +88,7 @@ EvalResult Predictor::evaluate(const fw::RunConfig& cfg, bool report) const {
   }
   fw::Evaluation ev;
   {
-    std::lock_guard<std::mutex> lock(s.forward);
+    std::lock_guard<std::mutex> lock(s.forward_mutex);
     c10::InferenceMode inference;
     ev = fw::evaluate(*setup.model, cfg.task, dev, s.labels, cfg.training.evaluation_batch_size(), setup.class_weights,
                       true, s.workers.get());
