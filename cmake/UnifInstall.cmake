@@ -4,7 +4,7 @@ include(CMakePackageConfigHelpers)
 
 set(UNIF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/unif)
 set(UNIF_EXPORTED_TARGETS unif_models unif_adversarial unif_framework unif_common unif_text unif_checkpoint
-    unif_metrics unif_config unif_data unif_parallel unif_gradient_engine unif_engines unif_train unif_inference unif_utf8proc)
+    unif_metrics unif_config unif_data unif_parallel unif_gradient_engine unif_engines unif_model unif_train unif_inference unif_utf8proc)
 # Exported as unif::<name without the unif_ prefix>: unif::framework, unif::models, ...
 # Each carries cxx_std_17 in its usage requirements, so a consumer gets C++17 whatever its own
 # CMAKE_CXX_STANDARD says (tests/install/test_find_package.sh builds one set to C++14).

@@ -27,13 +27,20 @@ ALLOWED = {
     # Adversarial methods see the gradient-engine contract and the models' batch, nothing else.
     "adversarial": {"framework/engines", "models"},
     "framework/data": {"framework/common", "framework/config", "framework/text", "models"},
+    # A model as a whole (its directory, tokenizer files, the batched forward): what training and
+    # inference both stand on, so that neither includes the other.
+    "framework/model": {
+        "framework/common", "framework/text", "framework/metrics", "framework/config", "framework/checkpoint",
+        "framework/parallel", "framework/data", "models",
+    },
     "framework/train": {
         "framework/common", "framework/text", "framework/metrics", "framework/config", "framework/checkpoint",
-        "framework/parallel", "framework/engines", "framework/data", "models", "adversarial",
+        "framework/parallel", "framework/engines", "framework/data", "framework/model", "models", "adversarial",
     },
+    # Inference does not stand on the trainer: a server links no optimizer, no gradient strategy.
     "framework/inference": {
         "framework/common", "framework/text", "framework/metrics", "framework/config", "framework/checkpoint",
-        "framework/parallel", "framework/engines", "framework/data", "framework/train", "models",
+        "framework/parallel", "framework/engines", "framework/data", "framework/model", "models",
     },
 }
 TOP = set(ALLOWED) | {"apps", "include"}

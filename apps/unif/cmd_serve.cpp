@@ -1,6 +1,6 @@
-// `unif serve --model DIR [--host 127.0.0.1] [--port 8080] [--max-batch 32] [--max-wait-ms 5]
-// [--queue 1024] [--max-body-bytes 8388608] [--request-timeout 30]` (SPEC §8): the model behind
-// HTTP/1.1 JSON.
+// `unif serve --model DIR [--host 127.0.0.1] [--port 8080] [--max-batch 32] [--max-batch-tokens 16384]
+// [--max-wait-ms 5] [--queue 1024] [--max-body-bytes 8388608] [--request-timeout 30]` (SPEC §8): the
+// model behind HTTP/1.1 JSON.
 //
 //   POST /v1/predict {"inputs": [record, ...]} -> 200 {"outputs": [object, ...]}, object i being what
 //        `unif predict` writes for record i (a bad record: {"error": ...} in its place); 400 bad
@@ -14,9 +14,13 @@
 // the whole request and 5 s between its bytes, then is answered 408 and closed. A whole request
 // goes to a worker thread, which hands it to cpp-httplib (Debian's libcpp-httplib-dev: routing,
 // header parsing, the answer) through a stream over the bytes read. POST /v1/predict has its own
-// workers, which wait on the batcher (serve/batcher.h); the other requests have theirs, so /health
-// and /metrics are answered while every predict worker waits. The batcher's one thread runs the
-// records of concurrent requests as one batch through unif::Predictor. SIGTERM / SIGINT: stop
+// workers, which read and tokenize their request's records and wait on the batcher
+// (unif::Batcher, framework/inference/batcher.h); the other requests have theirs, so /health and
+// /metrics are answered while every predict worker waits. The batcher's one thread runs the
+// records of concurrent requests as one batch through unif::Predictor, bounded by --max-batch
+// records and --max-batch-tokens padded tokens; a request whose client has closed its connection
+// by then is dropped (not run; logged with status 499, counted in
+// unif_requests_dropped_total). SIGTERM / SIGINT: stop
 // accepting (the connections waiting to be accepted are accepted first), answer every request of
 // an accepted connection, exit 0. Each answer gets an access log line on stderr.
 #include <arpa/inet.h>
@@ -43,10 +47,10 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/unif/commands.h"
-#include "apps/unif/serve/batcher.h"
 #include "apps/unif/serve/metrics.h"
 #include "apps/unif/serve/request.h"
 #include "framework/common/error.h"
+#include "framework/inference/batcher.h"
 #include "framework/inference/predictor.h"
 
 namespace unif::app {
@@ -76,6 +80,22 @@ thread_local Clock::time_point t_start;
 thread_local bool t_started = false;
 thread_local size_t t_records = 0, t_record_errors = 0;
 thread_local std::string t_request_id;
+// The socket of the connection whose request this worker thread answers (-1: none), set around
+// the request by Connections::serve: the batcher asks through it whether the client is still there.
+thread_local int t_client_fd = -1;
+
+// Whether the client of connection `fd` has gone: it closed the connection (or reset it). A
+// client that shuts its sending side after the request is taken as gone too, as most servers
+// take it (HTTP clients wait for the answer with their connection open).
+bool client_gone(int fd) {
+  if (fd < 0) return false;
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+// nginx's code for a request whose client closed the connection before the answer: only the log
+// and the metrics see it (no client reads it).
+constexpr int kClientClosedRequest = 499;
 
 std::string status_text(int status) {
   switch (status) {
@@ -123,7 +143,8 @@ bool allows(std::string_view allow, std::string_view method) {
 struct ServeOptions {
   std::string model, host = "127.0.0.1";
   int port = 8080;
-  int64_t max_batch = 32, max_wait_ms = 5, queue = 1024, max_body_bytes = 8388608, request_timeout = 30;
+  int64_t max_batch = 32, max_batch_tokens = 16384, max_wait_ms = 5, queue = 1024, max_body_bytes = 8388608,
+          request_timeout = 30;
   std::string quantize = "none";
 };
 
@@ -457,11 +478,13 @@ class Connections {
     {
       RequestStream strm(c.fd, std::string_view(c.bytes).substr(0, size), s_.write_timeout, c.continue_sent,
                          c.remote_addr, c.remote_port);
+      t_client_fd = c.fd;
       try {
         ok = answer_(strm, close, closed);
       } catch (...) {  // the library answers handler exceptions itself: this is its own failure
         ok = false;
       }
+      t_client_fd = -1;
     }
     ++c.answered;
     c.bytes.erase(0, size);
@@ -596,28 +619,14 @@ int run_server(const ServeOptions& o) {
   if (!predictor.quantization().empty()) std::fprintf(stderr, "%s\n", predictor.quantization().c_str());
 
   serve::Metrics metrics;
-  // A batch's records through the predictor at once, each numbered within its own request.
-  serve::Batcher batcher(
-      [&predictor](const std::vector<serve::Batcher::Item>& items) {
-        std::vector<json> out(items.size());
-        std::vector<framework::Record> objects;
-        std::vector<size_t> slot;
-        for (size_t i = 0; i < items.size(); ++i) {
-          if (items[i].record->is_object()) {
-            objects.push_back({*items[i].record, static_cast<int64_t>(items[i].number)});
-            slot.push_back(i);
-          } else {
-            out[i] = {{"error", "record:" + std::to_string(items[i].number) + ": expected a JSON object"}};
-          }
-        }
-        if (!objects.empty()) {
-          auto answered = predictor.predict(objects, "record");
-          for (size_t k = 0; k < slot.size(); ++k) out[slot[k]] = answered[k].to_json();
-        }
-        return out;
-      },
-      static_cast<size_t>(o.max_batch), std::chrono::milliseconds(o.max_wait_ms), static_cast<size_t>(o.queue),
-      [&metrics](size_t n) { metrics.batch(n); });
+  // The records of concurrent requests through the predictor at once, each request read and
+  // tokenized on its own worker before it is queued (errors name records within their request).
+  BatcherOptions bopt;
+  bopt.max_batch = static_cast<size_t>(o.max_batch);
+  bopt.max_batch_tokens = o.max_batch_tokens;
+  bopt.max_wait = std::chrono::milliseconds(o.max_wait_ms);
+  bopt.capacity = static_cast<size_t>(o.queue);
+  Batcher batcher(predictor, bopt, [&metrics](const BatchStats& b) { metrics.batch(b.records, b.tokens); });
 
   std::mutex log_mutex;
   std::atomic<uint64_t> next_request_id{0};
@@ -644,11 +653,21 @@ int run_server(const ServeOptions& o) {
     auto decoded = serve::decode_predict_request(req.body, req.get_header_value("Content-Type"));
     if (decoded.status != 200) return answer_error(res, decoded.status, decoded.error);
     const size_t n = decoded.inputs.size();
-    auto answers = batcher.submit(std::move(decoded.inputs));
+    const int fd = t_client_fd;
+    auto answers = batcher.submit(decoded.inputs, [fd] { return client_gone(fd); });
     if (!answers)
       return answer_error(res, 503,
                           "the queue is full (" + std::to_string(o.queue) +
                               " requests waiting) or the server is stopping: try again later");
+    if (answers->dropped) {
+      metrics.dropped();
+      t_records = n;
+      return answer_error(res, kClientClosedRequest,
+                          "the client closed the connection before the request's batch ran: dropped, not run");
+    }
+    std::vector<json> outputs;
+    outputs.reserve(answers->outputs.size());
+    for (const auto& p : answers->outputs) outputs.push_back(p.to_json());
     // A record the model could not take even alone: its error in its place; what went wrong is for
     // the log, under the request's id.
     for (const auto& [index, error] : answers->failed) {
@@ -657,13 +676,12 @@ int run_server(const ServeOptions& o) {
         std::lock_guard<std::mutex> lock(log_mutex);
         std::fprintf(stderr, "request %s: %s: %s\n", t_request_id.c_str(), where.c_str(), what_of(error).c_str());
       }
-      answers->outputs[index] = {{"error", where +
-                                               ": internal error: the server could not answer this record (request " +
-                                               t_request_id + ", in the server's log)"}};
+      outputs[index] = {{"error", where + ": internal error: the server could not answer this record (request " +
+                                      t_request_id + ", in the server's log)"}};
     }
     t_records = n;
-    for (const auto& a : answers->outputs) t_record_errors += a.contains("error");
-    res.set_content(json{{"outputs", std::move(answers->outputs)}}.dump() + "\n", "application/json");
+    for (const auto& a : outputs) t_record_errors += a.contains("error");
+    res.set_content(json{{"outputs", std::move(outputs)}}.dump() + "\n", "application/json");
   });
   svr.Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}\n", "application/json");
@@ -757,6 +775,10 @@ Command add_serve(CLI::App& app) {
   cmd->add_option("--port", o->port, "Port (default 8080; 0 picks a free one)")->check(CLI::Range(0, 65535));
   cmd->add_option("--max-batch", o->max_batch, "Most records run as one batch (default 32)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  cmd->add_option("--max-batch-tokens", o->max_batch_tokens,
+                  "Most tokens run as one batch, padding counted: rows x the longest row (default 16384; a "
+                  "request over it runs alone)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_option("--max-wait-ms", o->max_wait_ms, "Longest a request waits for others to fill a batch (default 5)")
       ->check(CLI::Range(int64_t{0}, int64_t{60000}));
   cmd->add_option("--queue", o->queue, "Most requests waiting for a batch; more are answered 503 (default 1024)")

@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/unif/commands.h"
-#include "framework/common/error.h"
 #include "framework/checkpoint/hf_config.h"
+#include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
+#include "framework/model/tokenizer_files.h"
 #include "framework/text/bert_tokenizer.h"
 #include "framework/text/encoding.h"
-#include "framework/train/tokenizer_files.h"
 #include "models/architectures.h"
 
 namespace unif::app {

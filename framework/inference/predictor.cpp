@@ -8,6 +8,7 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <stdexcept>
 
 #include <c10/core/InferenceMode.h>
 
@@ -16,10 +17,10 @@
 #include "framework/data/word_windows.h"
 #include "framework/engines/auto_devices.h"
 #include "framework/engines/devices.h"
+#include "framework/model/evaluate.h"
+#include "framework/model/model_dir.h"
 #include "framework/parallel/worker_pool.h"
 #include "framework/text/unicode.h"
-#include "framework/train/evaluate.h"
-#include "framework/train/model_dir.h"
 #include "models/architectures.h"
 #include "models/quantize.h"
 
@@ -97,191 +98,243 @@ json Prediction::to_json() const {
   return j;
 }
 
-// masked_lm: HF's fill-mask on the model's text field (predict_fill_mask's answers).
-std::vector<Prediction> Predictor::State::fill_masks(const std::vector<fw::Record>& records,
-                                                     const std::string& source) const {
-  std::vector<Prediction> out(records.size());
-  const std::string field = lm.meta.text_fields.empty() ? "text" : lm.meta.text_fields.front();
-  std::vector<std::string> texts;
-  std::vector<size_t> slot;
-  for (size_t i = 0; i < records.size(); ++i) {
-    auto& p = out[i];
-    p.task = lm.meta.task;
-    const auto& f = records[i].fields;
-    if (f.is_null()) {
-      p.error = "blank line";
-      continue;
-    }
-    if (!f.is_object() || !f.contains(field) || !f.at(field).is_string()) {
-      p.error = source + ":" + std::to_string(records[i].line) + ": expected a JSON object with a string field '" +
-                field + "'";
-      p.rejected = true;
-      continue;
-    }
-    texts.push_back(f.at(field).get<std::string>());
-    slot.push_back(i);
-  }
-  if (texts.empty()) return out;
-  std::vector<fw::FillMaskResult> fills;
-  {
-    std::lock_guard<std::mutex> lock(forward);
-    c10::InferenceMode inference;
-    fills =
-        fw::fill_mask(*lm.model, *lm.tokenizer, texts, lm.meta.max_seq_length, options.batch_size, 5, workers.get());
-  }
-  for (size_t k = 0; k < fills.size(); ++k) {
-    auto& p = out[slot[k]];
-    if (!fills[k].error.empty())
-      p.error = fills[k].error;
-    else if (fills[k].masks.empty())
-      p.error = "no [MASK] in the text";
-    else
-      p.masks = std::move(fills[k].masks);
-    p.input = records[slot[k]].fields;
-  }
-  return out;
-}
+int64_t PreparedRecord::rows() const { return inputs_ ? inputs_->rows : 0; }
+int64_t PreparedRecord::longest() const { return inputs_ ? inputs_->longest : 0; }
 
-// Classification, multilabel, regression, token classification and span extraction.
-std::vector<Prediction> Predictor::State::run(const std::vector<fw::Record>& records, const std::string& source) const {
+// Reads and tokenizes one record: its example(s) and their rows (masked_lm: its text's ids), or
+// the answer it gets without the model.
+PreparedRecord Predictor::State::prepare(const fw::Record& r, const std::string& source) const {
   const Task task = lm.meta.task;
-  if (task_spec(task).output == PredictKind::Masks) return fill_masks(records, source);
-  std::vector<Prediction> out(records.size());
-  fw::TaskData data;
-  data.file = source;
-  data.span = lm.meta.span;
-  std::vector<int64_t> example_of(records.size(), -1);
-  std::vector<std::vector<Word>> words_of(records.size());  // token classification's {"text"} input
-  std::vector<bool> text_input_of(records.size(), false);
-  const bool tokens_task = task_spec(task).input == TaskInput::Tokens;
-  for (size_t i = 0; i < records.size(); ++i) {
-    const auto& r = records[i];
-    out[i].task = task;
-    if (r.fields.is_null()) {
-      out[i].error = "blank line";
-      continue;
-    }
-    try {
-      if (!r.fields.is_object()) throw UserError(fw::where(source, r) + "expected a JSON object");
-      fw::DataConfig dc;
-      dc.text_fields = text_fields_for(r, source);
-      dc.label_field = lm.meta.label_field;
-      std::vector<fw::Example> ex;
-      // Token classification of a text: its words (split_words) stand for the list of tokens.
-      const std::string& tokens_field = dc.text_fields.empty() ? std::string() : dc.text_fields.front();
-      const auto& f = r.fields;
-      const bool text_input = tokens_task && f.contains("text") && f.at("text").is_string() &&
-                              (tokens_field == "text" || !f.contains(tokens_field) || f.at(tokens_field).is_null());
-      if (text_input) {
-        text_input_of[i] = true;
-        words_of[i] = split_words(f.at("text").get_ref<const std::string&>());
-        if (words_of[i].empty()) {  // nothing to tag: no words, no entities
-          out[i].input = f;
-          out[i].has_entities = true;
-          continue;
-        }
-        fw::Record words_record{json::object(), r.line};
-        json list = json::array();
-        for (const auto& w : words_of[i]) list.push_back(w.text);
-        words_record.fields[tokens_field] = std::move(list);
-        ex = fw::make_examples(task, dc, labels, source, {words_record}, false);
-        for (auto& e : ex) e.record = f;
-      } else {
-        // The label field is not an input: a labelled file (a class the model lacks, tags in
-        // another scheme) predicts as it would without it, the field carried through in "input".
-        fw::Record unlabelled = r;
-        if (!dc.label_field.empty() && unlabelled.fields.contains(dc.label_field))
-          unlabelled.fields.erase(dc.label_field);
-        ex = fw::make_examples(task, dc, labels, source, {unlabelled}, false);
-        for (auto& e : ex) e.record = f;
-      }
-      example_of[i] = static_cast<int64_t>(data.examples.size());
-      for (auto& e : ex) {
-        e.has_label = false;  // labels in the input are checked, then ignored: no metrics here
-        data.examples.push_back(std::move(e));
-      }
-    } catch (const UserError& e) {
-      out[i].error = e.what();
-      out[i].rejected = true;
-    }
+  auto in = std::make_shared<PreparedRecord::Inputs>();
+  Prediction& p = in->answer;
+  p.task = task;
+  PreparedRecord out;
+  const auto done = [&] {
+    out.inputs_ = std::move(in);
+    return out;
+  };
+  if (r.fields.is_null()) {
+    p.error = "blank line";
+    return done();
   }
-  if (data.examples.empty()) return out;
+  if (task_spec(task).output == PredictKind::Masks) {  // HF's fill-mask on the model's text field
+    const std::string field = lm.meta.text_fields.empty() ? "text" : lm.meta.text_fields.front();
+    const auto& f = r.fields;
+    if (!f.is_object() || !f.contains(field) || !f.at(field).is_string()) {
+      p.error = source + ":" + std::to_string(r.line) + ": expected a JSON object with a string field '" + field + "'";
+      p.rejected = true;
+      return done();
+    }
+    in->masked = fw::encode_masked_text(*lm.tokenizer, f.at(field).get<std::string>(), lm.meta.max_seq_length);
+    p.input = f;
+    in->forward = true;
+    in->rows = 1;  // a text with an error takes its row in fill_mask's batches too
+    in->longest = static_cast<int64_t>(in->masked.ids.size());
+    return done();
+  }
+  const bool tokens_task = task_spec(task).input == TaskInput::Tokens;
+  try {
+    if (!r.fields.is_object()) throw UserError(fw::where(source, r) + "expected a JSON object");
+    fw::DataConfig dc;
+    dc.text_fields = text_fields_for(r, source);
+    dc.label_field = lm.meta.label_field;
+    // Token classification of a text: its words (split_words) stand for the list of tokens.
+    const std::string& tokens_field = dc.text_fields.empty() ? std::string() : dc.text_fields.front();
+    const auto& f = r.fields;
+    const bool text_input = tokens_task && f.contains("text") && f.at("text").is_string() &&
+                            (tokens_field == "text" || !f.contains(tokens_field) || f.at(tokens_field).is_null());
+    if (text_input) {
+      in->text_input = true;
+      in->words = split_words(f.at("text").get_ref<const std::string&>());
+      if (in->words.empty()) {  // nothing to tag: no words, no entities
+        p.input = f;
+        p.has_entities = true;
+        return done();
+      }
+      fw::Record words_record{json::object(), r.line};
+      json list = json::array();
+      for (const auto& w : in->words) list.push_back(w.text);
+      words_record.fields[tokens_field] = std::move(list);
+      in->examples = fw::make_examples(task, dc, labels, source, {words_record}, false);
+    } else {
+      // The label field is not an input: a labelled file (a class the model lacks, tags in
+      // another scheme) predicts as it would without it, the field carried through in "input".
+      fw::Record unlabelled = r;
+      if (!dc.label_field.empty() && unlabelled.fields.contains(dc.label_field))
+        unlabelled.fields.erase(dc.label_field);
+      in->examples = fw::make_examples(task, dc, labels, source, {unlabelled}, false);
+    }
+    for (auto& e : in->examples) {
+      e.record = f;
+      e.has_label = false;  // labels in the input are checked, then ignored: no metrics here
+    }
+  } catch (const UserError& e) {
+    p.error = e.what();
+    p.rejected = true;
+    in->examples.clear();
+    in->words.clear();
+    return done();
+  }
+  if (in->examples.empty()) return done();
   const int max_len = static_cast<int>(lm.meta.max_seq_length);
   const auto method = fw::parse_truncate_method(lm.meta.truncate_method);
   // Token classification: every word gets a tag from the model, in windows when the input is long.
-  data.encoded = tokens_task ? fw::encode_word_windows(*lm.tokenizer, data.examples, max_len, method)
-                             : fw::encode_examples(task, data.examples, *lm.tokenizer, max_len, method, lm.meta.span);
-  fw::Evaluation ev;
-  {
-    std::lock_guard<std::mutex> lock(forward);
+  in->encoded = tokens_task ? fw::encode_word_windows(*lm.tokenizer, in->examples, max_len, method)
+                            : fw::encode_examples(task, in->examples, *lm.tokenizer, max_len, method, lm.meta.span);
+  p.input = in->examples.front().record;
+  in->forward = true;
+  in->rows = static_cast<int64_t>(in->encoded.size());
+  for (const auto& e : in->encoded) in->longest = std::max(in->longest, static_cast<int64_t>(e.input_ids.size()));
+  return done();
+}
+
+// The model on a batch of prepared records: their examples and rows as one data set (the batches
+// evaluate() makes of it, as one predict() call of the same records would).
+ForwardOutputs Predictor::State::forward(const std::vector<PreparedRecord>& records) const {
+  const Task task = lm.meta.task;
+  auto out = std::make_shared<ForwardOutputs::Outputs>();
+  const size_t n = records.size();
+  out->logits.resize(n);
+  out->answers.resize(n);
+  out->fills.resize(n);
+  ForwardOutputs result;
+  if (task_spec(task).output == PredictKind::Masks) {
+    std::vector<fw::MaskedText> texts;
+    std::vector<size_t> slot;
+    for (size_t i = 0; i < n; ++i)
+      if (records[i].inputs_ && records[i].inputs_->forward) {
+        texts.push_back(records[i].inputs_->masked);
+        slot.push_back(i);
+      }
+    if (!texts.empty()) {
+      std::vector<fw::FillMaskResult> fills;
+      {
+        std::lock_guard<std::mutex> lock(forward_mutex);
+        c10::InferenceMode inference;
+        fills = fw::fill_mask_encoded(*lm.model, *lm.tokenizer, texts, options.batch_size, 5, workers.get());
+      }
+      for (size_t k = 0; k < fills.size(); ++k) out->fills[slot[k]] = std::move(fills[k]);
+    }
+    result.outputs_ = std::move(out);
+    return result;
+  }
+  fw::TaskData data;
+  data.span = lm.meta.span;
+  std::vector<int64_t> first_example(n, -1);  // the record's first example in `data`
+  std::vector<size_t> record_of;              // per example of `data`: its record
+  for (size_t i = 0; i < n; ++i) {
+    const auto& in = records[i].inputs_;
+    if (!in || !in->forward) continue;
+    const auto base = static_cast<int64_t>(data.examples.size());
+    first_example[i] = base;
+    for (const auto& e : in->examples) {
+      data.examples.push_back(e);
+      record_of.push_back(i);
+    }
+    for (const auto& e : in->encoded) {
+      data.encoded.push_back(e);
+      data.encoded.back().example += base;
+    }
+  }
+  if (!data.examples.empty()) {
+    fw::Evaluation ev;
+    {
+      std::lock_guard<std::mutex> lock(forward_mutex);
+      c10::InferenceMode inference;
+      // Fewer entries than a batch per worker: smaller batches, so that every worker has one (a
+      // server's batch of 32 on 2 CPU workers runs as 2 x 16 at once, not 32 on one core).
+      const auto entries_n = static_cast<int64_t>(data.encoded.size());
+      const int64_t per_worker = (entries_n + workers->size() - 1) / workers->size();
+      const int64_t batch = std::max<int64_t>(1, std::min(options.batch_size, per_worker));
+      ev = fw::evaluate(*lm.model, task, data, labels, batch, {}, true, workers.get());
+    }
     c10::InferenceMode inference;
-    // Fewer entries than a batch per worker: smaller batches, so that every worker has one (a
-    // server's batch of 32 on 2 CPU workers runs as 2 x 16 at once, not 32 on one core).
-    const auto entries_n = static_cast<int64_t>(data.encoded.size());
-    const int64_t per_worker = (entries_n + workers->size() - 1) / workers->size();
-    const int64_t batch = std::max<int64_t>(1, std::min(options.batch_size, per_worker));
-    ev = fw::evaluate(*lm.model, task, data, labels, batch, {}, true, workers.get());
+    for (size_t k = 0; k < data.encoded.size(); ++k) {
+      const auto x = data.encoded[k].example;
+      const size_t i = record_of[static_cast<size_t>(x)];
+      if (x == first_example[i]) out->logits[i].push_back(ev.logits[k].cpu());
+    }
+    if (task == Task::SpanExtraction)
+      for (size_t i = 0; i < n; ++i)
+        if (first_example[i] >= 0) out->answers[i] = ev.answers.at(static_cast<size_t>(first_example[i]));
+  }
+  result.outputs_ = std::move(out);
+  return result;
+}
+
+// One record's answer from its inputs and the batch's outputs (`index`: its place in the batch).
+Prediction Predictor::State::postprocess(const PreparedRecord& record, const ForwardOutputs::Outputs& outputs,
+                                         size_t index) const {
+  const Task task = lm.meta.task;
+  if (!record.inputs_) {
+    Prediction p;
+    p.task = task;
+    return p;
+  }
+  const auto& in = *record.inputs_;
+  Prediction p = in.answer;
+  if (!in.forward) return p;
+  if (task_spec(task).output == PredictKind::Masks) {
+    auto& fills = outputs.fills.at(index);
+    if (!fills.error.empty())
+      p.error = fills.error;
+    else if (fills.masks.empty())
+      p.error = "no [MASK] in the text";
+    else
+      p.masks = fills.masks;
+    return p;
   }
   c10::InferenceMode inference;
-  std::vector<std::vector<const fw::EncodedExample*>> entries(data.examples.size());
-  std::vector<std::vector<torch::Tensor>> logits(data.examples.size());
-  for (size_t k = 0; k < data.encoded.size(); ++k) {
-    const auto x = static_cast<size_t>(data.encoded[k].example);
-    entries[x].push_back(&data.encoded[k]);
-    logits[x].push_back(ev.logits[k].cpu());
+  const auto& logits = outputs.logits.at(index);
+  p.top_k = options.top_k;
+  bool finite = true;
+  for (const auto& l : logits) finite = finite && torch::isfinite(l).all().item<bool>();
+  if (!finite) {
+    p.error = kNotFinite;
+    return p;
   }
-  for (size_t i = 0; i < records.size(); ++i) {
-    if (example_of[i] < 0) continue;
-    const auto x = static_cast<size_t>(example_of[i]);
-    auto& p = out[i];
-    p.input = data.examples[x].record;
-    p.top_k = options.top_k;
-    bool finite = true;
-    for (const auto& l : logits[x]) finite = finite && torch::isfinite(l).all().item<bool>();
-    if (!finite) {
-      p.error = kNotFinite;
-      continue;
+  const auto& row = logits.at(0);
+  switch (task_spec(task).output) {
+    case PredictKind::Label: {
+      p.label = labels.names.at(static_cast<size_t>(row.argmax().item<int64_t>()));
+      p.probs = to_vec(torch::softmax(row, -1));
+      p.logits = to_vec(row);
+      p.scores = ranked(labels.names, p.probs);
+      break;
     }
-    const auto& row = logits[x].at(0);
-    switch (task_spec(task).output) {
-      case PredictKind::Label: {
-        p.label = labels.names.at(static_cast<size_t>(row.argmax().item<int64_t>()));
-        p.probs = to_vec(torch::softmax(row, -1));
-        p.logits = to_vec(row);
-        p.scores = ranked(labels.names, p.probs);
-        break;
-      }
-      case PredictKind::Labels: {
-        auto probs = torch::sigmoid(row);
-        for (int64_t c = 0; c < probs.size(0); ++c)
-          if (probs[c].item<double>() > 0.5) p.labels.push_back(labels.names.at(static_cast<size_t>(c)));
-        p.probs = to_vec(probs);
-        p.scores = ranked(labels.names, p.probs);
-        break;
-      }
-      case PredictKind::Value: p.value = row.flatten()[0].item<double>(); break;
-      case PredictKind::Tags: {
-        for (const auto& id : fw::word_window_predictions(data.examples[x], entries[x], logits[x], &p.tag_scores))
-          p.tags.push_back(id ? std::optional<std::string>(labels.names.at(static_cast<size_t>(*id))) : std::nullopt);
-        if (text_input_of[i]) {
-          p.has_entities = true;
-          p.words = std::move(words_of[i]);
-          p.entities = group_entities(p.input.at("text").get_ref<const std::string&>(), p.words, p.tags, p.tag_scores);
-        }
-        break;
-      }
-      case PredictKind::Answer: {
-        const auto& a = ev.answers.at(x);
-        p.answer = a.text;
-        p.start = a.start;
-        p.end = a.end;
-        p.score = a.score;
-        break;
-      }
-      case PredictKind::Masks: break;
+    case PredictKind::Labels: {
+      auto probs = torch::sigmoid(row);
+      for (int64_t c = 0; c < probs.size(0); ++c)
+        if (probs[c].item<double>() > 0.5) p.labels.push_back(labels.names.at(static_cast<size_t>(c)));
+      p.probs = to_vec(probs);
+      p.scores = ranked(labels.names, p.probs);
+      break;
     }
+    case PredictKind::Value: p.value = row.flatten()[0].item<double>(); break;
+    case PredictKind::Tags: {
+      std::vector<const fw::EncodedExample*> windows;
+      for (const auto& e : in.encoded)
+        if (e.example == 0) windows.push_back(&e);
+      for (const auto& id : fw::word_window_predictions(in.examples.front(), windows, logits, &p.tag_scores))
+        p.tags.push_back(id ? std::optional<std::string>(labels.names.at(static_cast<size_t>(*id))) : std::nullopt);
+      if (in.text_input) {
+        p.has_entities = true;
+        p.words = in.words;
+        p.entities = group_entities(p.input.at("text").get_ref<const std::string&>(), p.words, p.tags, p.tag_scores);
+      }
+      break;
+    }
+    case PredictKind::Answer: {
+      const auto& a = outputs.answers.at(index);
+      p.answer = a.text;
+      p.start = a.start;
+      p.end = a.end;
+      p.score = a.score;
+      break;
+    }
+    case PredictKind::Masks: break;
   }
-  return out;
+  return p;
 }
 
 Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptions& options) {
@@ -319,36 +372,54 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
   return Predictor(std::move(s));
 }
 
+std::vector<PreparedRecord> Predictor::preprocess(const std::vector<fw::Record>& records,
+                                                  const std::string& source) const {
+  std::vector<PreparedRecord> out;
+  out.reserve(records.size());
+  for (const auto& r : records) out.push_back(state_->prepare(r, source));
+  return out;
+}
+
+std::vector<PreparedRecord> Predictor::preprocess(const std::vector<json>& records, int64_t first) const {
+  std::vector<PreparedRecord> out;
+  out.reserve(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto line = static_cast<int64_t>(i) + first;
+    if (records[i].is_object()) {
+      out.push_back(state_->prepare(fw::Record{records[i], line}, "record"));
+      continue;
+    }
+    auto in = std::make_shared<PreparedRecord::Inputs>();
+    in->answer.task = task();
+    in->answer.error = "record:" + std::to_string(line) + ": expected a JSON object";
+    in->answer.rejected = true;
+    PreparedRecord p;
+    p.inputs_ = std::move(in);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+ForwardOutputs Predictor::forward(const std::vector<PreparedRecord>& records) const { return state_->forward(records); }
+
+std::vector<Prediction> Predictor::postprocess(const std::vector<PreparedRecord>& records,
+                                               const ForwardOutputs& outputs) const {
+  if (!outputs.outputs_ || outputs.outputs_->logits.size() != records.size())
+    throw std::logic_error("Predictor::postprocess: the outputs are not forward()'s of these records");
+  std::vector<Prediction> out;
+  out.reserve(records.size());
+  for (size_t i = 0; i < records.size(); ++i) out.push_back(state_->postprocess(records[i], *outputs.outputs_, i));
+  return out;
+}
+
 std::vector<Prediction> Predictor::predict(const std::vector<fw::Record>& records, const std::string& source) const {
-  return state_->run(records, source);
+  const auto prepared = preprocess(records, source);
+  return postprocess(prepared, forward(prepared));
 }
 
 std::vector<Prediction> Predictor::predict(const std::vector<json>& records) const {
-  std::vector<fw::Record> r(records.size());
-  std::vector<size_t> not_object;
-  for (size_t i = 0; i < records.size(); ++i) {
-    r[i].line = static_cast<int64_t>(i) + 1;
-    if (records[i].is_object())
-      r[i].fields = records[i];
-    else
-      not_object.push_back(i);
-  }
-  std::vector<fw::Record> objects;
-  std::vector<size_t> slot;
-  for (size_t i = 0; i < records.size(); ++i)
-    if (records[i].is_object()) {
-      objects.push_back(std::move(r[i]));
-      slot.push_back(i);
-    }
-  auto answered = state_->run(objects, "record");
-  std::vector<Prediction> out(records.size());
-  for (size_t k = 0; k < slot.size(); ++k) out[slot[k]] = std::move(answered[k]);
-  for (size_t i : not_object) {
-    out[i].task = task();
-    out[i].error = "record:" + std::to_string(i + 1) + ": expected a JSON object";
-    out[i].rejected = true;
-  }
-  return out;
+  const auto prepared = preprocess(records);
+  return postprocess(prepared, forward(prepared));
 }
 
 Prediction Predictor::predict_one(const json& record) const { return predict(std::vector<json>{record}).at(0); }

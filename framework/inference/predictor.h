@@ -16,6 +16,11 @@
 // carried through as "input". A record that cannot be read (a missing or mistyped field) gets a
 // Prediction with `error` set and `rejected` true; the others in the batch are answered.
 //
+// predict() runs in three steps, each public: preprocess (read and tokenize the records), forward
+// (the model on a batch of prepared records, which may come from several callers) and postprocess
+// (the answers). unif::Batcher (framework/inference/batcher.h) batches concurrent callers' records
+// with them, as `unif serve` does.
+//
 // Thread safety: predict() may be called from any number of threads at once; the forward passes
 // of concurrent calls run one at a time (each already spreads its batches over the worker threads).
 #pragma once
@@ -32,7 +37,7 @@
 
 #include "framework/common/task.h"
 #include "framework/data/records.h"
-#include "framework/train/fill_mask.h"
+#include "framework/model/fill_mask.h"
 
 namespace unif {
 
@@ -123,6 +128,36 @@ struct Prediction {
   nlohmann::json to_json() const;
 };
 
+/// One record read and tokenized for the model (Predictor::preprocess), waiting for its forward
+/// pass. A record the model need not see (a rejected record, a blank line, a text without words)
+/// holds its answer already and adds no row to a batch. A handle: copies share the inputs.
+class PreparedRecord {
+ public:
+  /// The rows it adds to a batch: 0 (answered without the model), 1, or one per window of a long
+  /// input (token classification, span extraction).
+  int64_t rows() const;
+  /// Its longest row in tokens, special tokens counted (0 without rows). A batch of records is
+  /// padded to the longest row of its records: rows x longest tokens.
+  int64_t longest() const;
+
+  struct Inputs;  // what the model reads and postprocess needs (internal)
+
+ private:
+  friend class Predictor;
+  std::shared_ptr<const Inputs> inputs_;
+};
+
+/// The model's outputs on a batch of prepared records (Predictor::forward), read by
+/// Predictor::postprocess with the same records.
+class ForwardOutputs {
+ public:
+  struct Outputs;  // per record: logits, span answer, fills (internal)
+
+ private:
+  friend class Predictor;
+  std::shared_ptr<const Outputs> outputs_;
+};
+
 /// What `unif eval` prints: the model's metrics on labelled data.
 struct EvalResult {
   /// The task's metrics (accuracy, f1, pearson, ...) and "loss".
@@ -150,6 +185,20 @@ class Predictor {
   std::vector<Prediction> predict(const std::vector<framework::Record>& records, const std::string& source) const;
   /// One record.
   Prediction predict_one(const nlohmann::json& record) const;
+
+  /// predict() in its three steps, for a caller that batches the records of many requests
+  /// (unif::Batcher, `unif serve`): preprocess reads and tokenizes records on the calling thread
+  /// (no lock: any number of threads at once); forward runs the model on prepared records, of one
+  /// or more preprocess() calls, as one batch (forward passes run one at a time); postprocess turns
+  /// its outputs into one Prediction per record, in order. predict(records, source) is
+  /// postprocess(p, forward(p)) with p = preprocess(records, source).
+  std::vector<PreparedRecord> preprocess(const std::vector<framework::Record>& records,
+                                         const std::string& source) const;
+  /// Records as predict(json) takes them: a record that is not a JSON object, or lacks a field,
+  /// gets an error naming it "record:N" (N from `first`, 1 unless given).
+  std::vector<PreparedRecord> preprocess(const std::vector<nlohmann::json>& records, int64_t first = 1) const;
+  ForwardOutputs forward(const std::vector<PreparedRecord>& records) const;
+  std::vector<Prediction> postprocess(const std::vector<PreparedRecord>& records, const ForwardOutputs& outputs) const;
 
   /// Evaluates the model on the labelled file `config.data.dev` (read with the config's data
   /// fields and span settings), as `unif eval` does: the metrics of the dev evaluations of

@@ -10,8 +10,8 @@
 #include "framework/inference/predictor.h"
 #include "framework/inference/predictor_state.h"
 #include "framework/metrics/metric_set.h"
-#include "framework/train/build.h"
-#include "framework/train/evaluate.h"
+#include "framework/model/evaluate.h"
+#include "framework/model/setup.h"
 #include "models/quantize.h"
 
 namespace unif {
@@ -88,7 +88,7 @@ EvalResult Predictor::evaluate(const fw::RunConfig& cfg, bool report) const {
   }
   fw::Evaluation ev;
   {
-    std::lock_guard<std::mutex> lock(s.forward);
+    std::lock_guard<std::mutex> lock(s.forward_mutex);
     c10::InferenceMode inference;
     ev = fw::evaluate(*setup.model, cfg.task, dev, s.labels, cfg.training.evaluation_batch_size(), setup.class_weights,
                       true, s.workers.get());

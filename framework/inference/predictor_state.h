@@ -1,17 +1,21 @@
 // Predictor's state, shared by its source files (predictor.cpp: loading and predictions,
-// predictor_eval.cpp: labelled evaluation). Internal: not installed with the public headers.
+// predictor_eval.cpp: labelled evaluation), and what its three steps hand each other: a prepared
+// record's inputs, a batch's outputs. Internal: not installed with the public headers.
 #pragma once
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "framework/common/error.h"
 #include "framework/data/dataset.h"
+#include "framework/data/span_decoding.h"
 #include "framework/inference/predictor.h"
+#include "framework/model/fill_mask.h"
+#include "framework/model/model_dir.h"
 #include "framework/parallel/worker_pool.h"
-#include "framework/train/model_dir.h"
 #include "models/architectures.h"
 
 namespace unif {
@@ -26,7 +30,7 @@ struct Predictor::State {
   fw::LabelSet labels;
   PredictorOptions options;
   std::unique_ptr<fw::WorkerPool> workers;
-  mutable std::mutex forward;  // one forward pass (over the worker pool) at a time
+  mutable std::mutex forward_mutex;  // one forward pass (over the worker pool) at a time
 
   // The text fields of one record. A model directory with unif.yaml names them; a plain HF
   // directory takes `text`, or the pair `text_a`/`text_b` (SPEC §4) for the sequence tasks.
@@ -46,8 +50,34 @@ struct Predictor::State {
     return pair;
   }
 
-  std::vector<Prediction> fill_masks(const std::vector<fw::Record>& records, const std::string& source) const;
-  std::vector<Prediction> run(const std::vector<fw::Record>& records, const std::string& source) const;
+  // The three steps of predict() (see predictor.h).
+  PreparedRecord prepare(const fw::Record& record, const std::string& source) const;
+  ForwardOutputs forward(const std::vector<PreparedRecord>& records) const;
+  Prediction postprocess(const PreparedRecord& record, const ForwardOutputs::Outputs& outputs, size_t index) const;
+};
+
+// A record read and tokenized (Predictor::preprocess).
+struct PreparedRecord::Inputs {
+  // Its answer where the model does not see it (an error, rejected; a text without words), else
+  // the start of its answer (task, input).
+  Prediction answer;
+  bool forward = false;  // whether the model sees it
+  // Every task but masked_lm: its example(s) and their rows (EncodedExample::example counts from
+  // 0 within the record); token classification of {"text"}: the text's words.
+  std::vector<fw::Example> examples;
+  std::vector<fw::EncodedExample> encoded;
+  std::vector<Word> words;
+  bool text_input = false;
+  // masked_lm: the text's ids, or why it cannot be answered.
+  fw::MaskedText masked;
+  int64_t rows = 0, longest = 0;
+};
+
+// A batch's outputs (Predictor::forward), per record of the batch in its order.
+struct ForwardOutputs::Outputs {
+  std::vector<std::vector<torch::Tensor>> logits;  // the rows of its first example, on the CPU
+  std::vector<fw::SpanCandidate> answers;          // span extraction: its best answer
+  std::vector<fw::FillMaskResult> fills;           // masked_lm
 };
 
 }  // namespace unif

@@ -10,7 +10,7 @@
 #include "framework/checkpoint/atomic_file.h"
 #include "framework/checkpoint/safetensors.h"
 #include "framework/common/error.h"
-#include "framework/train/model_dir.h"
+#include "framework/model/model_dir.h"
 
 namespace unif::framework {
 

@@ -11,20 +11,10 @@
 #include <torch/types.h>
 
 #include "framework/config/run_config.h"
-#include "framework/data/dataset.h"
-#include "framework/data/mlm.h"
+#include "framework/data/task_data.h"
 #include "models/task_model.h"
 
 namespace unif::framework {
-
-/// A task's data, encoded: examples, their encodings and the label set.
-struct TaskData {
-  std::filesystem::path file;
-  std::vector<Example> examples;
-  std::vector<EncodedExample> encoded;  // one per example; span extraction: one per context window
-  SpanConfig span;                      // span extraction: decoding (max_answer_length, n_best_size, metric)
-  MlmMasking mlm;                       // masked_lm: how masks are drawn (training: per epoch; eval: fixed)
-};
 
 /// What a custom model needs besides the config to be trained (docs/cpp-api.md): the model, the
 /// label set, encoded train/dev(/test) data, and how to save a model directory at `final/`, `best/`

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "framework/config/run_config.h"
-#include "framework/train/evaluate.h"
+#include "framework/model/evaluate.h"
 #include "framework/train/parts.h"
 
 namespace unif::framework {

@@ -34,5 +34,7 @@
 #include "framework/train/build.h"
 #include "framework/train/trainer.h"
 
-// Inference: a model directory loaded once, predictions on batches of records (unif::Predictor).
+// Inference: a model directory loaded once, predictions on batches of records (unif::Predictor),
+// and the records of concurrent callers batched through it (unif::Batcher).
+#include "framework/inference/batcher.h"
 #include "framework/inference/predictor.h"

@@ -19,8 +19,8 @@
 #include <torch/types.h>
 
 #include "framework/data/records.h"
+#include "framework/model/model_dir.h"
 #include "framework/text/encoding.h"
-#include "framework/train/model_dir.h"
 #include "framework/train/trainer.h"
 #include "support/temp_dir.h"
 

@@ -2,7 +2,8 @@
 // classification's {"text"} input, entities grouped as HF's aggregation_strategy="simple" groups
 // them (cases reasoned out by hand from transformers' TokenClassificationPipeline.group_entities),
 // the typed results on the tiny fixture (scores by name, to_json), the request decoding, and the
-// dynamic batcher (batches across concurrent callers, bounded queue, stop answers what is queued).
+// dynamic batcher (batches across concurrent callers, bounded queue, stop answers what is queued;
+// more of it in test_batcher.cpp).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -18,9 +19,9 @@
 
 #include <fstream>
 
-#include "apps/unif/serve/batcher.h"
 #include "apps/unif/serve/request.h"
 #include "framework/config/run_config.h"
+#include "framework/inference/batcher.h"
 #include "framework/inference/predictor.h"
 #include "models/quantize.h"
 #include "support/temp_dir.h"
@@ -264,25 +265,39 @@ TEST_CASE("serve decodes a request body or says why it refuses it", "[serve]") {
 
 TEST_CASE("serve batches the records of concurrent requests and bounds its queue", "[serve]") {
   using namespace std::chrono_literals;
-  using unif::app::serve::Batcher;
+  using unif::Batcher;
+  const auto p = unif::Predictor::load(std::filesystem::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh");
   std::atomic<int> batches{0};
   std::atomic<size_t> largest{0};
-  Batcher::Run echo = [&](const std::vector<Batcher::Item>& items) {
+  // The predictor's run, counting the batches and their sizes.
+  Batcher::Run run = [&](const std::vector<unif::PreparedRecord>& records) {
     ++batches;
-    largest = std::max<size_t>(largest, items.size());
+    largest = std::max<size_t>(largest, records.size());
+    return p.postprocess(records, p.forward(records));
+  };
+  const auto options = [](size_t max_batch, std::chrono::milliseconds wait, size_t capacity) {
+    unif::BatcherOptions o;
+    o.max_batch = max_batch;
+    o.max_wait = wait;
+    o.capacity = capacity;
+    return o;
+  };
+  const auto record = [](int i) { return json{{"text", "第" + std::to_string(i) + "天"}, {"id", i}}; };
+  const auto inputs = [](const std::optional<Batcher::Answers>& a) {
     std::vector<json> out;
-    for (const auto& item : items) out.push_back(*item.record);
+    if (a)
+      for (const auto& o : a->outputs) out.push_back(o.input);
     return out;
   };
   {
     // 8 callers within the 300 ms wait: fewer batches than callers, every caller its own answers.
-    Batcher b(echo, 64, 300ms, 100);
+    Batcher b(run, options(64, 300ms, 100));
     std::vector<std::thread> callers;
     std::atomic<int> right{0};
     for (int i = 0; i < 8; ++i)
       callers.emplace_back([&, i] {
-        auto a = b.submit({json(i), json(i + 100)});
-        right += a && a->outputs == std::vector<json>{json(i), json(i + 100)} && a->failed.empty();
+        auto a = b.submit_prepared(p.preprocess({record(i), record(i + 100)}));
+        right += a && inputs(a) == std::vector<json>{record(i), record(i + 100)} && a->failed.empty();
       });
     for (auto& c : callers) c.join();
     CHECK(right == 8);
@@ -293,75 +308,92 @@ TEST_CASE("serve batches the records of concurrent requests and bounds its queue
     // max_batch 3: no batch larger, except one request that is larger on its own.
     batches = 0;
     largest = 0;
-    Batcher b(echo, 3, 50ms, 100);
+    Batcher b(run, options(3, 50ms, 100));
     std::vector<std::thread> callers;
-    for (int i = 0; i < 6; ++i) callers.emplace_back([&] { b.submit({json(1)}); });
+    for (int i = 0; i < 6; ++i) callers.emplace_back([&] { b.submit_prepared(p.preprocess({record(1)})); });
     for (auto& c : callers) c.join();
     CHECK(largest <= 3);
-    CHECK(b.submit({json(1), json(2), json(3), json(4), json(5)})->outputs.size() == 5);
+    CHECK(b.submit_prepared(p.preprocess({record(1), record(2), record(3), record(4), record(5)}))->outputs.size() ==
+          5);
   }
   {
     // Queue of 1: while one request waits out its 2 s, a second is refused; stop() answers the first.
-    Batcher b(echo, 64, 2000ms, 1);
+    Batcher b(p, options(64, 2000ms, 1));
     std::optional<Batcher::Answers> first;
-    std::thread t([&] { first = b.submit({json("a")}); });
+    std::thread t([&] { first = b.submit({record(1)}); });
     while (b.queued() == 0) std::this_thread::sleep_for(1ms);
-    CHECK_FALSE(b.submit({json("b")}).has_value());
+    CHECK_FALSE(b.submit({record(2)}).has_value());
     const auto t0 = std::chrono::steady_clock::now();
     b.stop();
     t.join();
     CHECK(std::chrono::steady_clock::now() - t0 < 1500ms);  // stop does not wait out max_wait
     REQUIRE(first.has_value());
-    CHECK(first->outputs == std::vector<json>{json("a")});
-    CHECK_FALSE(b.submit({json("c")}).has_value());  // stopped
+    CHECK(inputs(first) == std::vector<json>{record(1)});
+    CHECK_FALSE(b.submit({record(3)}).has_value());  // stopped
   }
 }
 
 TEST_CASE("serve answers a record that makes the run throw in its own place, and the rest of the batch", "[serve]") {
   using namespace std::chrono_literals;
-  using unif::app::serve::Batcher;
-  // The run answers each record with its number within its request, and throws for a "bad" record
-  // (as the model does for an input it cannot take).
+  using unif::Batcher;
+  // unif.yaml's max_seq_length (128) over config.json's max_position_embeddings (64): a text of
+  // over 62 pieces makes the forward pass throw (as the model does for an input it cannot take), a
+  // short one does not.
+  unif::test::TempDir tmp;
+  const auto fixture = std::filesystem::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
+  const auto dir = tmp / "too_long";
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"config.json", "vocab.txt", "model.safetensors"})
+    std::filesystem::copy_file(fixture / f, dir / f);
+  std::ofstream(dir / "unif.yaml") << "task: classification\nlabels: [neg, pos]\ntext_fields: [text]\n"
+                                      "label_field: label\nmax_seq_length: 128\n";
+  std::ofstream(dir / "COMPLETE") << "ok\n";
+  const auto p = unif::Predictor::load(dir);
   std::atomic<int> runs{0}, batches{0};
-  Batcher::Run run = [&](const std::vector<Batcher::Item>& items) {
+  Batcher::Run run = [&](const std::vector<unif::PreparedRecord>& records) {
     ++runs;
-    std::vector<json> out;
-    for (const auto& item : items) {
-      if (*item.record == "bad") throw std::runtime_error("cannot take this record");
-      out.push_back({{"echo", *item.record}, {"number", item.number}});
-    }
-    return out;
+    return p.postprocess(records, p.forward(records));
   };
-  Batcher b(run, 64, 500ms, 100, [&](size_t) { ++batches; });
+  unif::BatcherOptions o;
+  o.max_batch = 64;
+  o.max_wait = 500ms;
+  Batcher b(run, o, [&](const unif::BatchStats&) { ++batches; });
+  std::string long_text;
+  for (int i = 0; i < 100; ++i) long_text += "长";
+  const json bad{{"text", long_text}};
   // Two requests in one batch; the first one's second record throws.
   std::optional<Batcher::Answers> first, second;
-  std::thread t1([&] { first = b.submit({json("a"), json("bad"), json("c")}); });
+  std::thread t1([&] { first = b.submit_prepared(p.preprocess({json{{"text", "a"}}, bad, json{{"text", "c"}}})); });
   while (b.queued() == 0) std::this_thread::sleep_for(1ms);
-  std::thread t2([&] { second = b.submit({json("x"), json("y")}); });
+  std::thread t2([&] { second = b.submit_prepared(p.preprocess({json{{"nope", 1}}, json{{"text", "y"}}})); });
   t1.join();
   t2.join();
   CHECK(batches == 1);
   CHECK(runs > 1);  // retried without the record
   REQUIRE(first.has_value());
   REQUIRE(first->outputs.size() == 3);
-  CHECK(first->outputs[0] == json{{"echo", "a"}, {"number", 1}});
-  CHECK(first->outputs[1].is_null());
-  CHECK(first->outputs[2] == json{{"echo", "c"}, {"number", 3}});
+  CHECK(first->outputs[0].ok());
+  CHECK(first->outputs[0].input == json{{"text", "a"}});
+  CHECK(first->outputs[2].input == json{{"text", "c"}});
   REQUIRE(first->failed.size() == 1);
   CHECK(first->failed[0].first == 1);
-  CHECK_THROWS_WITH(std::rethrow_exception(first->failed[0].second), "cannot take this record");
+  CHECK_THROWS_WITH(std::rethrow_exception(first->failed[0].second), Catch::Contains("max_position_embeddings"));
   // The other request is answered as if alone: its records numbered from 1.
   REQUIRE(second.has_value());
   CHECK(second->failed.empty());
-  CHECK(second->outputs == std::vector<json>{{{"echo", "x"}, {"number", 1}}, {{"echo", "y"}, {"number", 2}}});
+  REQUIRE(second->outputs.size() == 2);
+  CHECK(second->outputs[0].to_json() == json{{"error", "record:1: missing field 'text'"}});
+  CHECK(second->outputs[1].input == json{{"text", "y"}});
   // A request of bad records only: each fails alone.
-  const auto all_bad = b.submit({json("bad"), json("bad")});
+  const auto all_bad = b.submit_prepared(p.preprocess({bad, bad}));
   REQUIRE(all_bad.has_value());
   CHECK(all_bad->failed.size() == 2);
   // A run that answers the wrong number of records fails its records, not the server.
-  Batcher::Run short_run = [](const std::vector<Batcher::Item>&) { return std::vector<json>{}; };
-  Batcher s(short_run, 64, 1ms, 100);
-  const auto cut = s.submit({json(1)});
+  Batcher::Run short_run = [](const std::vector<unif::PreparedRecord>&) { return std::vector<unif::Prediction>{}; };
+  unif::BatcherOptions quick;
+  quick.max_wait = 1ms;
+  Batcher s(short_run, quick);
+  const auto cut = s.submit_prepared(p.preprocess({json{{"text", "a"}}}));
   REQUIRE(cut.has_value());
   REQUIRE(cut->failed.size() == 1);
   CHECK_THROWS_WITH(std::rethrow_exception(cut->failed[0].second), Catch::Contains("wrong number of records"));

@@ -13,7 +13,7 @@
 #include "framework/common/task.h"
 #include "framework/config/run_config.h"
 #include "framework/metrics/metric_set.h"
-#include "framework/train/model_dir.h"
+#include "framework/model/model_dir.h"
 #include "models/architectures.h"
 #include "support/user_error.h"
 

@@ -50,7 +50,7 @@ std::vector<json> read_jsonl(const fs::path& path) {
   return out;
 }
 
-// The family's tokenizer as unif loads it from a model directory (framework/train/tokenizer_files.cpp).
+// The family's tokenizer as unif loads it from a model directory (framework/model/tokenizer_files.cpp).
 std::unique_ptr<Tokenizer> load_family(const std::string& family) {
   const fs::path dir = kFamilies / family;
   if (family == "roberta" || family == "modernbert")

@@ -43,6 +43,7 @@ void Histogram::render(std::string& out, const std::string& name) const {
 
 Metrics::Metrics()
     : batch_size_({1, 2, 4, 8, 16, 32, 64, 128, 256}),
+      batch_tokens_({64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}),
       duration_({0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}) {}
 
 void Metrics::request(int status, double seconds, size_t records, size_t record_errors) {
@@ -60,9 +61,15 @@ void Metrics::response(int status) {
   ++responses_[status];
 }
 
-void Metrics::batch(size_t records) {
+void Metrics::batch(size_t records, int64_t tokens) {
   std::lock_guard<std::mutex> lock(mutex_);
   batch_size_.observe(static_cast<double>(records));
+  batch_tokens_.observe(static_cast<double>(tokens));
+}
+
+void Metrics::dropped() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++dropped_;
 }
 
 std::string Metrics::render(size_t queued) const {
@@ -73,6 +80,9 @@ std::string Metrics::render(size_t queued) const {
           request_errors_);
   counter(out, "unif_requests_rejected_queue_full_total", "Requests answered 503 because the queue was full.",
           rejected_full_);
+  counter(out, "unif_requests_dropped_total",
+          "Requests dropped before their batch ran because the client had closed the connection (status 499).",
+          dropped_);
   counter(out, "unif_records_total", "Records answered in 200 responses.", records_);
   counter(out, "unif_record_errors_total", "Records answered with an error object.", record_errors_);
   out +=
@@ -84,6 +94,10 @@ std::string Metrics::render(size_t queued) const {
   out += "unif_queue_requests " + std::to_string(queued) + "\n";
   out += "# HELP unif_batch_size Records per batch run by the model.\n# TYPE unif_batch_size histogram\n";
   batch_size_.render(out, "unif_batch_size");
+  out +=
+      "# HELP unif_batch_tokens Tokens per batch run by the model, padding counted (rows x the longest row).\n"
+      "# TYPE unif_batch_tokens histogram\n";
+  batch_tokens_.render(out, "unif_batch_tokens");
   out +=
       "# HELP unif_request_duration_seconds Time from a request's arrival to its answer.\n"
       "# TYPE unif_request_duration_seconds histogram\n";

@@ -1,4 +1,4 @@
-#include "framework/train/model_dir.h"
+#include "framework/model/model_dir.h"
 
 #include <fcntl.h>
 #include <stdio.h>  // renameat2, RENAME_EXCHANGE (glibc >= 2.28, _GNU_SOURCE)

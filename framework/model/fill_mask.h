@@ -31,9 +31,26 @@ struct FillMaskResult {
 
 /// `[CLS] text [SEP]` (cut to max_seq_length) through `model` (a BertForMaskedLM; eval mode, no
 /// gradients), in batches of similar lengths (spread over `workers` when given); per text the
-/// fills of its [MASK] positions (none: an empty list) or an error.
+/// fills of its [MASK] positions (none: an empty list) or an error. encode_masked_text, then
+/// fill_mask_encoded.
 std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const Tokenizer& tokenizer,
                                       const std::vector<std::string>& texts, int64_t max_seq_length, int64_t batch_size,
                                       int64_t top_k = 5, WorkerPool* workers = nullptr);
+
+/// A text made ready for fill_mask's forward pass: the ids of `[CLS] text [SEP]` cut to
+/// max_seq_length, or (ids empty) why it cannot be answered.
+struct MaskedText {
+  std::vector<int64_t> ids;
+  std::string error;  // "[MASK] at token N is past max_seq_length M ..."
+};
+
+/// The tokenizing half of fill_mask (no model: any thread).
+MaskedText encode_masked_text(const Tokenizer& tokenizer, const std::string& text, int64_t max_seq_length);
+
+/// The forward half of fill_mask: per encoded text its fills, or its error (its own, or outputs
+/// that are not finite). The batches are those fill_mask makes of the same texts.
+std::vector<FillMaskResult> fill_mask_encoded(models::TaskModel& model, const Tokenizer& tokenizer,
+                                              const std::vector<MaskedText>& texts, int64_t batch_size,
+                                              int64_t top_k = 5, WorkerPool* workers = nullptr);
 
 }  // namespace unif::framework

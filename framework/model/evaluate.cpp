@@ -1,5 +1,5 @@
 // evaluate, loss_normalizer, word_predictions: see evaluate.h.
-#include "framework/train/evaluate.h"
+#include "framework/model/evaluate.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // fill_mask: see fill_mask.h.
-#include "framework/train/fill_mask.h"
+#include "framework/model/fill_mask.h"
 
 #include <algorithm>
 #include <numeric>
@@ -11,34 +11,46 @@
 
 namespace unif::framework {
 
+MaskedText encode_masked_text(const Tokenizer& tokenizer, const std::string& text, int64_t max_seq_length) {
+  MaskedText out;
+  // A [MASK] the cut would drop: say where it is rather than answer fewer masks.
+  const auto pieces = tokenizer.tokenize_with_offsets(text).tokens;
+  for (size_t p = static_cast<size_t>(std::max<int64_t>(0, max_seq_length - 2)); p < pieces.size(); ++p)
+    if (pieces[p] == tokenizer.specials().mask) {
+      out.error = "[MASK] at token " + std::to_string(p + 2) + " is past max_seq_length " +
+                  std::to_string(max_seq_length) + " (the text is cut there)";
+      return out;
+    }
+  out.ids =
+      encode(tokenizer, text, std::nullopt, static_cast<int>(max_seq_length), TruncateMethod::LIFO, false).input_ids;
+  return out;
+}
+
 std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const Tokenizer& tokenizer,
                                       const std::vector<std::string>& texts, int64_t max_seq_length, int64_t batch_size,
                                       int64_t top_k, WorkerPool* workers) {
+  std::vector<MaskedText> encoded;
+  encoded.reserve(texts.size());
+  for (const auto& t : texts) encoded.push_back(encode_masked_text(tokenizer, t, max_seq_length));
+  return fill_mask_encoded(model, tokenizer, encoded, batch_size, top_k, workers);
+}
+
+std::vector<FillMaskResult> fill_mask_encoded(models::TaskModel& model, const Tokenizer& tokenizer,
+                                              const std::vector<MaskedText>& texts, int64_t batch_size, int64_t top_k,
+                                              WorkerPool* workers) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
   const int64_t mask_id = tokenizer.token_to_id(tokenizer.specials().mask);
   const auto n = static_cast<int64_t>(texts.size());
   std::vector<FillMaskResult> out(texts.size());
-  std::vector<std::vector<int64_t>> ids(texts.size());
-  for (size_t i = 0; i < texts.size(); ++i) {
-    // A [MASK] the cut would drop: say where it is rather than answer fewer masks.
-    const auto pieces = tokenizer.tokenize_with_offsets(texts[i]).tokens;
-    for (size_t p = static_cast<size_t>(std::max<int64_t>(0, max_seq_length - 2)); p < pieces.size(); ++p)
-      if (pieces[p] == tokenizer.specials().mask) {
-        out[i].error = "[MASK] at token " + std::to_string(p + 2) + " is past max_seq_length " +
-                       std::to_string(max_seq_length) + " (the text is cut there)";
-        break;
-      }
-    if (out[i].error.empty())
-      ids[i] = encode(tokenizer, texts[i], std::nullopt, static_cast<int>(max_seq_length), TruncateMethod::LIFO, false)
-                   .input_ids;
-  }
+  for (size_t i = 0; i < texts.size(); ++i) out[i].error = texts[i].error;
+  const auto ids = [&](size_t i) -> const std::vector<int64_t>& { return texts[i].ids; };
   // Batches of similar lengths (longest first), each answer back in its text's slot.
   std::vector<int64_t> order(texts.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return ids[static_cast<size_t>(a)].size() > ids[static_cast<size_t>(b)].size();
+    return ids(static_cast<size_t>(a)).size() > ids(static_cast<size_t>(b)).size();
   });
   const int64_t batches = (n + batch_size - 1) / batch_size;
   auto run_batch = [&](int64_t k) {
@@ -47,7 +59,7 @@ std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const Tokenizer&
     int64_t l = 0;
     for (int64_t i = 0; i < b; ++i)
       l = std::max<int64_t>(
-          l, static_cast<int64_t>(ids[static_cast<size_t>(order[static_cast<size_t>(start + i)])].size()));
+          l, static_cast<int64_t>(ids(static_cast<size_t>(order[static_cast<size_t>(start + i)])).size()));
     if (l == 0) return;  // only texts with an error
     models::Batch batch;
     batch.input_ids = torch::zeros({b, l}, torch::kLong);
@@ -57,7 +69,7 @@ std::vector<FillMaskResult> fill_mask(models::TaskModel& model, const Tokenizer&
     auto input_ids = batch.input_ids.accessor<int64_t, 2>(), mask = batch.attention_mask.accessor<int64_t, 2>(),
          labels = batch.labels.accessor<int64_t, 2>();
     for (int64_t i = 0; i < b; ++i) {
-      const auto& row = ids[static_cast<size_t>(order[static_cast<size_t>(start + i)])];
+      const auto& row = ids(static_cast<size_t>(order[static_cast<size_t>(start + i)]));
       for (size_t p = 0; p < row.size(); ++p) {
         input_ids[i][static_cast<int64_t>(p)] = row[p];
         mask[i][static_cast<int64_t>(p)] = 1;

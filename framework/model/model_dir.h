@@ -12,8 +12,8 @@
 
 #include "framework/checkpoint/hf_config.h"
 #include "framework/config/model_meta.h"
+#include "framework/model/tokenizer_files.h"
 #include "framework/text/tokenizer.h"
-#include "framework/train/tokenizer_files.h"
 #include "models/heads/encoder_task_model.h"
 
 namespace unif::framework {

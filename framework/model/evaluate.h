@@ -11,10 +11,10 @@
 #include "framework/config/run_config.h"
 #include "framework/data/dataset.h"
 #include "framework/data/span_decoding.h"
+#include "framework/data/task_data.h"
 #include "framework/metrics/metric_set.h"
 #include "framework/metrics/report.h"
 #include "framework/parallel/worker_pool.h"
-#include "framework/train/parts.h"
 #include "models/task_model.h"
 
 namespace unif::framework {

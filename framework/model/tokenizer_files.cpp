@@ -1,5 +1,5 @@
 // A family's tokenizer files: see tokenizer_files.h.
-#include "framework/train/tokenizer_files.h"
+#include "framework/model/tokenizer_files.h"
 
 #include <system_error>
 #include <typeinfo>

@@ -1,0 +1,150 @@
+// setup: what a run configuration makes that training and evaluation share (see setup.h).
+#include "framework/model/setup.h"
+
+#include "framework/common/error.h"
+#include "framework/data/records.h"
+#include "framework/model/tokenizer_files.h"
+#include "models/architectures.h"
+#include "models/heads/distillation.h"
+#include "models/heads/loss.h"
+
+namespace unif::framework {
+
+namespace fs = std::filesystem;
+
+MlmMasking mlm_masking(const RunConfig& cfg, const Tokenizer& tokenizer) {
+  MlmMasking m;
+  m.probability = cfg.model.mlm_probability;
+  m.whole_word = cfg.model.whole_word_mask;
+  m.seed = static_cast<uint64_t>(cfg.seed);
+  const std::string& mask = tokenizer.specials().mask;
+  m.vocab_size = tokenizer.vocab_size();
+  if (tokenizer.find_id(mask) < 0) throw UserError("task masked_lm: the vocabulary has no " + mask + " token");
+  m.mask_id = tokenizer.token_to_id(mask);
+  return m;
+}
+
+TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
+                        const Tokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
+                        bool require_labels, const SpanConfig& span, const MlmMasking& mlm) {
+  TaskData d;
+  d.file = file;
+  d.span = span;
+  if (task == Task::MaskedLm) {
+    d.examples = read_mlm_examples(file, data);
+    d.encoded = encode_mlm_examples(d.examples, tokenizer, max_seq_length);
+    d.mlm = mlm;
+    if (!d.mlm.enabled()) {
+      d.mlm.mask_id = tokenizer.token_to_id(tokenizer.specials().mask);
+      d.mlm.vocab_size = tokenizer.vocab_size();
+    }
+    return d;
+  }
+  auto records = read_records(file, record_fields(task, data, require_labels));
+  d.examples = make_examples(task, data, labels, file, records, require_labels);
+  d.encoded = encode_examples(task, d.examples, tokenizer, static_cast<int>(max_seq_length),
+                              parse_truncate_method(truncate_method), span);
+  return d;
+}
+
+std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg,
+                                                      std::shared_ptr<models::EncoderTaskModel> student,
+                                                      const Tokenizer& tokenizer, const LabelSet& labels) {
+  const std::string where = "distill.teacher: '" + cfg.distill.teacher + "'";
+  LoadedModel teacher;
+  try {
+    teacher = load_model_dir(cfg.distill.teacher);
+  } catch (const UserError& e) { throw UserError(where + ": " + e.what()); }
+  if (teacher.meta.task != cfg.task)
+    throw UserError(where + " was trained for task " + to_string(teacher.meta.task) + ", the run is " +
+                    to_string(cfg.task));
+  if (has_label_set(cfg.task) && teacher.meta.labels != labels.names)
+    throw UserError(where + " has another label set (" + std::to_string(teacher.meta.labels.size()) +
+                    " labels, or another order) than the run (" + std::to_string(labels.size()) +
+                    "): set data.labels to the teacher's labels");
+  if (!same_vocabulary(*teacher.tokenizer, tokenizer))
+    throw UserError(where + " has another vocabulary than the student (" +
+                    teacher.tokenizer_files.files.front().string() + "): distillation needs the same token ids");
+  if (cfg.model.max_seq_length > models::max_input_length(teacher.hf.bert))
+    throw UserError(where + ": model.max_seq_length " + std::to_string(cfg.model.max_seq_length) +
+                    " exceeds the teacher's max_position_embeddings");
+  // The teacher must see the run's text as it was trained to: the same lower-casing, the same
+  // fields (a plain HF teacher records none), and token types it has.
+  const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  if (teacher.meta.do_lower_case != cfg.model.do_lower_case)
+    throw UserError(where + " was trained with do_lower_case " + flag(teacher.meta.do_lower_case) +
+                    ", the run has model.do_lower_case " + flag(cfg.model.do_lower_case) +
+                    ": the teacher would see differently tokenized text");
+  const auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& f : v) out += (out.empty() ? "" : ", ") + f;
+    return "[" + out + "]";
+  };
+  std::error_code ec;
+  if (fs::exists(fs::path(cfg.distill.teacher) / "unif.yaml", ec) && teacher.meta.text_fields != cfg.data.text_fields)
+    throw UserError(where + " was trained on text_fields " + list(teacher.meta.text_fields) +
+                    ", the run's data.text_fields are " + list(cfg.data.text_fields) +
+                    ": distillation feeds the teacher the run's inputs");
+  check_segments(cfg.task, cfg.data.text_fields, "data.text_fields", models::usable_token_types(teacher.hf.bert),
+                 "distill.teacher (" + (fs::path(cfg.distill.teacher) / "config.json").string() + ")");
+  return std::make_shared<models::DistillationModel>(std::move(student), teacher.model, cfg.distill.temperature,
+                                                     cfg.distill.alpha);
+}
+
+torch::Tensor class_weights_for(const RunConfig& cfg, const LabelSet& labels, const TaskData& train,
+                                std::vector<std::string>* notes) {
+  const LossConfig& lc = cfg.training.loss;
+  if (lc.class_weights_mode == ClassWeights::List) {
+    if (static_cast<int64_t>(lc.class_weights.size()) != labels.size())
+      throw UserError("training.loss.class_weights: expected one weight per label (" + std::to_string(labels.size()) +
+                      " labels), got " + std::to_string(lc.class_weights.size()));
+    return torch::tensor(lc.class_weights, torch::kFloat64).to(torch::kFloat32);
+  }
+  if (lc.class_weights_mode != ClassWeights::Balanced) return {};
+  std::vector<int64_t> counts(static_cast<size_t>(labels.size()), 0);
+  if (task_spec(cfg.task).labels == TaskLabels::TagList) {  // counts per labelled token
+    for (const auto& e : train.encoded)
+      for (auto y : e.token_labels)
+        if (y >= 0) ++counts[static_cast<size_t>(y)];
+  } else {
+    for (const auto& ex : train.examples) ++counts[static_cast<size_t>(ex.labels.at(0))];
+  }
+  auto weights = models::balanced_class_weights(counts);
+  if (notes) {
+    std::string list;
+    for (int64_t c = 0; c < labels.size(); ++c)
+      list += (c ? ", " : "") + labels.names[static_cast<size_t>(c)] + "=" + std::to_string(weights[c].item<double>());
+    notes->push_back("training.loss.class_weights: balanced: " + list);
+  }
+  return weights;
+}
+
+void apply_training_loss(const RunConfig& cfg, models::EncoderTaskModel& model, const torch::Tensor& class_weights) {
+  models::LossOptions loss;
+  loss.label_smoothing = cfg.training.loss.label_smoothing;
+  loss.focal_gamma = cfg.training.loss.focal_gamma;
+  loss.class_weights = class_weights;
+  model.set_loss_options(loss);
+}
+
+EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, const LabelSet& labels) {
+  EvaluationSetup setup;
+  setup.model = lm.model;
+  // Balanced class weights are the training file's label frequencies: read it as training does.
+  if (cfg.training.loss.class_weights_mode == ClassWeights::Balanced) {
+    if (cfg.data.train.empty())
+      throw UserError(
+          "training.loss.class_weights: balanced weights come from data.train's labels, and data.train "
+          "is not set: set it to the training file (or give the weights as a list)");
+    const auto train = load_task_data(cfg.task, cfg.data, labels, cfg.data.train, *lm.tokenizer, lm.meta.max_seq_length,
+                                      lm.meta.truncate_method, true, cfg.span);
+    setup.class_weights = class_weights_for(cfg, labels, train, nullptr);
+  } else {
+    setup.class_weights = class_weights_for(cfg, labels, TaskData{}, nullptr);
+  }
+  apply_training_loss(cfg, *lm.model, setup.class_weights);
+  if (!cfg.distill.teacher.empty()) setup.model = distillation_model(cfg, lm.model, *lm.tokenizer, labels);
+  return setup;
+}
+
+}  // namespace unif::framework

@@ -1,0 +1,57 @@
+// setup: what a run configuration makes that training and evaluation share — a data file encoded
+// for the model, masked_lm's masking, the loss (class weights, label smoothing, focal γ), the
+// distillation teacher, and the model `unif eval` evaluates so that its loss is the training run's
+// dev loss. build_trainer_parts (framework/train/build.h) makes the rest of a training run.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "framework/config/run_config.h"
+#include "framework/data/dataset.h"
+#include "framework/data/mlm.h"
+#include "framework/data/task_data.h"
+#include "framework/model/model_dir.h"
+#include "framework/text/tokenizer.h"
+#include "models/heads/encoder_task_model.h"
+#include "models/task_model.h"
+
+namespace unif::framework {
+
+/// Encodes a data file for a model (eval / predict): records → examples → encodings (span
+/// extraction: windows and decoding per `span`; masked_lm: texts, masks drawn as `mlm`).
+TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& labels, const std::string& file,
+                        const Tokenizer& tokenizer, int64_t max_seq_length, const std::string& truncate_method,
+                        bool require_labels, const SpanConfig& span = {}, const MlmMasking& mlm = {});
+
+/// masked_lm's masking for `cfg` (model.mlm_probability, model.whole_word_mask, seed) with the
+/// tokenizer's [MASK] id and vocabulary size.
+MlmMasking mlm_masking(const RunConfig& cfg, const Tokenizer& tokenizer);
+
+/// training.loss.class_weights for `labels` (C), undefined when none: the listed weights, or
+/// "balanced" from the labels of `train` (tokens' first pieces for token classification). A line
+/// for the training log goes to `notes` when given.
+torch::Tensor class_weights_for(const RunConfig& cfg, const LabelSet& labels, const TaskData& train,
+                                std::vector<std::string>* notes);
+
+/// training.loss (label smoothing, focal γ, class weights) set on the model's head.
+void apply_training_loss(const RunConfig& cfg, models::EncoderTaskModel& model, const torch::Tensor& class_weights);
+
+/// distill.teacher: a model directory of the same task, label set and vocabulary, wrapped around the
+/// student (models/heads/distillation.h). UserError naming distill.teacher when it does not fit.
+std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg,
+                                                      std::shared_ptr<models::EncoderTaskModel> student,
+                                                      const Tokenizer& tokenizer, const LabelSet& labels);
+
+/// What `unif eval` evaluates so that its loss is the training run's dev loss (the same ℓ and Z):
+/// the loaded model with training.loss applied, wrapped with the distill teacher when distill is
+/// on, and the class weights that make Z.
+struct EvaluationSetup {
+  std::shared_ptr<models::TaskModel> model;
+  torch::Tensor class_weights;
+};
+EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, const LabelSet& labels);
+
+}  // namespace unif::framework
