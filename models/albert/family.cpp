@@ -3,12 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/activations.h"
+#include "models/layers/activations.h"
 #include "models/bert/attention.h"
 #include "models/bert/bert_model.h"
 #include "models/bert/family.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/hf_json.h"
 #include "models/packing.h"

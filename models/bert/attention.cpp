@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "models/bert/linear.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {

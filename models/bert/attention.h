@@ -2,7 +2,7 @@
 // (dense, dropout, residual LayerNorm) and BertAttention (self + output). Absolute positions only;
 // no cross-attention, no key/value cache.
 #pragma once
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>

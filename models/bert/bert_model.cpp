@@ -4,8 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 
 namespace unif::models {
 

@@ -2,7 +2,7 @@
 // `BertEmbeddings`. Registered names are HF's checkpoint keys. `position_ids` is NOT a buffer here
 // (HF 4.28 saved it, newer HF does not): positions are always 0..L-1.
 #pragma once
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/normalization.h>

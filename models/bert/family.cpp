@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "models/bert/bert_model.h"
-#include "models/bert/dropout.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/dropout.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/bert/lm_head.h"
 #include "models/hf_json.h"
 

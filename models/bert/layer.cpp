@@ -1,10 +1,10 @@
 // One BERT transformer block: see layer.h.
 #include "models/bert/layer.h"
 
-#include "models/bert/activations.h"
+#include "models/layers/activations.h"
 #include "models/bert/attention.h"
 #include "models/packing.h"
-#include "models/bert/linear.h"
+#include "models/layers/linear.h"
 
 namespace unif::models {
 

@@ -1,7 +1,7 @@
 // One transformer block of BERT as HF: BertIntermediate (dense + hidden_act), BertOutput (dense,
 // dropout, residual LayerNorm) and BertLayer (attention, intermediate, output).
 #pragma once
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include <functional>
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/linear.h>

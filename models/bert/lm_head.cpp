@@ -1,8 +1,8 @@
 // BERT's MLM head: see lm_head.h.
 #include "models/bert/lm_head.h"
 
-#include "models/bert/activations.h"
-#include "models/bert/linear.h"
+#include "models/layers/activations.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {

@@ -30,7 +30,7 @@
 
 #include "models/architectures.h"
 #include "models/bert/attention.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/bert/layer.h"
 #include "models/bert/options.h"
 #include "models/encoder_model.h"

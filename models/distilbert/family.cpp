@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/activations.h"
+#include "models/layers/activations.h"
 #include "models/bert/attention.h"
 #include "models/bert/bert_model.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
 #include "models/hf_json.h"

@@ -17,7 +17,7 @@
 #include <torch/nn/modules/normalization.h>
 
 #include "models/architectures.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/bert/embeddings.h"
 #include "models/bert/options.h"
 #include "models/encoder_model.h"

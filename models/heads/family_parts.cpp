@@ -1,9 +1,9 @@
 // Shared head parts: see family_parts.h.
 #include "models/heads/family_parts.h"
 
-#include "models/bert/activations.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/activations.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 
 namespace unif::models {
 

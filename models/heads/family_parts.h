@@ -12,7 +12,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/bert/options.h"
 #include "models/encoder_model.h"
 

@@ -2,7 +2,7 @@
 // Linear(H, 2) giving start and end logits per position (DistilBERT: dropout qa_dropout before it). l_b = (CE_start +
 // CE_end) / 2 with positions clamped to [0, L] and position L ignored (contributes 0), as HF; loss_count = B.
 #pragma once
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 

@@ -6,8 +6,8 @@
 #include <torch/nn/functional/loss.h>
 
 #include "models/architectures.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {

@@ -3,7 +3,7 @@
 // b's tokens whose label != -100 of the cross-entropy; loss_count = number of such tokens (SPEC §5: Z counts labeled
 // tokens).
 #pragma once
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/activations.h"
-#include "models/bert/linear.h"
+#include "models/layers/activations.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/hf_json.h"
 
@@ -328,7 +328,7 @@ void read_modernbert_config(const HfJson& r, BertOptions& o) {
   o.local_attention(128).embedding_dropout(0).mlp_bias(false).hidden_dropout_prob(0).decoder_bias(true);
   o.classifier_pooling("cls").classifier_dropout(0).classifier_bias(false).classifier_activation("gelu");
   o.global_rope_theta(160000).local_rope_theta(10000).type_vocab_size(1).layer_types({});
-  // The activations unif implements (models/bert/activations.h).
+  // The activations unif implements (models/layers/activations.h).
   auto activation = [&](const char* key, const std::string& v) {
     if (v != "gelu" && v != "gelu_new" && v != "relu") r.fail(key, "must be gelu, gelu_new or relu, got \"" + v + "\"");
   };

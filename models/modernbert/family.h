@@ -28,7 +28,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "models/architectures.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/bert/options.h"
 #include "models/encoder_model.h"
 #include "models/packing.h"

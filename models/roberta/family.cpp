@@ -6,8 +6,8 @@
 #include <torch/nn/modules/normalization.h>
 
 #include "models/bert/family.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
 #include "models/hf_json.h"

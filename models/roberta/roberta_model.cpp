@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/bert/init.h"
+#include "models/layers/init.h"
 
 namespace unif::models {
 

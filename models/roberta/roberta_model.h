@@ -9,7 +9,7 @@
 #include <torch/nn/pimpl.h>
 
 #include "models/bert/bert_model.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/bert/encoder.h"
 #include "models/encoder_model.h"
 
