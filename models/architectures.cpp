@@ -78,7 +78,7 @@ std::string hf_class_name(const Architecture& arch, Task task) {
   return std::string(arch.class_prefix) + task_spec(task).hf_head;
 }
 
-double parameter_estimate(const BertOptions& options) {
+double parameter_estimate(const EncoderConfig& options) {
   double total = 0;
   for (const auto& t : architecture(options.model_type()).sized_tensors(options)) {
     double n = t.copies;
@@ -88,12 +88,12 @@ double parameter_estimate(const BertOptions& options) {
   return total;
 }
 
-int64_t max_input_length(const BertOptions& options) {
+int64_t max_input_length(const EncoderConfig& options) {
   const Architecture& a = architecture(options.model_type());
   return options.max_position_embeddings() - (a.positions == PositionScheme::Offset ? options.pad_token_id() + 1 : 0);
 }
 
-int64_t usable_token_types(const BertOptions& options) {
+int64_t usable_token_types(const EncoderConfig& options) {
   // A family that reads token types reads none when type_vocab_size is 0 (DeBERTa-v3).
   return architecture(options.model_type()).token_type_ids && options.type_vocab_size() > 0
              ? options.type_vocab_size()

@@ -24,7 +24,7 @@
 #include <torch/nn/module.h>
 
 #include "framework/common/task.h"
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 
 namespace unif::models {
@@ -65,9 +65,9 @@ struct Architecture {
   bool token_type_ids;   // the model reads token types (a pair's second segment is type 1)
   bool sequence_pooler;  // sequence heads read the encoder's pooler (BERT, ALBERT)
   /// The family's encoder, HF-initialised (default torch generator); std::invalid_argument on bad options.
-  std::shared_ptr<EncoderModel> (*make_encoder)(const BertOptions& options, bool add_pooling_layer);
+  std::shared_ptr<EncoderModel> (*make_encoder)(const EncoderConfig& options, bool add_pooling_layer);
   /// The family's sequence-classification head, its modules registered on `owner`.
-  std::unique_ptr<SequenceHead> (*make_sequence_head)(torch::nn::Module& owner, const BertOptions& options,
+  std::unique_ptr<SequenceHead> (*make_sequence_head)(torch::nn::Module& owner, const EncoderConfig& options,
                                                       int64_t num_labels);
   /// The family's masked-LM head, its modules registered on `owner`, its decoder tied to `encoder`'s
   /// word embeddings.
@@ -76,16 +76,16 @@ struct Architecture {
   std::vector<std::string> tied_keys;
   /// config.json -> options (the family's defaults first, then every key present); the writer
   /// sets the family's keys on a JSON object. std::invalid_argument naming the key.
-  void (*read_config)(const HfJson& config, BertOptions& options);
-  void (*write_config)(const BertOptions& options, nlohmann::json& config);
+  void (*read_config)(const HfJson& config, EncoderConfig& options);
+  void (*write_config)(const EncoderConfig& options, nlohmann::json& config);
   /// After read_config has read a whole config: the checks that relate its keys (ids within
   /// vocab_size, heads dividing the hidden size, ...); std::invalid_argument naming the key.
-  void (*check_config)(const HfJson& config, const BertOptions& options);
+  void (*check_config)(const HfJson& config, const EncoderConfig& options);
   /// The encoder's large parameters (embeddings, each layer's weight matrices), from the options alone.
-  std::vector<SizedTensor> (*sized_tensors)(const BertOptions& options);
+  std::vector<SizedTensor> (*sized_tensors)(const EncoderConfig& options);
   /// The family's token-classification / span-extraction head (its modules registered on `owner`,
   /// `num_outputs` logits per position); nullptr: BERT's dropout + classifier (qa_outputs).
-  std::unique_ptr<TokenHead> (*make_token_head)(torch::nn::Module& owner, const BertOptions& options,
+  std::unique_ptr<TokenHead> (*make_token_head)(torch::nn::Module& owner, const EncoderConfig& options,
                                                 int64_t num_outputs) = nullptr;
 
   std::string checkpoint_prefix() const { return std::string(encoder_name) + "."; }
@@ -108,16 +108,16 @@ std::string hf_class_name(const Architecture& arch, Task task);
 
 /// About how many parameters the encoder of `options` has (its SizedTensors; biases and norms
 /// left out), as a double: the sizes of a crafted config overflow any integer type.
-double parameter_estimate(const BertOptions& options);
+double parameter_estimate(const EncoderConfig& options);
 
 /// The longest input (in tokens, specials included) the model's position embeddings hold:
 /// max_position_embeddings, less pad_token_id + 1 where positions are offset (RoBERTa).
-int64_t max_input_length(const BertOptions& options);
+int64_t max_input_length(const EncoderConfig& options);
 
 /// How many token types a pair may use with this model: type_vocab_size where the family reads
 /// token types from a pair template that sets them, else unlimited (RoBERTa's pairs are all type 0;
 /// DeBERTa-v3, type_vocab_size 0, reads none).
-int64_t usable_token_types(const BertOptions& options);
+int64_t usable_token_types(const EncoderConfig& options);
 
 /// The task HF `architectures` (its first entry) + problem_type + num_labels ask for; the one rule
 /// every loader uses. No entry is read as <family>ForSequenceClassification; a sequence head is

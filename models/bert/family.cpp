@@ -16,7 +16,7 @@ namespace {
 // BertForSequenceClassification: dropout + `classifier` Linear(H, C) on the pooled [CLS].
 class BertSequenceHead : public SequenceHead {
  public:
-  BertSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels) {
+  BertSequenceHead(torch::nn::Module& owner, const EncoderConfig& o, int64_t num_labels) {
     dropout_ = owner.register_module(
         "dropout", Dropout(o.classifier_dropout() >= 0 ? o.classifier_dropout() : o.hidden_dropout_prob()));
     classifier_ = owner.register_module("classifier", torch::nn::Linear(o.hidden_size(), num_labels));
@@ -35,7 +35,7 @@ class BertSequenceHead : public SequenceHead {
 class BertLmHead : public LmHead {
  public:
   BertLmHead(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
-    const BertOptions& o = encoder.encoder_options();
+    const EncoderConfig& o = encoder.encoder_options();
     cls_ = owner.register_module("cls", MlmHead(o));
     init_bert_weights(*cls_, o.initializer_range());
     torch::NoGradGuard no_grad;
@@ -53,11 +53,11 @@ class BertLmHead : public LmHead {
 
 }  // namespace
 
-std::shared_ptr<EncoderModel> make_bert_encoder(const BertOptions& options, bool add_pooling_layer) {
+std::shared_ptr<EncoderModel> make_bert_encoder(const EncoderConfig& options, bool add_pooling_layer) {
   return std::make_shared<BertModelImpl>(options, add_pooling_layer);
 }
 
-std::unique_ptr<SequenceHead> make_bert_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_bert_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                       int64_t num_labels) {
   return std::make_unique<BertSequenceHead>(owner, options, num_labels);
 }
@@ -66,7 +66,7 @@ std::unique_ptr<LmHead> make_bert_lm_head(torch::nn::Module& owner, EncoderModel
   return std::make_unique<BertLmHead>(owner, encoder);
 }
 
-void read_bert_config(const HfJson& r, BertOptions& b) {
+void read_bert_config(const HfJson& r, EncoderConfig& b) {
   r.size("vocab_size", [&](int64_t v) { b.vocab_size(v); });
   r.size("hidden_size", [&](int64_t v) { b.hidden_size(v); });
   r.size("num_hidden_layers", [&](int64_t v) { b.num_hidden_layers(v); });
@@ -90,19 +90,19 @@ void read_bert_config(const HfJson& r, BertOptions& b) {
   });
 }
 
-void check_bert_relations(const HfJson& r, const BertOptions& b) {
+void check_bert_relations(const HfJson& r, const EncoderConfig& b) {
   r.check_id("pad_token_id", b.pad_token_id(), "vocab_size", b.vocab_size());
   r.check_divides("num_attention_heads", b.num_attention_heads(), "hidden_size", b.hidden_size());
 }
 
-void check_bert_config(const HfJson& r, const BertOptions& b) {
+void check_bert_config(const HfJson& r, const EncoderConfig& b) {
   if (b.type_vocab_size() < 1)
     r.fail("type_vocab_size",
            "must be an integer >= 1 (the model reads token types), got " + std::to_string(b.type_vocab_size()));
   check_bert_relations(r, b);
 }
 
-std::vector<SizedTensor> bert_sized_tensors(const BertOptions& o) {
+std::vector<SizedTensor> bert_sized_tensors(const EncoderConfig& o) {
   const int64_t e = o.embedding_width(), h = o.hidden_size(), i = o.intermediate_size();
   const auto l = static_cast<double>(o.num_hidden_layers());
   const std::string width = o.embedding_size() > 0 ? "embedding_size" : "hidden_size";
@@ -115,7 +115,7 @@ std::vector<SizedTensor> bert_sized_tensors(const BertOptions& o) {
       {"encoder.layer.0.output.dense.weight", {h, i}, "hidden_size, intermediate_size", l}};
 }
 
-void write_bert_config(const BertOptions& b, nlohmann::json& j) {
+void write_bert_config(const EncoderConfig& b, nlohmann::json& j) {
   j["vocab_size"] = b.vocab_size();
   j["hidden_size"] = b.hidden_size();
   j["num_hidden_layers"] = b.num_hidden_layers();

@@ -14,7 +14,7 @@
 
 namespace unif::models {
 
-ElectraModelImpl::ElectraModelImpl(BertOptions options_) : options(std::move(options_)) {
+ElectraModelImpl::ElectraModelImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   embeddings = register_module("embeddings", BertEmbeddings(options));
   if (options.embedding_width() != options.hidden_size())
@@ -41,7 +41,7 @@ namespace {
 // ElectraGeneratorPredictions: dense(H, E) → gelu → LayerNorm(E).
 class ElectraGeneratorPredictionsImpl : public torch::nn::Module {
  public:
-  explicit ElectraGeneratorPredictionsImpl(const BertOptions& o) {
+  explicit ElectraGeneratorPredictionsImpl(const EncoderConfig& o) {
     layer_norm = register_module(
         "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding_width()}).eps(o.layer_norm_eps())));
     dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.embedding_width()));
@@ -54,7 +54,7 @@ TORCH_MODULE(ElectraGeneratorPredictions);
 class ElectraLm : public LmHead {
  public:
   ElectraLm(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
-    const BertOptions& o = encoder.encoder_options();
+    const EncoderConfig& o = encoder.encoder_options();
     predictions_ = owner.register_module("generator_predictions", ElectraGeneratorPredictions(o));
     decoder_ = owner.register_module("generator_lm_head", TiedDecoder(o.vocab_size()));
     init_bert_weights(*predictions_, o.initializer_range());
@@ -72,11 +72,11 @@ class ElectraLm : public LmHead {
 
 }  // namespace
 
-std::shared_ptr<EncoderModel> make_electra_encoder(const BertOptions& options, bool /*add_pooling_layer*/) {
+std::shared_ptr<EncoderModel> make_electra_encoder(const EncoderConfig& options, bool /*add_pooling_layer*/) {
   return std::make_shared<ElectraModelImpl>(options);
 }
 
-std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                          int64_t num_labels) {
   return make_classification_head(owner, options, num_labels, "gelu");
 }
@@ -85,14 +85,14 @@ std::unique_ptr<LmHead> make_electra_lm_head(torch::nn::Module& owner, EncoderMo
   return std::make_unique<ElectraLm>(owner, encoder);
 }
 
-void read_electra_config(const HfJson& config, BertOptions& o) {
+void read_electra_config(const HfJson& config, EncoderConfig& o) {
   // ElectraConfig's defaults where BertConfig's differ.
   o.embedding_size(128).hidden_size(256).num_attention_heads(4).intermediate_size(1024);
   read_bert_config(config, o);
   config.size("embedding_size", [&](int64_t v) { o.embedding_size(v); });
 }
 
-std::vector<SizedTensor> electra_sized_tensors(const BertOptions& o) {
+std::vector<SizedTensor> electra_sized_tensors(const EncoderConfig& o) {
   auto tensors = bert_sized_tensors(o);
   if (o.embedding_width() != o.hidden_size())
     tensors.push_back(
@@ -100,7 +100,7 @@ std::vector<SizedTensor> electra_sized_tensors(const BertOptions& o) {
   return tensors;
 }
 
-void write_electra_config(const BertOptions& o, nlohmann::json& config) {
+void write_electra_config(const EncoderConfig& o, nlohmann::json& config) {
   write_bert_config(o, config);
   config["embedding_size"] = o.embedding_width();
 }

@@ -9,7 +9,7 @@
 
 namespace unif::models {
 
-std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const BertOptions& options, int64_t num_labels) {
+std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const EncoderConfig& options, int64_t num_labels) {
   switch (kind) {
     case Task::Classification:
     case Task::Multilabel:

@@ -12,7 +12,7 @@ namespace unif::models {
 
 class EncoderForQuestionAnsweringImpl : public EncoderTaskModel {
  public:
-  explicit EncoderForQuestionAnsweringImpl(const BertOptions& options);
+  explicit EncoderForQuestionAnsweringImpl(const EncoderConfig& options);
 
   /// logits (B, L, 2): [..., 0] start, [..., 1] end; labels (B, 2) int64 (start, end).
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;

@@ -14,7 +14,7 @@ namespace unif::models {
 
 namespace F = torch::nn::functional;
 
-EncoderForTokenClassificationImpl::EncoderForTokenClassificationImpl(const BertOptions& options, int64_t num_labels)
+EncoderForTokenClassificationImpl::EncoderForTokenClassificationImpl(const EncoderConfig& options, int64_t num_labels)
     : EncoderTaskModel(options, /*add_pooling_layer=*/false), num_labels_(num_labels) {
   if (num_labels < 1)
     throw std::invalid_argument("token_classification needs num_labels >= 1, got " + std::to_string(num_labels));

@@ -14,7 +14,7 @@ namespace unif::models {
 class EncoderForTokenClassificationImpl : public EncoderTaskModel {
  public:
   /// Throws std::invalid_argument when num_labels < 1.
-  EncoderForTokenClassificationImpl(const BertOptions& options, int64_t num_labels);
+  EncoderForTokenClassificationImpl(const EncoderConfig& options, int64_t num_labels);
 
   /// logits (B, L, C); labels (B, L) int64 with -100 = ignored.
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;

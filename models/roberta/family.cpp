@@ -19,7 +19,7 @@ namespace {
 // RobertaLMHead, registered as `lm_head`: dense → gelu → layer_norm → decoder (tied) + bias.
 class RobertaLmHeadImpl : public torch::nn::Module {
  public:
-  explicit RobertaLmHeadImpl(const BertOptions& o) {
+  explicit RobertaLmHeadImpl(const EncoderConfig& o) {
     dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
     layer_norm = register_module(
         "layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden_size()}).eps(o.layer_norm_eps())));
@@ -34,7 +34,7 @@ TORCH_MODULE(RobertaLmHead);
 class RobertaLm : public LmHead {
  public:
   RobertaLm(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
-    const BertOptions& o = encoder.encoder_options();
+    const EncoderConfig& o = encoder.encoder_options();
     head_ = owner.register_module("lm_head", RobertaLmHead(o));
     init_bert_weights(*head_, o.initializer_range());
   }
@@ -51,11 +51,11 @@ class RobertaLm : public LmHead {
 
 }  // namespace
 
-std::shared_ptr<EncoderModel> make_roberta_encoder(const BertOptions& options, bool add_pooling_layer) {
+std::shared_ptr<EncoderModel> make_roberta_encoder(const EncoderConfig& options, bool add_pooling_layer) {
   return std::make_shared<RobertaModelImpl>(options, add_pooling_layer);
 }
 
-std::unique_ptr<SequenceHead> make_roberta_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_roberta_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                          int64_t num_labels) {
   return make_classification_head(owner, options, num_labels, "tanh");
 }
@@ -64,14 +64,14 @@ std::unique_ptr<LmHead> make_roberta_lm_head(torch::nn::Module& owner, EncoderMo
   return std::make_unique<RobertaLm>(owner, encoder);
 }
 
-void read_roberta_config(const HfJson& config, BertOptions& o) {
+void read_roberta_config(const HfJson& config, EncoderConfig& o) {
   o.vocab_size(50265).pad_token_id(1);  // RobertaConfig's defaults where BertConfig's differ
   read_bert_config(config, o);
 }
 
-void write_roberta_config(const BertOptions& options, nlohmann::json& config) { write_bert_config(options, config); }
+void write_roberta_config(const EncoderConfig& options, nlohmann::json& config) { write_bert_config(options, config); }
 
-void check_roberta_config(const HfJson& config, const BertOptions& o) {
+void check_roberta_config(const HfJson& config, const EncoderConfig& o) {
   check_bert_config(config, o);
   // HF's create_position_ids_from_input_ids: the first token's position is pad_token_id + 1.
   if (o.max_position_embeddings() <= o.pad_token_id() + 1)

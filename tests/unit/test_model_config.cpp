@@ -20,6 +20,7 @@
 #include "framework/config/run_config.h"
 #include "framework/train/build.h"
 #include "models/architectures.h"
+#include "models/deberta_v2/config.h"
 #include "models/heads/factory.h"
 #include "support/temp_dir.h"
 #include "support/user_error.h"
@@ -44,7 +45,9 @@ TEST_CASE("model.config sets a field of every family by the family's own name", 
   };
   auto hidden = [](const unif::models::BertOptions& o) { return o.hidden_dropout_prob(); };
   auto classifier = [](const unif::models::BertOptions& o) { return o.classifier_dropout(); };
-  auto pooler = [](const unif::models::BertOptions& o) { return o.pooler_dropout(); };
+  auto pooler = [](const unif::models::BertOptions& o) {
+    return o.family<unif::models::DebertaV2Config>().pooler_dropout();
+  };
   const Case cases[] = {{"roberta", "hidden_dropout_prob", hidden},
                         {"xlm-roberta", "hidden_dropout_prob", hidden},
                         {"distilbert", "dropout", hidden},
