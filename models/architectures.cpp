@@ -6,6 +6,7 @@
 
 #include "models/albert/family.h"
 #include "models/bert/family.h"
+#include "models/bert/fields.h"
 #include "models/deberta_v2/family.h"
 #include "models/distilbert/family.h"
 #include "models/electra/family.h"
@@ -22,7 +23,7 @@ const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> rows{
       {"bert", "Bert", "bert", TokenizerKind::WordPiece, PositionScheme::Absolute, true, true, make_bert_encoder,
        make_bert_sequence_head, make_bert_lm_head, {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"},
-       read_bert_config, write_bert_config, check_bert_config, bert_sized_tensors},
+       read_hf_fields<BertFields>, write_hf_fields<BertFields>, check_bert_config, bert_sized_tensors},
       {"roberta", "Roberta", "roberta", TokenizerKind::ByteLevelBpe, PositionScheme::Offset, false, false,
        make_roberta_encoder, make_roberta_sequence_head, make_roberta_lm_head,
        {"lm_head.decoder.weight", "lm_head.decoder.bias"}, read_roberta_config, write_roberta_config,

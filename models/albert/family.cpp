@@ -10,6 +10,7 @@
 #include "models/layers/init.h"
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
+#include "models/bert/fields.h"
 #include "models/hf_json.h"
 #include "models/packing.h"
 
@@ -167,17 +168,33 @@ std::unique_ptr<LmHead> make_albert_lm_head(torch::nn::Module& owner, EncoderMod
   return std::make_unique<AlbertLm>(owner, encoder);
 }
 
-void read_albert_config(const HfJson& r, EncoderConfig& o) {
+namespace {
+
+struct AlbertFields {
   // AlbertConfig's defaults where BertConfig's differ.
-  o.vocab_size(30000).embedding_size(128).hidden_size(4096).num_attention_heads(64).intermediate_size(16384);
-  o.hidden_act("gelu_new").hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0).classifier_dropout(0.1);
-  read_bert_config(r, o);
-  r.size("embedding_size", [&](int64_t v) { o.embedding_size(v); });
-  r.size("num_hidden_groups", [&](int64_t v) { o.family<AlbertConfig>().num_hidden_groups(v); });
-  r.size("inner_group_num", [&](int64_t v) { o.family<AlbertConfig>().inner_group_num(v); });
-  r.probability(
-      "classifier_dropout_prob", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
-}
+  static void defaults(EncoderConfig& c) {
+    c.vocab_size(30000).embedding_size(128).hidden_size(4096).num_attention_heads(64).intermediate_size(16384);
+    c.hidden_act("gelu_new").hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0).classifier_dropout(0.1);
+    c.family<AlbertConfig>() = AlbertConfig();
+  }
+  template <class V>
+  static void visit(V& v) {
+    using namespace hf_fields;
+    BertFields::visit_common(v);
+    // ALBERT's name is classifier_dropout_prob: classifier_dropout is read, then left out of the file.
+    v("classifier_dropout", UNIF_HF_FIELD(classifier_dropout), kNullableProbability, kErased);
+    v.custom("position_embedding_type", read_absolute_positions, write_absolute_positions);
+    v("embedding_size", UNIF_HF_FIELD(embedding_size), kSize, WriteBy{write_embedding_width});
+    v("num_hidden_groups", UNIF_HF_FAMILY_FIELD(AlbertConfig, num_hidden_groups), kSize);
+    v("inner_group_num", UNIF_HF_FAMILY_FIELD(AlbertConfig, inner_group_num), kSize);
+    v("classifier_dropout_prob", UNIF_HF_FIELD(classifier_dropout), kNullableProbability, kNullWhenNegative);
+  }
+};
+
+}  // namespace
+
+void read_albert_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<AlbertFields>(config, c); }
+void write_albert_config(const EncoderConfig& c, nlohmann::json& config) { write_hf_fields<AlbertFields>(c, config); }
 
 void check_albert_config(const HfJson& r, const EncoderConfig& o) {
   check_bert_config(r, o);
@@ -201,16 +218,6 @@ std::vector<SizedTensor> albert_sized_tensors(const EncoderConfig& o) {
           {group + "attention.query.weight", {h, h}, "hidden_size, hidden_size", 4 * layers},
           {group + "ffn.weight", {i, h}, "intermediate_size, hidden_size", layers},
           {group + "ffn_output.weight", {h, i}, "hidden_size, intermediate_size", layers}};
-}
-
-void write_albert_config(const EncoderConfig& o, nlohmann::json& j) {
-  write_bert_config(o, j);
-  j.erase("classifier_dropout");
-  j["embedding_size"] = o.embedding_width();
-  j["num_hidden_groups"] = o.family<AlbertConfig>().num_hidden_groups();
-  j["inner_group_num"] = o.family<AlbertConfig>().inner_group_num();
-  j["classifier_dropout_prob"] =
-      o.classifier_dropout() < 0 ? nlohmann::json(nullptr) : nlohmann::json(o.classifier_dropout());
 }
 
 }  // namespace unif::models

@@ -8,6 +8,7 @@
 #include "models/layers/init.h"
 #include "models/layers/linear.h"
 #include "models/bert/lm_head.h"
+#include "models/bert/fields.h"
 #include "models/hf_json.h"
 
 namespace unif::models {
@@ -66,29 +67,17 @@ std::unique_ptr<LmHead> make_bert_lm_head(torch::nn::Module& owner, EncoderModel
   return std::make_unique<BertLmHead>(owner, encoder);
 }
 
-void read_bert_config(const HfJson& r, EncoderConfig& b) {
-  r.size("vocab_size", [&](int64_t v) { b.vocab_size(v); });
-  r.size("hidden_size", [&](int64_t v) { b.hidden_size(v); });
-  r.size("num_hidden_layers", [&](int64_t v) { b.num_hidden_layers(v); });
-  r.size("num_attention_heads", [&](int64_t v) { b.num_attention_heads(v); });
-  r.size("intermediate_size", [&](int64_t v) { b.intermediate_size(v); });
-  r.string("hidden_act", [&](const std::string& v) { b.hidden_act(v); });
-  r.probability("hidden_dropout_prob", [&](double v) { b.hidden_dropout_prob(v); });
-  r.probability("attention_probs_dropout_prob", [&](double v) { b.attention_probs_dropout_prob(v); });
-  r.size("max_position_embeddings", [&](int64_t v) { b.max_position_embeddings(v); });
-  // 0: no token types (DeBERTa-v3); the families that read token types check it is >= 1.
-  r.size(
-      "type_vocab_size", [&](int64_t v) { b.type_vocab_size(v); }, /*min=*/0);
-  r.non_negative_number("initializer_range", [&](double v) { b.initializer_range(v); });
-  r.positive_number("layer_norm_eps", [&](double v) { b.layer_norm_eps(v); });
-  if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
-    r.integer("pad_token_id", [&](int64_t x) { b.pad_token_id(x); });
-  r.probability(
-      "classifier_dropout", [&](double v) { b.classifier_dropout(v); }, /*nullable=*/true, -1.0);
+void read_absolute_positions(const HfJson& r, EncoderConfig& /*c*/) {
   r.string("position_embedding_type", [&](const std::string& v) {
     if (v != "absolute") r.fail("position_embedding_type", "only \"absolute\" is supported, got \"" + v + "\"");
   });
 }
+
+void write_absolute_positions(const EncoderConfig& /*c*/, nlohmann::json& j) {
+  if (!j.contains("position_embedding_type")) j["position_embedding_type"] = "absolute";
+}
+
+void write_embedding_width(const EncoderConfig& c, nlohmann::json& j) { j["embedding_size"] = c.embedding_width(); }
 
 void check_bert_relations(const HfJson& r, const EncoderConfig& b) {
   r.check_id("pad_token_id", b.pad_token_id(), "vocab_size", b.vocab_size());
@@ -113,25 +102,6 @@ std::vector<SizedTensor> bert_sized_tensors(const EncoderConfig& o) {
       {"encoder.layer.0.attention.self.query.weight", {h, h}, "hidden_size, hidden_size", 4 * l},
       {"encoder.layer.0.intermediate.dense.weight", {i, h}, "intermediate_size, hidden_size", l},
       {"encoder.layer.0.output.dense.weight", {h, i}, "hidden_size, intermediate_size", l}};
-}
-
-void write_bert_config(const EncoderConfig& b, nlohmann::json& j) {
-  j["vocab_size"] = b.vocab_size();
-  j["hidden_size"] = b.hidden_size();
-  j["num_hidden_layers"] = b.num_hidden_layers();
-  j["num_attention_heads"] = b.num_attention_heads();
-  j["intermediate_size"] = b.intermediate_size();
-  j["hidden_act"] = b.hidden_act();
-  j["hidden_dropout_prob"] = b.hidden_dropout_prob();
-  j["attention_probs_dropout_prob"] = b.attention_probs_dropout_prob();
-  j["max_position_embeddings"] = b.max_position_embeddings();
-  j["type_vocab_size"] = b.type_vocab_size();
-  j["initializer_range"] = b.initializer_range();
-  j["layer_norm_eps"] = b.layer_norm_eps();
-  j["pad_token_id"] = b.pad_token_id();
-  j["classifier_dropout"] =
-      b.classifier_dropout() < 0 ? nlohmann::json(nullptr) : nlohmann::json(b.classifier_dropout());
-  if (!j.contains("position_embedding_type")) j["position_embedding_type"] = "absolute";
 }
 
 }  // namespace unif::models

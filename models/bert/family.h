@@ -1,7 +1,6 @@
 // The BERT family's row parts (models/architectures.cpp): its encoder, its sequence head (dropout +
-// `classifier` on the pooler), its MLM head (`cls.predictions`), and the BertConfig keys of
-// config.json, which RoBERTa, ELECTRA and ALBERT configs share (they call read_bert_config /
-// write_bert_config for them and add their own).
+// `classifier` on the pooler), its MLM head (`cls.predictions`) and the checks relating BertConfig's
+// keys (the keys themselves: fields.h, which RoBERTa, ELECTRA, ALBERT and DeBERTa share).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -23,10 +22,6 @@ std::unique_ptr<SequenceHead> make_bert_sequence_head(torch::nn::Module& owner, 
                                                       int64_t num_labels);
 std::unique_ptr<LmHead> make_bert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
 
-/// BertConfig's keys (vocab_size, hidden_size, ..., classifier_dropout, position_embedding_type),
-/// each within its range (sizes in [1, EncoderConfig::kMaxSize], dropouts in [0, 1), ...).
-void read_bert_config(const HfJson& config, EncoderConfig& options);
-void write_bert_config(const EncoderConfig& options, nlohmann::json& config);
 /// pad_token_id in [0, vocab_size) (the word embeddings' padding row), num_attention_heads dividing
 /// hidden_size: the relations of BertConfig's keys every family reading them shares.
 void check_bert_relations(const HfJson& config, const EncoderConfig& options);

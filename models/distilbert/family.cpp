@@ -12,6 +12,7 @@
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 #include "models/packing.h"
 
@@ -192,32 +193,43 @@ std::unique_ptr<LmHead> make_distilbert_lm_head(torch::nn::Module& owner, Encode
   return std::make_unique<DistilBertLm>(owner, encoder);
 }
 
-void read_distilbert_config(const HfJson& r, EncoderConfig& o) {
-  // DistilBertConfig's defaults, then its keys.
-  o.vocab_size(30522).max_position_embeddings(512).num_hidden_layers(6).num_attention_heads(12).hidden_size(768);
-  o.intermediate_size(3072).hidden_dropout_prob(0.1).attention_probs_dropout_prob(0.1).hidden_act("gelu");
-  o.initializer_range(0.02).pad_token_id(0).type_vocab_size(1);
-  o.family<DistilBertConfig>() = DistilBertConfig();  // qa_dropout 0.1, seq_classif_dropout 0.2
-  o.layer_norm_eps(kDistilBertLayerNormEps);
-  r.size("vocab_size", [&](int64_t v) { o.vocab_size(v); });
-  r.size("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
-  r.boolean("sinusoidal_pos_embds", [&](bool v) { o.family<DistilBertConfig>().sinusoidal_pos_embds(v); });
-  r.size("n_layers", [&](int64_t v) { o.num_hidden_layers(v); });
-  r.size("n_heads", [&](int64_t v) { o.num_attention_heads(v); });
-  r.size("dim", [&](int64_t v) { o.hidden_size(v); });
-  r.size("hidden_dim", [&](int64_t v) { o.intermediate_size(v); });
-  r.probability("dropout", [&](double v) { o.hidden_dropout_prob(v); });
-  r.probability("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
-  r.string("activation", [&](const std::string& v) {
-    if (v != "gelu" && v != "gelu_new" && v != "relu")
-      r.fail("activation", "must be gelu, gelu_new or relu, got \"" + v + "\"");
-    o.hidden_act(v);
-  });
-  r.non_negative_number("initializer_range", [&](double v) { o.initializer_range(v); });
-  r.probability("qa_dropout", [&](double v) { o.family<DistilBertConfig>().qa_dropout(v); });
-  r.probability("seq_classif_dropout", [&](double v) { o.family<DistilBertConfig>().seq_classif_dropout(v); });
-  if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
-    r.integer("pad_token_id", [&](int64_t x) { o.pad_token_id(x); });
+namespace {
+
+// DistilBertConfig's keys, its own names for BertConfig's fields.
+struct DistilBertFields {
+  static void defaults(EncoderConfig& c) {
+    c.vocab_size(30522).max_position_embeddings(512).num_hidden_layers(6).num_attention_heads(12).hidden_size(768);
+    c.intermediate_size(3072).hidden_dropout_prob(0.1).attention_probs_dropout_prob(0.1).hidden_act("gelu");
+    c.initializer_range(0.02).pad_token_id(0).type_vocab_size(1);
+    c.layer_norm_eps(kDistilBertLayerNormEps);
+    c.family<DistilBertConfig>() = DistilBertConfig();  // qa_dropout 0.1, seq_classif_dropout 0.2
+  }
+  template <class V>
+  static void visit(V& v) {
+    using namespace hf_fields;
+    using D = DistilBertConfig;
+    v("vocab_size", UNIF_HF_FIELD(vocab_size), kSize);
+    v("max_position_embeddings", UNIF_HF_FIELD(max_position_embeddings), kSize);
+    v("sinusoidal_pos_embds", UNIF_HF_FAMILY_FIELD(D, sinusoidal_pos_embds));
+    v("n_layers", UNIF_HF_FIELD(num_hidden_layers), kSize);
+    v("n_heads", UNIF_HF_FIELD(num_attention_heads), kSize);
+    v("dim", UNIF_HF_FIELD(hidden_size), kSize);
+    v("hidden_dim", UNIF_HF_FIELD(intermediate_size), kSize);
+    v("dropout", UNIF_HF_FIELD(hidden_dropout_prob), kProbability);
+    v("attention_dropout", UNIF_HF_FIELD(attention_probs_dropout_prob), kProbability);
+    v("activation", UNIF_HF_FIELD(hidden_act), kActivation);
+    v("initializer_range", UNIF_HF_FIELD(initializer_range), kNonNegative);
+    v("qa_dropout", UNIF_HF_FAMILY_FIELD(D, qa_dropout), kProbability, kAtLeastZero);
+    v("seq_classif_dropout", UNIF_HF_FAMILY_FIELD(D, seq_classif_dropout), kProbability, kAtLeastZero);
+    v("pad_token_id", UNIF_HF_FIELD(pad_token_id), kNullKeeps);
+  }
+};
+
+}  // namespace
+
+void read_distilbert_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<DistilBertFields>(config, c); }
+void write_distilbert_config(const EncoderConfig& c, nlohmann::json& config) {
+  write_hf_fields<DistilBertFields>(c, config);
 }
 
 void check_distilbert_config(const HfJson& r, const EncoderConfig& o) {
@@ -233,23 +245,6 @@ std::vector<SizedTensor> distilbert_sized_tensors(const EncoderConfig& o) {
           {"transformer.layer.0.attention.q_lin.weight", {h, h}, "dim, dim", 4 * l},
           {"transformer.layer.0.ffn.lin1.weight", {i, h}, "hidden_dim, dim", l},
           {"transformer.layer.0.ffn.lin2.weight", {h, i}, "dim, hidden_dim", l}};
-}
-
-void write_distilbert_config(const EncoderConfig& o, nlohmann::json& j) {
-  j["vocab_size"] = o.vocab_size();
-  j["max_position_embeddings"] = o.max_position_embeddings();
-  j["sinusoidal_pos_embds"] = o.family<DistilBertConfig>().sinusoidal_pos_embds();
-  j["n_layers"] = o.num_hidden_layers();
-  j["n_heads"] = o.num_attention_heads();
-  j["dim"] = o.hidden_size();
-  j["hidden_dim"] = o.intermediate_size();
-  j["dropout"] = o.hidden_dropout_prob();
-  j["attention_dropout"] = o.attention_probs_dropout_prob();
-  j["activation"] = o.hidden_act();
-  j["initializer_range"] = o.initializer_range();
-  j["qa_dropout"] = std::max(0.0, o.family<DistilBertConfig>().qa_dropout());
-  j["seq_classif_dropout"] = std::max(0.0, o.family<DistilBertConfig>().seq_classif_dropout());
-  j["pad_token_id"] = o.pad_token_id();
 }
 
 }  // namespace unif::models

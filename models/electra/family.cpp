@@ -10,6 +10,7 @@
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
+#include "models/bert/fields.h"
 #include "models/hf_json.h"
 
 namespace unif::models {
@@ -85,12 +86,25 @@ std::unique_ptr<LmHead> make_electra_lm_head(torch::nn::Module& owner, EncoderMo
   return std::make_unique<ElectraLm>(owner, encoder);
 }
 
-void read_electra_config(const HfJson& config, EncoderConfig& o) {
+namespace {
+
+struct ElectraFields {
   // ElectraConfig's defaults where BertConfig's differ.
-  o.embedding_size(128).hidden_size(256).num_attention_heads(4).intermediate_size(1024);
-  read_bert_config(config, o);
-  config.size("embedding_size", [&](int64_t v) { o.embedding_size(v); });
-}
+  static void defaults(EncoderConfig& c) {
+    c.embedding_size(128).hidden_size(256).num_attention_heads(4).intermediate_size(1024);
+  }
+  template <class V>
+  static void visit(V& v) {
+    using namespace hf_fields;
+    BertFields::visit(v);
+    v("embedding_size", UNIF_HF_FIELD(embedding_size), kSize, WriteBy{write_embedding_width});
+  }
+};
+
+}  // namespace
+
+void read_electra_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<ElectraFields>(config, c); }
+void write_electra_config(const EncoderConfig& c, nlohmann::json& config) { write_hf_fields<ElectraFields>(c, config); }
 
 std::vector<SizedTensor> electra_sized_tensors(const EncoderConfig& o) {
   auto tensors = bert_sized_tensors(o);
@@ -98,11 +112,6 @@ std::vector<SizedTensor> electra_sized_tensors(const EncoderConfig& o) {
     tensors.push_back(
         {"embeddings_project.weight", {o.hidden_size(), o.embedding_width()}, "hidden_size, embedding_size"});
   return tensors;
-}
-
-void write_electra_config(const EncoderConfig& o, nlohmann::json& config) {
-  write_bert_config(o, config);
-  config["embedding_size"] = o.embedding_width();
 }
 
 }  // namespace unif::models

@@ -11,6 +11,7 @@
 #include "models/layers/activations.h"
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 
 namespace unif::models {
@@ -331,59 +332,33 @@ std::unique_ptr<LmHead> make_modernbert_lm_head(torch::nn::Module& owner, Encode
   return std::make_unique<LmHeadImpl>(owner, encoder);
 }
 
-void read_modernbert_config(const HfJson& r, EncoderConfig& o) {
-  // ModernBertConfig's defaults.
-  o.vocab_size(50368).hidden_size(768).intermediate_size(1152).num_hidden_layers(22).num_attention_heads(12);
-  o.hidden_act("gelu").max_position_embeddings(8192).initializer_range(0.02);
-  o.layer_norm_eps(1e-5).pad_token_id(50283).attention_probs_dropout_prob(0).hidden_dropout_prob(0);
-  o.classifier_dropout(0).type_vocab_size(1);
-  o.family<ModernBertConfig>() = ModernBertConfig();
-  // The activations unif implements (models/layers/activations.h).
-  auto activation = [&](const char* key, const std::string& v) {
-    if (v != "gelu" && v != "gelu_new" && v != "relu") r.fail(key, "must be gelu, gelu_new or relu, got \"" + v + "\"");
-  };
-  r.size("vocab_size", [&](int64_t v) { o.vocab_size(v); });
-  r.size("hidden_size", [&](int64_t v) { o.hidden_size(v); });
-  r.size("intermediate_size", [&](int64_t v) { o.intermediate_size(v); });
-  r.size("num_hidden_layers", [&](int64_t v) { o.num_hidden_layers(v); });
-  r.size("num_attention_heads", [&](int64_t v) { o.num_attention_heads(v); });
-  r.string("hidden_activation", [&](const std::string& v) {
-    activation("hidden_activation", v);
-    o.hidden_act(v);
-  });
-  r.size("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
-  r.non_negative_number("initializer_range", [&](double v) { o.initializer_range(v); });
-  r.non_negative_number("initializer_cutoff_factor",
-                        [&](double v) { o.family<ModernBertConfig>().initializer_cutoff_factor(v); });
-  r.positive_number("norm_eps", [&](double v) { o.layer_norm_eps(v); });
-  r.boolean("norm_bias", [&](bool v) { o.family<ModernBertConfig>().norm_bias(v); });
-  if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
-    r.integer("pad_token_id", [&](int64_t x) { o.pad_token_id(x); });
-  r.boolean("attention_bias", [&](bool v) { o.family<ModernBertConfig>().attention_bias(v); });
-  r.probability("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
-  r.size(
-      "local_attention", [&](int64_t v) { o.family<ModernBertConfig>().local_attention(v); }, /*min=*/0);
-  r.probability("embedding_dropout", [&](double v) { o.family<ModernBertConfig>().embedding_dropout(v); });
-  r.boolean("mlp_bias", [&](bool v) { o.family<ModernBertConfig>().mlp_bias(v); });
-  r.probability("mlp_dropout", [&](double v) { o.hidden_dropout_prob(v); });
-  r.boolean("decoder_bias", [&](bool v) { o.family<ModernBertConfig>().decoder_bias(v); });
-  r.string("classifier_pooling", [&](const std::string& v) {
-    if (v != "cls" && v != "mean") r.fail("classifier_pooling", "expected \"cls\" or \"mean\", got \"" + v + "\"");
-    o.family<ModernBertConfig>().classifier_pooling(v);
-  });
-  r.probability("classifier_dropout", [&](double v) { o.classifier_dropout(v); });
-  r.boolean("classifier_bias", [&](bool v) { o.family<ModernBertConfig>().classifier_bias(v); });
-  r.string("classifier_activation", [&](const std::string& v) {
-    activation("classifier_activation", v);
-    o.family<ModernBertConfig>().classifier_activation(v);
-  });
-  // Older files: every n-th layer full, the two rotary bases as keys of their own.
+namespace {
+
+// Older files: every n-th layer full (global_attn_every_n_layers), read for layer_types.
+void check_every_n_layers(const HfJson& r, EncoderConfig& /*c*/) {
+  r.size("global_attn_every_n_layers", [](int64_t) {});
+}
+
+// Written where the layer types follow it (transformers 4 reads it), else left out.
+void write_every_n_layers(const EncoderConfig& c, nlohmann::json& j) {
+  j.erase("global_attn_every_n_layers");
+  for (int64_t n = 1; n <= c.num_hidden_layers(); ++n) {
+    bool follows = true;
+    for (int64_t i = 0; i < c.num_hidden_layers(); ++i)
+      follows = follows && ((i % n != 0) == modernbert_sliding_layer(c, i));
+    if (follows) {
+      j["global_attn_every_n_layers"] = n;
+      break;
+    }
+  }
+}
+
+// The layer types: the list, or by global_attn_every_n_layers (3 where absent).
+void read_layer_types(const HfJson& r, EncoderConfig& c) {
   int64_t every = 3;
   r.size("global_attn_every_n_layers", [&](int64_t v) { every = v; });
-  r.positive_number("global_rope_theta", [&](double v) { o.family<ModernBertConfig>().global_rope_theta(v); });
-  r.positive_number("local_rope_theta", [&](double v) { o.family<ModernBertConfig>().local_rope_theta(v); });
   std::vector<std::string> types;
-  for (int64_t i = 0; i < o.num_hidden_layers(); ++i) types.push_back(i % every != 0 ? kSliding : kFull);
+  for (int64_t i = 0; i < c.num_hidden_layers(); ++i) types.push_back(i % every != 0 ? kSliding : kFull);
   if (const auto* v = r.find("layer_types"); v != nullptr && !v->is_null()) {
     if (!v->is_array()) r.fail("layer_types", "expected a list, got " + HfJson::excerpt(*v));
     types.clear();
@@ -394,8 +369,18 @@ void read_modernbert_config(const HfJson& r, EncoderConfig& o) {
       types.push_back(t.get<std::string>());
     }
   }
-  o.family<ModernBertConfig>().layer_types(types);
-  // transformers 5: rope_parameters {full_attention: {rope_theta, rope_type}, sliding_attention: {...}}.
+  c.family<ModernBertConfig>().layer_types(types);
+}
+
+void write_layer_types(const EncoderConfig& c, nlohmann::json& j) {
+  std::vector<std::string> types;
+  for (int64_t i = 0; i < c.num_hidden_layers(); ++i)
+    types.push_back(modernbert_sliding_layer(c, i) ? kSliding : kFull);
+  j["layer_types"] = types;
+}
+
+// transformers 5: rope_parameters {full_attention: {rope_theta, rope_type}, sliding_attention: {...}}.
+void read_rope_parameters(const HfJson& r, EncoderConfig& c) {
   if (const auto* v = r.find("rope_parameters"); v != nullptr && !v->is_null()) {
     if (!v->is_object()) r.fail("rope_parameters", "expected an object, got " + HfJson::excerpt(*v));
     for (const auto& [kind, params] : v->items()) {
@@ -407,12 +392,75 @@ void read_modernbert_config(const HfJson& r, EncoderConfig& o) {
       if (theta == params.end()) continue;
       if (!theta->is_number() || !std::isfinite(theta->get<double>()) || !(theta->get<double>() > 0))
         r.fail("rope_parameters", kind + ".rope_theta: must be a finite number > 0, got " + HfJson::excerpt(*theta));
-      if (kind == kFull) o.family<ModernBertConfig>().global_rope_theta(theta->get<double>());
-      if (kind == kSliding) o.family<ModernBertConfig>().local_rope_theta(theta->get<double>());
+      if (kind == kFull) c.family<ModernBertConfig>().global_rope_theta(theta->get<double>());
+      if (kind == kSliding) c.family<ModernBertConfig>().local_rope_theta(theta->get<double>());
     }
   }
+}
+
+void write_rope_parameters(const EncoderConfig& c, nlohmann::json& j) {
+  const ModernBertConfig& m = c.family<ModernBertConfig>();
+  j["rope_parameters"] = {{kFull, {{"rope_theta", m.global_rope_theta()}, {"rope_type", "default"}}},
+                          {kSliding, {{"rope_theta", m.local_rope_theta()}, {"rope_type", "default"}}}};
+}
+
+void refuse_rope_scaling(const HfJson& r, EncoderConfig& /*c*/) {
   if (const auto* v = r.find("rope_scaling"); v != nullptr && !v->is_null())
     r.fail("rope_scaling", "rotary scaling is not supported");
+}
+
+struct ModernBertFields {
+  // ModernBertConfig's defaults.
+  static void defaults(EncoderConfig& c) {
+    c.vocab_size(50368).hidden_size(768).intermediate_size(1152).num_hidden_layers(22).num_attention_heads(12);
+    c.hidden_act("gelu").max_position_embeddings(8192).initializer_range(0.02);
+    c.layer_norm_eps(1e-5).pad_token_id(50283).attention_probs_dropout_prob(0).hidden_dropout_prob(0);
+    c.classifier_dropout(0).type_vocab_size(1);
+    c.family<ModernBertConfig>() = ModernBertConfig();
+  }
+  template <class V>
+  static void visit(V& v) {
+    using namespace hf_fields;
+    using M = ModernBertConfig;
+    v("vocab_size", UNIF_HF_FIELD(vocab_size), kSize);
+    v("hidden_size", UNIF_HF_FIELD(hidden_size), kSize);
+    v("intermediate_size", UNIF_HF_FIELD(intermediate_size), kSize);
+    v("num_hidden_layers", UNIF_HF_FIELD(num_hidden_layers), kSize);
+    v("num_attention_heads", UNIF_HF_FIELD(num_attention_heads), kSize);
+    v("hidden_activation", UNIF_HF_FIELD(hidden_act), kActivation);
+    v("max_position_embeddings", UNIF_HF_FIELD(max_position_embeddings), kSize);
+    v("initializer_range", UNIF_HF_FIELD(initializer_range), kNonNegative);
+    v("initializer_cutoff_factor", UNIF_HF_FAMILY_FIELD(M, initializer_cutoff_factor), kNonNegative);
+    v("norm_eps", UNIF_HF_FIELD(layer_norm_eps), kPositive);
+    v("norm_bias", UNIF_HF_FAMILY_FIELD(M, norm_bias));
+    v("pad_token_id", UNIF_HF_FIELD(pad_token_id), kNullKeeps);
+    v("attention_bias", UNIF_HF_FAMILY_FIELD(M, attention_bias));
+    v("attention_dropout", UNIF_HF_FIELD(attention_probs_dropout_prob), kProbability);
+    v("local_attention", UNIF_HF_FAMILY_FIELD(M, local_attention), kSizeOrZero);
+    v("embedding_dropout", UNIF_HF_FAMILY_FIELD(M, embedding_dropout), kProbability);
+    v("mlp_bias", UNIF_HF_FAMILY_FIELD(M, mlp_bias));
+    v("mlp_dropout", UNIF_HF_FIELD(hidden_dropout_prob), kProbability);
+    v("decoder_bias", UNIF_HF_FAMILY_FIELD(M, decoder_bias));
+    v("classifier_pooling", UNIF_HF_FAMILY_FIELD(M, classifier_pooling),
+      OneOf{{"cls", "mean"}, "expected \"cls\" or \"mean\""});
+    v("classifier_dropout", UNIF_HF_FIELD(classifier_dropout), kProbability, kAtLeastZero);
+    v("classifier_bias", UNIF_HF_FAMILY_FIELD(M, classifier_bias));
+    v("classifier_activation", UNIF_HF_FAMILY_FIELD(M, classifier_activation), kActivation);
+    v.custom("global_attn_every_n_layers", check_every_n_layers, write_every_n_layers);
+    // Older files: the two rotary bases as keys of their own (transformers 4 reads these).
+    v("global_rope_theta", UNIF_HF_FAMILY_FIELD(M, global_rope_theta), kPositive);
+    v("local_rope_theta", UNIF_HF_FAMILY_FIELD(M, local_rope_theta), kPositive);
+    v.custom("layer_types", read_layer_types, write_layer_types);
+    v.custom("rope_parameters", read_rope_parameters, write_rope_parameters);
+    v.custom("rope_scaling", refuse_rope_scaling, nullptr);
+  }
+};
+
+}  // namespace
+
+void read_modernbert_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<ModernBertFields>(config, c); }
+void write_modernbert_config(const EncoderConfig& c, nlohmann::json& config) {
+  write_hf_fields<ModernBertFields>(c, config);
 }
 
 void check_modernbert_config(const HfJson& r, const EncoderConfig& o) {
@@ -438,51 +486,6 @@ std::vector<SizedTensor> modernbert_sized_tensors(const EncoderConfig& o) {
           {"layers.0.attn.Wo.weight", {h, h}, "hidden_size, hidden_size", l},
           {"layers.0.mlp.Wi.weight", {2 * i, h}, "2 x intermediate_size, hidden_size", l},
           {"layers.0.mlp.Wo.weight", {h, i}, "hidden_size, intermediate_size", l}};
-}
-
-void write_modernbert_config(const EncoderConfig& o, nlohmann::json& j) {
-  j["vocab_size"] = o.vocab_size();
-  j["hidden_size"] = o.hidden_size();
-  j["intermediate_size"] = o.intermediate_size();
-  j["num_hidden_layers"] = o.num_hidden_layers();
-  j["num_attention_heads"] = o.num_attention_heads();
-  j["hidden_activation"] = o.hidden_act();
-  j["max_position_embeddings"] = o.max_position_embeddings();
-  j["initializer_range"] = o.initializer_range();
-  j["initializer_cutoff_factor"] = o.family<ModernBertConfig>().initializer_cutoff_factor();
-  j["norm_eps"] = o.layer_norm_eps();
-  j["norm_bias"] = o.family<ModernBertConfig>().norm_bias();
-  j["pad_token_id"] = o.pad_token_id();
-  j["attention_bias"] = o.family<ModernBertConfig>().attention_bias();
-  j["attention_dropout"] = o.attention_probs_dropout_prob();
-  j["local_attention"] = o.family<ModernBertConfig>().local_attention();
-  j["embedding_dropout"] = o.family<ModernBertConfig>().embedding_dropout();
-  j["mlp_bias"] = o.family<ModernBertConfig>().mlp_bias();
-  j["mlp_dropout"] = o.hidden_dropout_prob();
-  j["decoder_bias"] = o.family<ModernBertConfig>().decoder_bias();
-  j["classifier_pooling"] = o.family<ModernBertConfig>().classifier_pooling();
-  j["classifier_dropout"] = std::max(0.0, o.classifier_dropout());
-  j["classifier_bias"] = o.family<ModernBertConfig>().classifier_bias();
-  j["classifier_activation"] = o.family<ModernBertConfig>().classifier_activation();
-  std::vector<std::string> types;
-  for (int64_t i = 0; i < o.num_hidden_layers(); ++i)
-    types.push_back(modernbert_sliding_layer(o, i) ? kSliding : kFull);
-  j["layer_types"] = types;
-  j["rope_parameters"] = {
-      {kFull, {{"rope_theta", o.family<ModernBertConfig>().global_rope_theta()}, {"rope_type", "default"}}},
-      {kSliding, {{"rope_theta", o.family<ModernBertConfig>().local_rope_theta()}, {"rope_type", "default"}}}};
-  // transformers 4 reads these instead (global_attn_every_n_layers only where the layer types follow it).
-  j["global_rope_theta"] = o.family<ModernBertConfig>().global_rope_theta();
-  j["local_rope_theta"] = o.family<ModernBertConfig>().local_rope_theta();
-  j.erase("global_attn_every_n_layers");
-  for (int64_t n = 1; n <= o.num_hidden_layers(); ++n) {
-    bool follows = true;
-    for (int64_t i = 0; i < o.num_hidden_layers(); ++i) follows = follows && ((i % n != 0) == (types[i] == kSliding));
-    if (follows) {
-      j["global_attn_every_n_layers"] = n;
-      break;
-    }
-  }
 }
 
 }  // namespace unif::models

@@ -10,6 +10,7 @@
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
+#include "models/bert/fields.h"
 #include "models/hf_json.h"
 #include "models/roberta/roberta_model.h"
 
@@ -64,12 +65,18 @@ std::unique_ptr<LmHead> make_roberta_lm_head(torch::nn::Module& owner, EncoderMo
   return std::make_unique<RobertaLm>(owner, encoder);
 }
 
-void read_roberta_config(const HfJson& config, EncoderConfig& o) {
-  o.vocab_size(50265).pad_token_id(1);  // RobertaConfig's defaults where BertConfig's differ
-  read_bert_config(config, o);
-}
+namespace {
 
-void write_roberta_config(const EncoderConfig& options, nlohmann::json& config) { write_bert_config(options, config); }
+struct RobertaFields : BertFields {
+  static void defaults(EncoderConfig& c) {
+    c.vocab_size(50265).pad_token_id(1);
+  }  // RobertaConfig's, where BertConfig's differ
+};
+
+}  // namespace
+
+void read_roberta_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<RobertaFields>(config, c); }
+void write_roberta_config(const EncoderConfig& c, nlohmann::json& config) { write_hf_fields<RobertaFields>(c, config); }
 
 void check_roberta_config(const HfJson& config, const EncoderConfig& o) {
   check_bert_config(config, o);
