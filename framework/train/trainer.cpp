@@ -42,6 +42,8 @@
 #include "framework/train/run_log.h"
 #include "framework/train/step_runner.h"
 #include "framework/train/trainer_state.h"
+#include "models/architectures.h"
+#include "models/heads/factory.h"
 #include "models/heads/loss.h"
 
 namespace unif::framework {
@@ -164,7 +166,9 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   std::vector<std::pair<std::string, torch::Tensor>> named;
   for (auto& p : s.parts.model->named_parameters()) named.emplace_back(p.key(), p.value());
   // training.freeze before the optimizer (which leaves frozen parameters out) and the engine.
-  const FrozenParameters frozen = freeze_parameters(named, t.freeze);
+  // The model's family (none for a custom TaskModel) says where its encoder layers are.
+  const models::Architecture* arch = models::architecture_of(*s.parts.model);
+  const FrozenParameters frozen = freeze_parameters(named, t.freeze, arch);
   const int64_t layers = frozen.layers;
   OptimizerOptions oo;
   oo.name = t.optimizer.name;
@@ -173,7 +177,8 @@ Trainer::Trainer(RunConfig cfg, TrainerParts parts, std::shared_ptr<ProcessGroup
   oo.beta2 = t.optimizer.beta2;
   oo.eps = t.optimizer.eps;
   oo.momentum = t.optimizer.momentum;
-  s.optimizer = make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers), oo);
+  s.optimizer =
+      make_optimizer(bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, layers, arch), oo);
   s.strategy = make_strategy(s.cfg.adversarial);
   s.early_stopping = std::make_unique<EarlyStopping>(t.early_stopping, best_metric_name(s.cfg), s.cfg.task);
   // parallel.devices: auto becomes this machine's fastest set-up for the model's size (SPEC §7),

@@ -11,6 +11,7 @@
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/bert/fields.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 #include "models/packing.h"
 
@@ -193,9 +194,6 @@ struct AlbertFields {
 
 }  // namespace
 
-void read_albert_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<AlbertFields>(config, c); }
-void write_albert_config(const EncoderConfig& c, nlohmann::json& config) { write_hf_fields<AlbertFields>(c, config); }
-
 void check_albert_config(const HfJson& r, const EncoderConfig& o) {
   check_bert_config(r, o);
   if (o.family<AlbertConfig>().num_hidden_groups() > o.num_hidden_layers())
@@ -218,6 +216,32 @@ std::vector<SizedTensor> albert_sized_tensors(const EncoderConfig& o) {
           {group + "attention.query.weight", {h, h}, "hidden_size, hidden_size", 4 * layers},
           {group + "ffn.weight", {i, h}, "intermediate_size, hidden_size", layers},
           {group + "ffn_output.weight", {h, i}, "hidden_size, intermediate_size", layers}};
+}
+
+Architecture albert_architecture() {
+  Architecture a;
+  a.model_type = "albert";
+  a.class_prefix = "Albert";
+  a.encoder_name = "albert";
+  a.tokenizer = TokenizerKind::SentencePiece;
+  a.positions = PositionScheme::Absolute;
+  a.token_type_ids = false;
+  a.sequence_pooler = true;
+  a.make_encoder = make_albert_encoder;
+  a.make_sequence_head = make_bert_sequence_head;
+  a.make_lm_head = make_albert_lm_head;
+  a.tied_keys = {"predictions.decoder.weight", "predictions.decoder.bias"};
+  a.check_config = check_albert_config;
+  a.sized_tensors = albert_sized_tensors;
+  a.layers.embeddings = {"embeddings.", "encoder.embedding_hidden_mapping_in."};
+  a.layers.layers = "encoder.albert_layer_groups.";
+  // The layers of a group share one set of weights: the group is the unit of freezing and LR decay.
+  a.layers.unit =
+      "layer groups (ALBERT's layers share the weights of their group, so freezing counts groups: num_hidden_groups)";
+  a.read_config = read_hf_fields<AlbertFields>;
+  a.write_config = write_hf_fields<AlbertFields>;
+  a.config_keys = hf_field_keys<AlbertFields>;
+  return a;
 }
 
 }  // namespace unif::models

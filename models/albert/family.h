@@ -97,11 +97,12 @@ class AlbertModelImpl : public EncoderModel {
 
 std::shared_ptr<EncoderModel> make_albert_encoder(const EncoderConfig& options, bool add_pooling_layer);
 std::unique_ptr<LmHead> make_albert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
-void read_albert_config(const HfJson& config, EncoderConfig& options);
-void write_albert_config(const EncoderConfig& options, nlohmann::json& config);
 /// check_bert_config, and num_hidden_groups at most num_hidden_layers.
 void check_albert_config(const HfJson& config, const EncoderConfig& options);
 /// The embeddings (embedding_size wide), `embedding_hidden_mapping_in` and each group's layers.
 std::vector<SizedTensor> albert_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture albert_architecture();
 
 }  // namespace unif::models

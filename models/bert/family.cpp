@@ -9,6 +9,7 @@
 #include "models/layers/linear.h"
 #include "models/bert/lm_head.h"
 #include "models/bert/fields.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 
 namespace unif::models {
@@ -102,6 +103,29 @@ std::vector<SizedTensor> bert_sized_tensors(const EncoderConfig& o) {
       {"encoder.layer.0.attention.self.query.weight", {h, h}, "hidden_size, hidden_size", 4 * l},
       {"encoder.layer.0.intermediate.dense.weight", {i, h}, "intermediate_size, hidden_size", l},
       {"encoder.layer.0.output.dense.weight", {h, i}, "hidden_size, intermediate_size", l}};
+}
+
+Architecture bert_architecture() {
+  Architecture a;
+  a.model_type = "bert";
+  a.class_prefix = "Bert";
+  a.encoder_name = "bert";
+  a.tokenizer = TokenizerKind::WordPiece;
+  a.positions = PositionScheme::Absolute;
+  a.token_type_ids = true;
+  a.sequence_pooler = true;
+  a.make_encoder = make_bert_encoder;
+  a.make_sequence_head = make_bert_sequence_head;
+  a.make_lm_head = make_bert_lm_head;
+  a.tied_keys = {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"};
+  a.check_config = check_bert_config;
+  a.sized_tensors = bert_sized_tensors;
+  a.layers.embeddings = {"embeddings."};
+  a.layers.layers = "encoder.layer.";
+  a.read_config = read_hf_fields<BertFields>;
+  a.write_config = write_hf_fields<BertFields>;
+  a.config_keys = hf_field_keys<BertFields>;
+  return a;
 }
 
 }  // namespace unif::models

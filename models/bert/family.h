@@ -30,4 +30,7 @@ void check_bert_config(const HfJson& config, const EncoderConfig& options);
 /// BertModel's embeddings (word, position, token type; embedding_size wide where set) and layers.
 std::vector<SizedTensor> bert_sized_tensors(const EncoderConfig& options);
 
+/// The family's row of the architecture table (models/architectures.h).
+Architecture bert_architecture();
+
 }  // namespace unif::models

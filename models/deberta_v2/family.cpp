@@ -14,6 +14,7 @@
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/bert/fields.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 
 namespace unif::models {
@@ -505,11 +506,6 @@ struct DebertaV2Fields {
 
 }  // namespace
 
-void read_deberta_v2_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<DebertaV2Fields>(config, c); }
-void write_deberta_v2_config(const EncoderConfig& c, nlohmann::json& config) {
-  write_hf_fields<DebertaV2Fields>(c, config);
-}
-
 void check_deberta_v2_config(const HfJson& r, const EncoderConfig& o) {
   check_bert_relations(r, o);
   if (const auto* v = r.find("attention_head_size"); v != nullptr && !v->is_null()) {
@@ -549,6 +545,32 @@ std::vector<SizedTensor> deberta_v2_sized_tensors(const EncoderConfig& o) {
   t.push_back({"encoder.layer.0.intermediate.dense.weight", {i, h}, "intermediate_size, hidden_size", l});
   t.push_back({"encoder.layer.0.output.dense.weight", {h, i}, "hidden_size, intermediate_size", l});
   return t;
+}
+
+Architecture deberta_v2_architecture() {
+  Architecture a;
+  a.model_type = "deberta-v2";
+  a.class_prefix = "DebertaV2";
+  a.encoder_name = "deberta";
+  a.tokenizer = TokenizerKind::SentencePieceDeberta;
+  a.positions = PositionScheme::Relative;
+  a.token_type_ids = true;
+  a.sequence_pooler = false;
+  a.make_encoder = make_deberta_v2_encoder;
+  a.make_sequence_head = make_deberta_v2_sequence_head;
+  a.make_lm_head = make_deberta_v2_lm_head;
+  a.tied_keys = {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"};
+  a.check_config = check_deberta_v2_config;
+  a.sized_tensors = deberta_v2_sized_tensors;
+  a.layers.embeddings = {"embeddings."};
+  a.layers.layers = "encoder.layer.";
+  // The relative-position table and its norm: every layer reads them, from the first on (not the input
+  // embeddings: training.freeze.embeddings leaves them).
+  a.layers.with_first_layer = {"encoder.rel_embeddings.", "encoder.LayerNorm."};
+  a.read_config = read_hf_fields<DebertaV2Fields>;
+  a.write_config = write_hf_fields<DebertaV2Fields>;
+  a.config_keys = hf_field_keys<DebertaV2Fields>;
+  return a;
 }
 
 }  // namespace unif::models

@@ -137,10 +137,11 @@ std::shared_ptr<EncoderModel> make_deberta_v2_encoder(const EncoderConfig& optio
 std::unique_ptr<SequenceHead> make_deberta_v2_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                             int64_t num_labels);
 std::unique_ptr<LmHead> make_deberta_v2_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
-void read_deberta_v2_config(const HfJson& config, EncoderConfig& options);
-void write_deberta_v2_config(const EncoderConfig& options, nlohmann::json& config);
 /// check_bert_relations, attention_head_size and pooler_hidden_size as supported.
 void check_deberta_v2_config(const HfJson& config, const EncoderConfig& options);
 std::vector<SizedTensor> deberta_v2_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture deberta_v2_architecture();
 
 }  // namespace unif::models

@@ -227,11 +227,6 @@ struct DistilBertFields {
 
 }  // namespace
 
-void read_distilbert_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<DistilBertFields>(config, c); }
-void write_distilbert_config(const EncoderConfig& c, nlohmann::json& config) {
-  write_hf_fields<DistilBertFields>(c, config);
-}
-
 void check_distilbert_config(const HfJson& r, const EncoderConfig& o) {
   r.check_id("pad_token_id", o.pad_token_id(), "vocab_size", o.vocab_size());
   r.check_divides("n_heads", o.num_attention_heads(), "dim", o.hidden_size());
@@ -245,6 +240,29 @@ std::vector<SizedTensor> distilbert_sized_tensors(const EncoderConfig& o) {
           {"transformer.layer.0.attention.q_lin.weight", {h, h}, "dim, dim", 4 * l},
           {"transformer.layer.0.ffn.lin1.weight", {i, h}, "hidden_dim, dim", l},
           {"transformer.layer.0.ffn.lin2.weight", {h, i}, "dim, hidden_dim", l}};
+}
+
+Architecture distilbert_architecture() {
+  Architecture a;
+  a.model_type = "distilbert";
+  a.class_prefix = "DistilBert";
+  a.encoder_name = "distilbert";
+  a.tokenizer = TokenizerKind::WordPiece;
+  a.positions = PositionScheme::Absolute;
+  a.token_type_ids = false;
+  a.sequence_pooler = false;
+  a.make_encoder = make_distilbert_encoder;
+  a.make_sequence_head = make_distilbert_sequence_head;
+  a.make_lm_head = make_distilbert_lm_head;
+  a.tied_keys = {"vocab_projector.weight"};
+  a.check_config = check_distilbert_config;
+  a.sized_tensors = distilbert_sized_tensors;
+  a.layers.embeddings = {"embeddings."};
+  a.layers.layers = "transformer.layer.";
+  a.read_config = read_hf_fields<DistilBertFields>;
+  a.write_config = write_hf_fields<DistilBertFields>;
+  a.config_keys = hf_field_keys<DistilBertFields>;
+  return a;
 }
 
 }  // namespace unif::models

@@ -95,10 +95,11 @@ std::shared_ptr<EncoderModel> make_distilbert_encoder(const EncoderConfig& optio
 std::unique_ptr<SequenceHead> make_distilbert_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                             int64_t num_labels);
 std::unique_ptr<LmHead> make_distilbert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
-void read_distilbert_config(const HfJson& config, EncoderConfig& options);
-void write_distilbert_config(const EncoderConfig& options, nlohmann::json& config);
 /// pad_token_id in [0, vocab_size), n_heads dividing dim.
 void check_distilbert_config(const HfJson& config, const EncoderConfig& options);
 std::vector<SizedTensor> distilbert_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture distilbert_architecture();
 
 }  // namespace unif::models

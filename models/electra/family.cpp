@@ -11,6 +11,7 @@
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
 #include "models/bert/fields.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 
 namespace unif::models {
@@ -103,15 +104,35 @@ struct ElectraFields {
 
 }  // namespace
 
-void read_electra_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<ElectraFields>(config, c); }
-void write_electra_config(const EncoderConfig& c, nlohmann::json& config) { write_hf_fields<ElectraFields>(c, config); }
-
 std::vector<SizedTensor> electra_sized_tensors(const EncoderConfig& o) {
   auto tensors = bert_sized_tensors(o);
   if (o.embedding_width() != o.hidden_size())
     tensors.push_back(
         {"embeddings_project.weight", {o.hidden_size(), o.embedding_width()}, "hidden_size, embedding_size"});
   return tensors;
+}
+
+Architecture electra_architecture() {
+  Architecture a;
+  a.model_type = "electra";
+  a.class_prefix = "Electra";
+  a.encoder_name = "electra";
+  a.tokenizer = TokenizerKind::WordPiece;
+  a.positions = PositionScheme::Absolute;
+  a.token_type_ids = true;
+  a.sequence_pooler = false;
+  a.make_encoder = make_electra_encoder;
+  a.make_sequence_head = make_electra_sequence_head;
+  a.make_lm_head = make_electra_lm_head;
+  a.tied_keys = {"generator_lm_head.weight"};
+  a.check_config = check_bert_config;
+  a.sized_tensors = electra_sized_tensors;
+  a.layers.embeddings = {"embeddings.", "embeddings_project."};
+  a.layers.layers = "encoder.layer.";
+  a.read_config = read_hf_fields<ElectraFields>;
+  a.write_config = write_hf_fields<ElectraFields>;
+  a.config_keys = hf_field_keys<ElectraFields>;
+  return a;
 }
 
 }  // namespace unif::models

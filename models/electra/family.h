@@ -42,9 +42,10 @@ std::shared_ptr<EncoderModel> make_electra_encoder(const EncoderConfig& options,
 std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                          int64_t num_labels);
 std::unique_ptr<LmHead> make_electra_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
-void read_electra_config(const HfJson& config, EncoderConfig& options);
-void write_electra_config(const EncoderConfig& options, nlohmann::json& config);
 /// BERT's, and `embeddings_project` where embedding_size differs from hidden_size.
 std::vector<SizedTensor> electra_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture electra_architecture();
 
 }  // namespace unif::models

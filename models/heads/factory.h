@@ -19,6 +19,10 @@ namespace unif::models {
 /// on bad options.
 std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const EncoderConfig& options, int64_t num_labels);
 
+/// The family row of a model made here: an encoder task model's, a distillation's student's;
+/// nullptr for any other TaskModel (a custom model).
+const Architecture* architecture_of(const TaskModel& model);
+
 /// The HF class name of `model`: <family prefix><task head>, e.g. RobertaForTokenClassification.
 std::string hf_architecture(const EncoderTaskModel& model);
 

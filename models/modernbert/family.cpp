@@ -458,11 +458,6 @@ struct ModernBertFields {
 
 }  // namespace
 
-void read_modernbert_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<ModernBertFields>(config, c); }
-void write_modernbert_config(const EncoderConfig& c, nlohmann::json& config) {
-  write_hf_fields<ModernBertFields>(c, config);
-}
-
 void check_modernbert_config(const HfJson& r, const EncoderConfig& o) {
   // Without pad_token_id (or null) there is no padding row, as HF's padding_idx None.
   if (const auto* v = r.find("pad_token_id"); v != nullptr && !v->is_null())
@@ -486,6 +481,31 @@ std::vector<SizedTensor> modernbert_sized_tensors(const EncoderConfig& o) {
           {"layers.0.attn.Wo.weight", {h, h}, "hidden_size, hidden_size", l},
           {"layers.0.mlp.Wi.weight", {2 * i, h}, "2 x intermediate_size, hidden_size", l},
           {"layers.0.mlp.Wo.weight", {h, i}, "hidden_size, intermediate_size", l}};
+}
+
+Architecture modernbert_architecture() {
+  Architecture a;
+  a.model_type = "modernbert";
+  a.class_prefix = "ModernBert";
+  a.encoder_name = "model";
+  a.tokenizer = TokenizerKind::ByteLevelBpe;
+  a.positions = PositionScheme::Rotary;
+  a.token_type_ids = false;
+  a.sequence_pooler = false;
+  a.make_encoder = make_modernbert_encoder;
+  a.make_sequence_head = make_modernbert_sequence_head;
+  a.make_lm_head = make_modernbert_lm_head;
+  a.tied_keys = {"decoder.weight"};
+  a.check_config = check_modernbert_config;
+  a.sized_tensors = modernbert_sized_tensors;
+  a.layers.embeddings = {"embeddings."};
+  a.layers.layers = "layers.";
+  // Token and span heads run its prediction head.
+  a.make_token_head = make_modernbert_token_head;
+  a.read_config = read_hf_fields<ModernBertFields>;
+  a.write_config = write_hf_fields<ModernBertFields>;
+  a.config_keys = hf_field_keys<ModernBertFields>;
+  return a;
 }
 
 }  // namespace unif::models

@@ -128,12 +128,13 @@ std::unique_ptr<TokenHead> make_modernbert_token_head(torch::nn::Module& owner, 
 std::unique_ptr<LmHead> make_modernbert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
 /// ModernBertConfig's defaults, then its keys (global_attn_every_n_layers, global_rope_theta and
 /// local_rope_theta of older files; layer_types and rope_parameters of transformers 5's).
-void read_modernbert_config(const HfJson& config, EncoderConfig& options);
 /// Both spellings, so that transformers 4 and 5 read the same model.
-void write_modernbert_config(const EncoderConfig& options, nlohmann::json& config);
 /// pad_token_id in [0, vocab_size) where given, num_attention_heads dividing hidden_size into heads
 /// of an even size (rotary), one layer_types entry per layer.
 void check_modernbert_config(const HfJson& config, const EncoderConfig& options);
 std::vector<SizedTensor> modernbert_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture modernbert_architecture();
 
 }  // namespace unif::models

@@ -11,6 +11,7 @@
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
 #include "models/bert/fields.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 #include "models/roberta/roberta_model.h"
 
@@ -75,9 +76,6 @@ struct RobertaFields : BertFields {
 
 }  // namespace
 
-void read_roberta_config(const HfJson& config, EncoderConfig& c) { read_hf_fields<RobertaFields>(config, c); }
-void write_roberta_config(const EncoderConfig& c, nlohmann::json& config) { write_hf_fields<RobertaFields>(c, config); }
-
 void check_roberta_config(const HfJson& config, const EncoderConfig& o) {
   check_bert_config(config, o);
   // HF's create_position_ids_from_input_ids: the first token's position is pad_token_id + 1.
@@ -85,6 +83,38 @@ void check_roberta_config(const HfJson& config, const EncoderConfig& o) {
     config.fail("max_position_embeddings", "must be > pad_token_id + 1 (" + std::to_string(o.pad_token_id() + 1) +
                                                ": positions start after pad_token_id), got " +
                                                std::to_string(o.max_position_embeddings()));
+}
+
+Architecture roberta_architecture() {
+  Architecture a;
+  a.model_type = "roberta";
+  a.class_prefix = "Roberta";
+  a.encoder_name = "roberta";
+  a.tokenizer = TokenizerKind::ByteLevelBpe;
+  a.positions = PositionScheme::Offset;
+  a.token_type_ids = false;
+  a.sequence_pooler = false;
+  a.make_encoder = make_roberta_encoder;
+  a.make_sequence_head = make_roberta_sequence_head;
+  a.make_lm_head = make_roberta_lm_head;
+  a.tied_keys = {"lm_head.decoder.weight", "lm_head.decoder.bias"};
+  a.check_config = check_roberta_config;
+  a.sized_tensors = bert_sized_tensors;
+  a.layers.embeddings = {"embeddings."};
+  a.layers.layers = "encoder.layer.";
+  a.read_config = read_hf_fields<RobertaFields>;
+  a.write_config = write_hf_fields<RobertaFields>;
+  a.config_keys = hf_field_keys<RobertaFields>;
+  return a;
+}
+
+Architecture xlm_roberta_architecture() {
+  // RoBERTa's modules and keys, with SentencePiece (fairseq's ids) for a tokenizer.
+  Architecture a = roberta_architecture();
+  a.model_type = "xlm-roberta";
+  a.class_prefix = "XLMRoberta";
+  a.tokenizer = TokenizerKind::SentencePieceFairseq;
+  return a;
 }
 
 }  // namespace unif::models

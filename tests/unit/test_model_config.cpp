@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "models/architectures.h"
 #include "models/deberta_v2/config.h"
 #include "models/heads/factory.h"
+#include "models/hf_json.h"
 #include "support/temp_dir.h"
 #include "support/user_error.h"
 
@@ -439,4 +441,15 @@ TEST_CASE("from scratch, a model that would not fit in memory is refused before 
                                "embeddings.word_embeddings.weight [2147483647, 4096] (vocab_size, hidden_size)") &&
                  Catch::Contains("4 float32 copies: weights, gradients, optimizer state") &&
                  Catch::Contains("of memory"));
+}
+
+TEST_CASE("a family's field list names every key its reader looks up", "[unit][config][families]") {
+  // model.config's overrides are checked against the keys a read asks for; the list says the same.
+  for (const auto& a : unif::models::architectures()) {
+    INFO(a.model_type);
+    std::set<std::string> asked;
+    unif::models::EncoderConfig scratch;
+    a.read_config(unif::models::HfJson(json::object(), &asked), scratch);
+    CHECK(asked == a.config_keys());
+  }
 }
