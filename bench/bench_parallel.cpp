@@ -105,7 +105,7 @@ Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
     if (p.key().find("embeddings.") == std::string::npos) nonembedding += p.value().numel();
   }
   framework::OptimizerOptions oo;
-  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, g_layers), oo);
+  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, g_layers, nullptr), oo);
   double optimizer_s = 0;
   auto step = [&] {
     const auto t0 = Clock::now();

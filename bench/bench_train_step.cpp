@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     named.emplace_back(p.key(), p.value());
     if (p.key().find("embeddings.") == std::string::npos) n_nonemb += p.value().numel();
   }
-  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 4), {});
+  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 4, nullptr), {});
 
   models::Batch batch;
   batch.input_ids = torch::randint(1000, vocab, {B, L}, torch::kInt64);

@@ -2,12 +2,21 @@
 // consults, as HF's AutoModel mapping. A row says how the family's config.json reads and writes,
 // how its encoder and family-specific heads are built, what HF calls its classes
 // (<class_prefix><task head>, e.g. RobertaForSequenceClassification), where its encoder sits in a
-// checkpoint, which keys of a checkpoint are tied copies, which tokenizer and position scheme it
-// uses and whether it reads token_type_ids. Nothing outside a family's folder (models/bert/,
-// models/roberta/, ...) knows its layer names.
+// checkpoint and where its layers sit in it (layer-wise LR decay, training.freeze), which keys of a
+// checkpoint are tied copies, which tokenizer and position scheme it uses and whether it reads
+// token_type_ids. Nothing outside a family's folder (models/bert/, models/roberta/, ...) knows its
+// layer names or its config.json keys.
 //
-// Adding a family: its modules, heads and config reader in models/<family>/, one row in
-// architectures.cpp, and (where it needs one) the tokenizer its row names.
+// Adding a family, all in models/<family>/ but for the last three:
+//   - its modules and heads (family.h, family.cpp), built on models/layers/ and the EncoderConfig
+//     (models/encoder_config.h);
+//   - the fields it alone reads, as a config type (config.h: a FamilyConfigOf<F> with TORCH_ARG
+//     fields, its own validate()), reached with EncoderConfig::family<F>();
+//   - its config.json keys as a field list (models/hf_fields.h: defaults() and visit(v));
+//   - `Architecture <family>_architecture()` filling the row field by field (layer layout included);
+//   - one line in architectures.cpp's list (and its #include), its sources in models/CMakeLists.txt
+//     (and tests/fuzz/CMakeLists.txt), and its tests (tests/fixtures/families/<family>, the parity
+//     and regression lists); a new tokenizer, where it needs one, is the tokenizer's own work.
 //
 // Example:
 //   const Architecture& a = architecture("roberta");           // std::invalid_argument for others
@@ -17,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,7 +34,7 @@
 #include <torch/nn/module.h>
 
 #include "framework/common/task.h"
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 
 namespace unif::models {
@@ -56,37 +66,56 @@ struct SizedTensor {
   double copies = 1;
 };
 
+/// Where the encoder's layers sit among its parameter names (after Architecture::checkpoint_prefix()),
+/// for layer-wise LR decay and training.freeze (encoder_depth).
+struct LayerLayout {
+  /// Name prefixes at depth 0: the embeddings and their projection.
+  std::vector<std::string> embeddings;
+  /// The layer list: the parameters of layer N start with "<layers>N.".
+  std::string layers;
+  /// Name prefixes that go with the first layer (depth 1): parameters every layer reads.
+  std::vector<std::string> with_first_layer;
+  /// What training.freeze.layers counts, in messages ("the model's N <unit>").
+  std::string unit = "encoder layers";
+};
+
+/// A family's row, built by models/<family>/family.cpp field by field.
 struct Architecture {
-  const char* model_type;    // config.json's model_type
-  const char* class_prefix;  // HF class names: <class_prefix>Model, <class_prefix>ForMaskedLM, ...
-  const char* encoder_name;  // the encoder's module name: checkpoint keys start with "<encoder_name>."
-  TokenizerKind tokenizer;
-  PositionScheme positions;
-  bool token_type_ids;   // the model reads token types (a pair's second segment is type 1)
-  bool sequence_pooler;  // sequence heads read the encoder's pooler (BERT, ALBERT)
+  const char* model_type = "";    // config.json's model_type
+  const char* class_prefix = "";  // HF class names: <class_prefix>Model, <class_prefix>ForMaskedLM, ...
+  const char* encoder_name = "";  // the encoder's module name: checkpoint keys start with "<encoder_name>."
+  TokenizerKind tokenizer = TokenizerKind::WordPiece;
+  PositionScheme positions = PositionScheme::Absolute;
+  bool token_type_ids = false;   // the model reads token types (a pair's second segment is type 1)
+  bool sequence_pooler = false;  // sequence heads read the encoder's pooler (BERT, ALBERT)
   /// The family's encoder, HF-initialised (default torch generator); std::invalid_argument on bad options.
-  std::shared_ptr<EncoderModel> (*make_encoder)(const BertOptions& options, bool add_pooling_layer);
+  std::shared_ptr<EncoderModel> (*make_encoder)(const EncoderConfig& options, bool add_pooling_layer) = nullptr;
   /// The family's sequence-classification head, its modules registered on `owner`.
-  std::unique_ptr<SequenceHead> (*make_sequence_head)(torch::nn::Module& owner, const BertOptions& options,
-                                                      int64_t num_labels);
+  std::unique_ptr<SequenceHead> (*make_sequence_head)(torch::nn::Module& owner, const EncoderConfig& options,
+                                                      int64_t num_labels) = nullptr;
   /// The family's masked-LM head, its modules registered on `owner`, its decoder tied to `encoder`'s
   /// word embeddings.
-  std::unique_ptr<LmHead> (*make_lm_head)(torch::nn::Module& owner, EncoderModel& encoder);
+  std::unique_ptr<LmHead> (*make_lm_head)(torch::nn::Module& owner, EncoderModel& encoder) = nullptr;
   /// Checkpoint keys HF writes as tied copies of other parameters (MLM decoders): dropped on load.
   std::vector<std::string> tied_keys;
   /// config.json -> options (the family's defaults first, then every key present); the writer
-  /// sets the family's keys on a JSON object. std::invalid_argument naming the key.
-  void (*read_config)(const HfJson& config, BertOptions& options);
-  void (*write_config)(const BertOptions& options, nlohmann::json& config);
+  /// sets the family's keys on a JSON object; the keys the family knows. From the family's field
+  /// list (models/hf_fields.h): read_hf_fields<F>, write_hf_fields<F>, hf_field_keys<F>.
+  /// std::invalid_argument naming the key.
+  void (*read_config)(const HfJson& config, EncoderConfig& options) = nullptr;
+  void (*write_config)(const EncoderConfig& options, nlohmann::json& config) = nullptr;
+  std::set<std::string> (*config_keys)() = nullptr;
   /// After read_config has read a whole config: the checks that relate its keys (ids within
   /// vocab_size, heads dividing the hidden size, ...); std::invalid_argument naming the key.
-  void (*check_config)(const HfJson& config, const BertOptions& options);
+  void (*check_config)(const HfJson& config, const EncoderConfig& options) = nullptr;
   /// The encoder's large parameters (embeddings, each layer's weight matrices), from the options alone.
-  std::vector<SizedTensor> (*sized_tensors)(const BertOptions& options);
+  std::vector<SizedTensor> (*sized_tensors)(const EncoderConfig& options) = nullptr;
   /// The family's token-classification / span-extraction head (its modules registered on `owner`,
   /// `num_outputs` logits per position); nullptr: BERT's dropout + classifier (qa_outputs).
-  std::unique_ptr<TokenHead> (*make_token_head)(torch::nn::Module& owner, const BertOptions& options,
+  std::unique_ptr<TokenHead> (*make_token_head)(torch::nn::Module& owner, const EncoderConfig& options,
                                                 int64_t num_outputs) = nullptr;
+  /// The encoder's layers by parameter name.
+  LayerLayout layers;
 
   std::string checkpoint_prefix() const { return std::string(encoder_name) + "."; }
 };
@@ -108,16 +137,25 @@ std::string hf_class_name(const Architecture& arch, Task task);
 
 /// About how many parameters the encoder of `options` has (its SizedTensors; biases and norms
 /// left out), as a double: the sizes of a crafted config overflow any integer type.
-double parameter_estimate(const BertOptions& options);
+double parameter_estimate(const EncoderConfig& options);
 
 /// The longest input (in tokens, specials included) the model's position embeddings hold:
 /// max_position_embeddings, less pad_token_id + 1 where positions are offset (RoBERTa).
-int64_t max_input_length(const BertOptions& options);
+int64_t max_input_length(const EncoderConfig& options);
 
 /// How many token types a pair may use with this model: type_vocab_size where the family reads
 /// token types from a pair template that sets them, else unlimited (RoBERTa's pairs are all type 0;
 /// DeBERTa-v3, type_vocab_size 0, reads none).
-int64_t usable_token_types(const BertOptions& options);
+int64_t usable_token_types(const EncoderConfig& options);
+
+/// The encoder layer a parameter of `arch`'s task model belongs to (its name under
+/// checkpoint_prefix() starts with the row's layer list and a number), or nullopt.
+std::optional<int64_t> encoder_layer_index(const Architecture& arch, const std::string& name);
+
+/// A parameter's depth in `arch`'s encoder: 0 for the embeddings (and their projection), i+1 for
+/// encoder layer i (and what goes with the first layer), nullopt for the rest (pooler, heads).
+/// Layer-wise LR decay and training.freeze go by it.
+std::optional<int64_t> encoder_depth(const Architecture& arch, const std::string& name);
 
 /// The task HF `architectures` (its first entry) + problem_type + num_labels ask for; the one rule
 /// every loader uses. No entry is read as <family>ForSequenceClassification; a sequence head is

@@ -7,7 +7,7 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/types.h>
 
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 
 namespace unif::models {
 
@@ -30,7 +30,7 @@ class EncoderModel : public torch::nn::Module {
                                bool first_token_only) = 0;
   /// The word-embedding table (HF's get_input_embeddings()).
   virtual torch::nn::Embedding word_embeddings() = 0;
-  virtual const BertOptions& encoder_options() const = 0;
+  virtual const EncoderConfig& encoder_options() const = 0;
 };
 
 /// A family's sequence-classification head (its modules registered on the task model under HF's

@@ -1,5 +1,5 @@
 // HfJson: typed reading of a HF config.json's keys for the families' config readers
-// (models/<family>/family.cpp). Each reader sets a BertOptions field when its key is present and
+// (models/<family>/family.cpp). Each reader sets an EncoderConfig field when its key is present and
 // throws std::invalid_argument("key 'K': ...") when the value has the wrong type or is out of its
 // range (the ranged readers: sizes, counts, probabilities, positive numbers); the loader adds the
 // file's name.
@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 
 namespace unif::models {
 
@@ -61,9 +61,9 @@ class HfJson {
       set(v);
     });
   }
-  /// A size or a count (vocab_size, hidden_size, layers, heads, positions): in [min, BertOptions::kMaxSize].
+  /// A size or a count (vocab_size, hidden_size, layers, heads, positions): in [min, EncoderConfig::kMaxSize].
   void size(const std::string& key, const std::function<void(int64_t)>& set, int64_t min = 1) const {
-    integer_in(key, min, BertOptions::kMaxSize, set);
+    integer_in(key, min, EncoderConfig::kMaxSize, set);
   }
   /// A dropout probability in [0, 1); null sets `null_value` where `nullable` (HF's null: "use
   /// another dropout").

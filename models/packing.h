@@ -1,4 +1,4 @@
-// Unpadded batches (BertOptions::unpad_inputs, model.unpadded): the real tokens of a padded (B, L)
+// Unpadded batches (EncoderConfig::unpad_inputs, model.unpadded): the real tokens of a padded (B, L)
 // batch as one (N, H) matrix, so that the per-token layers (projections, feed-forward blocks, norms)
 // skip the padding; attention lays its q, k, v out on the padded rectangle again (the mask hides the
 // padded keys) and gathers the context back.
@@ -15,7 +15,7 @@
 #include <torch/types.h>
 
 #include "models/bert/attention.h"
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 
 namespace unif::models {
 
@@ -25,7 +25,7 @@ struct Packing {
 
   /// The real tokens of a batch whose additive mask (B, 1, 1, L) or 1/0 mask (B, L) is `mask`, when
   /// options.unpad() takes them (unpad_inputs and enough padding); nullopt: run padded.
-  static std::optional<Packing> of(const BertOptions& options, const torch::Tensor& mask, bool additive) {
+  static std::optional<Packing> of(const EncoderConfig& options, const torch::Tensor& mask, bool additive) {
     if (!options.unpad_inputs() || !mask.defined()) return std::nullopt;
     const int64_t b = mask.size(0), l = mask.size(-1);
     const torch::Tensor flat = mask.reshape({b * l});

@@ -10,7 +10,7 @@
 //   const auto q = models::quantize_dynamic_int8(*model);  // q.layers, q.engine
 //   model->forward(...);                                 // every Linear now runs in int8
 //
-// models/bert/linear.h's linear() (every Linear forward of the encoders and heads) asks
+// models/layers/linear.h's linear() (every Linear forward of the encoders and heads) asks
 // int8_linear() for a packed weight first; a model that was never quantized pays one relaxed atomic
 // load per Linear.
 #pragma once

@@ -12,7 +12,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/task_model.h"
 
 namespace unif::examples {
@@ -39,7 +39,7 @@ class TextCnn final : public models::TaskModel {
   TextCnnOptions options_;
   torch::nn::Embedding embedding_{nullptr};
   std::vector<torch::nn::Conv1d> convs_;
-  models::Dropout dropout_{nullptr};  // per-replica generators under data parallelism (models/bert/dropout.h)
+  models::Dropout dropout_{nullptr};  // per-replica generators under data parallelism (models/layers/dropout.h)
   torch::nn::Linear classifier_{nullptr};
 };
 

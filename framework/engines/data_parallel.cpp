@@ -18,7 +18,7 @@
 #include "framework/common/error.h"
 #include "framework/parallel/parameter_swap.h"
 #include "framework/common/runtime.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 
 namespace unif::framework {
 

@@ -9,7 +9,7 @@
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #endif
 
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 
 namespace unif::framework {
 

@@ -5,27 +5,24 @@
 #include <cstdio>
 
 #include "framework/common/error.h"
-#include "framework/train/optimizer.h"
+#include "models/architectures.h"
 
 namespace unif::framework {
 
 FrozenParameters freeze_parameters(const std::vector<std::pair<std::string, torch::Tensor>>& named,
-                                   const FreezeConfig& freeze) {
+                                   const FreezeConfig& freeze, const models::Architecture* arch) {
   FrozenParameters out;
-  bool groups = false;  // ALBERT: the layers of a group share one set of weights, so a group is the unit
-  for (const auto& [name, t] : named) {
-    if (const auto layer = encoder_layer_index(name)) out.layers = std::max<int64_t>(out.layers, *layer + 1);
-    groups = groups || name.find("albert_layer_groups.") != std::string::npos;
-  }
+  if (arch != nullptr)
+    for (const auto& [name, t] : named)
+      if (const auto layer = models::encoder_layer_index(*arch, name))
+        out.layers = std::max<int64_t>(out.layers, *layer + 1);
   if (freeze.layers > out.layers)
-    throw UserError("training.freeze.layers: expected at most the model's " + std::to_string(out.layers) +
-                    (groups ? " layer groups (ALBERT's layers share the weights of their group, so freezing counts "
-                              "groups: num_hidden_groups)"
-                            : " encoder layers") +
-                    ", got " + std::to_string(freeze.layers));
+    throw UserError("training.freeze.layers: expected at most the model's " + std::to_string(out.layers) + " " +
+                    (arch ? arch->layers.unit : std::string("encoder layers")) + ", got " +
+                    std::to_string(freeze.layers));
   if (!freeze.embeddings && freeze.layers == 0) return out;
   for (const auto& [name, t] : named) {
-    const auto depth = encoder_depth(name);
+    const auto depth = arch ? models::encoder_depth(*arch, name) : std::nullopt;
     if (!depth) continue;
     const bool frozen = (*depth == 0 && freeze.embeddings) || (*depth >= 1 && *depth <= freeze.layers);
     if (!frozen || !t.requires_grad()) continue;

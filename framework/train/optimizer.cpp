@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 #include <stdexcept>
 
 #include <torch/nn/utils/clip_grad.h>
@@ -10,6 +9,7 @@
 
 #include "framework/common/error.h"
 #include "framework/train/adamw_kernel.h"
+#include "models/architectures.h"
 
 namespace unif::framework {
 
@@ -194,31 +194,9 @@ std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const 
                               join_names<OptimizerKind>(", ", " or ") + ")");
 }
 
-std::optional<int64_t> encoder_layer_index(const std::string& name) {
-  // encoder.layer.N. (BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa), transformer.layer.N. (DistilBERT),
-  // encoder.albert_layer_groups.N. (ALBERT: a group of shared layers counts as one layer),
-  // model.layers.N. (ModernBERT).
-  static const std::regex layer_re(
-      R"((^|\.)(encoder\.layer|transformer\.layer|encoder\.albert_layer_groups|model\.layers)\.(\d+)\.)");
-  std::smatch m;
-  if (!std::regex_search(name, m, layer_re)) return std::nullopt;
-  return std::stoll(m[3].str());
-}
-
-std::optional<int64_t> encoder_depth(const std::string& name) {
-  // DeBERTa's relative-position table and its LayerNorm belong to the encoder, not to the input
-  // embeddings: every layer reads them, from the first on, so they go with the first layer.
-  if (name.find("encoder.rel_embeddings.") != std::string::npos || name.find("encoder.LayerNorm.") != std::string::npos)
-    return 1;
-  if (name.find("embeddings.") != std::string::npos || name.find("embeddings_project.") != std::string::npos ||
-      name.find("embedding_hidden_mapping_in.") != std::string::npos)
-    return 0;
-  if (const auto layer = encoder_layer_index(name)) return *layer + 1;
-  return std::nullopt;
-}
-
 std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::string, torch::Tensor>>& named,
-                                          double weight_decay, double layerwise_lr_decay, int64_t num_layers) {
+                                          double weight_decay, double layerwise_lr_decay, int64_t num_layers,
+                                          const models::Architecture* arch) {
   std::vector<OptimParam> out;
   for (const auto& [name, t] : named) {
     if (!t.requires_grad()) continue;
@@ -228,7 +206,7 @@ std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::strin
         name.find("norm.weight") != std::string::npos)  // layer_norm, ModernBERT's norm, attn_norm, final_norm
       p.weight_decay = 0.0;
     if (layerwise_lr_decay != 1.0) {
-      const int64_t depth = encoder_depth(name).value_or(num_layers + 1);
+      const int64_t depth = (arch ? models::encoder_depth(*arch, name) : std::nullopt).value_or(num_layers + 1);
       p.lr_scale = std::pow(layerwise_lr_decay, static_cast<double>(num_layers + 1 - depth));
     }
     out.push_back(std::move(p));

@@ -13,6 +13,10 @@
 
 #include "framework/config/choices.h"
 
+namespace unif::models {
+struct Architecture;
+}
+
 namespace unif::framework {
 
 /// One trainable tensor with its own learning-rate multiplier and weight decay.
@@ -59,21 +63,15 @@ class Optimizer {
 /// Builds the named optimizer; throws std::invalid_argument on an unknown name.
 std::unique_ptr<Optimizer> make_optimizer(std::vector<OptimParam> params, const OptimizerOptions& opt);
 
-/// The encoder layer a parameter belongs to, by each family's layer names (encoder.layer.N,
-/// transformer.layer.N, ALBERT's encoder.albert_layer_groups.N), or nullopt.
-std::optional<int64_t> encoder_layer_index(const std::string& name);
-
-/// A parameter's depth in the encoder: 0 for the embeddings (and their projection: ELECTRA's
-/// embeddings_project, ALBERT's embedding_hidden_mapping_in), i+1 for encoder layer i, nullopt for
-/// the rest (pooler, heads). Layer-wise LR decay and training.freeze go by it.
-std::optional<int64_t> encoder_depth(const std::string& name);
-
 /// Parameter groups the BERT way: no weight decay on names containing "bias", "LayerNorm.weight" or
-/// "layer_norm.weight"; layer-wise LR decay (UNIF/ELECTRA): depth 0 = embeddings (and their
-/// projection), i+1 = encoder layer i, num_layers+1 = everything else (pooler, head); lr_scale =
-/// decay^(num_layers + 1 - depth). Frozen parameters (requires_grad false) are left out.
+/// "layer_norm.weight"; layer-wise LR decay (UNIF/ELECTRA) by the depth in the encoder of `arch`'s
+/// family (models::encoder_depth; nullptr, a model of no family: none has a depth): depth 0 =
+/// embeddings (and their projection), i+1 = encoder layer i, num_layers+1 = everything else
+/// (pooler, head); lr_scale = decay^(num_layers + 1 - depth). Frozen parameters (requires_grad
+/// false) are left out.
 std::vector<OptimParam> bert_param_groups(const std::vector<std::pair<std::string, torch::Tensor>>& named,
-                                          double weight_decay, double layerwise_lr_decay, int64_t num_layers);
+                                          double weight_decay, double layerwise_lr_decay, int64_t num_layers,
+                                          const models::Architecture* arch);
 
 /// Clips the global L2 norm of all gradients to max_norm (as torch.nn.utils.clip_grad_norm_, sparse
 /// gradients included); returns the norm before clipping.

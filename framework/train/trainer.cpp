@@ -43,6 +43,8 @@
 #include "framework/train/run_log.h"
 #include "framework/train/step_runner.h"
 #include "framework/train/trainer_state.h"
+#include "models/architectures.h"
+#include "models/heads/factory.h"
 #include "models/heads/loss.h"
 
 namespace unif::framework {
@@ -192,7 +194,9 @@ FrozenParameters Trainer::State::make_optimizer() {
   const auto& t = cfg.training;
   std::vector<std::pair<std::string, torch::Tensor>> named;
   for (auto& p : parts.model->named_parameters()) named.emplace_back(p.key(), p.value());
-  FrozenParameters frozen = freeze_parameters(named, t.freeze);
+  // The model's family (none for a custom TaskModel) says where its encoder layers are.
+  const models::Architecture* arch = models::architecture_of(*parts.model);
+  FrozenParameters frozen = freeze_parameters(named, t.freeze, arch);
   OptimizerOptions oo;
   oo.name = t.optimizer.name;
   oo.weight_decay = t.optimizer.weight_decay;
@@ -201,7 +205,7 @@ FrozenParameters Trainer::State::make_optimizer() {
   oo.eps = t.optimizer.eps;
   oo.momentum = t.optimizer.momentum;
   optimizer = framework::make_optimizer(
-      bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, frozen.layers), oo);
+      bert_param_groups(named, t.optimizer.weight_decay, t.layerwise_lr_decay, frozen.layers, arch), oo);
   strategy = make_strategy(cfg.adversarial);
   early_stopping = std::make_unique<EarlyStopping>(t.early_stopping, best_metric_name(cfg), cfg.task);
   return frozen;

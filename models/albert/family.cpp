@@ -3,13 +3,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/activations.h"
+#include "models/layers/activations.h"
 #include "models/bert/attention.h"
 #include "models/bert/bert_model.h"
 #include "models/bert/family.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
+#include "models/bert/fields.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 #include "models/packing.h"
 
@@ -21,7 +23,7 @@ torch::nn::LayerNorm layer_norm(int64_t width, double eps) {
 }
 }  // namespace
 
-AlbertAttentionImpl::AlbertAttentionImpl(const BertOptions& o) : heads(o.num_attention_heads()) {
+AlbertAttentionImpl::AlbertAttentionImpl(const EncoderConfig& o) : heads(o.num_attention_heads()) {
   const int64_t h = o.hidden_size();
   attention_dropout = register_module("attention_dropout", Dropout(o.attention_probs_dropout_prob()));
   output_dropout = register_module("output_dropout", Dropout(o.hidden_dropout_prob()));
@@ -40,7 +42,7 @@ torch::Tensor AlbertAttentionImpl::forward(const torch::Tensor& hidden, const to
   return layer_norm(q + output_dropout(linear(dense, context)));
 }
 
-AlbertLayerImpl::AlbertLayerImpl(const BertOptions& o) : act(activation(o.hidden_act())) {
+AlbertLayerImpl::AlbertLayerImpl(const EncoderConfig& o) : act(activation(o.hidden_act())) {
   full_layer_layer_norm = register_module("full_layer_layer_norm", layer_norm(o.hidden_size(), o.layer_norm_eps()));
   attention = register_module("attention", AlbertAttention(o));
   ffn = register_module("ffn", torch::nn::Linear(o.hidden_size(), o.intermediate_size()));
@@ -62,22 +64,23 @@ torch::Tensor AlbertLayerImpl::forward_packed(const torch::Tensor& x, const Pack
   return full_layer_layer_norm(linear(ffn_output, act(linear(ffn, a))) + a);
 }
 
-AlbertLayerGroupImpl::AlbertLayerGroupImpl(const BertOptions& o) {
+AlbertLayerGroupImpl::AlbertLayerGroupImpl(const EncoderConfig& o) {
   albert_layers = register_module("albert_layers", torch::nn::ModuleList());
-  for (int64_t i = 0; i < o.inner_group_num(); ++i) albert_layers->push_back(AlbertLayer(o));
+  for (int64_t i = 0; i < o.family<AlbertConfig>().inner_group_num(); ++i) albert_layers->push_back(AlbertLayer(o));
 }
 
-AlbertTransformerImpl::AlbertTransformerImpl(const BertOptions& o) : options(o) {
+AlbertTransformerImpl::AlbertTransformerImpl(const EncoderConfig& o) : options(o) {
   embedding_hidden_mapping_in =
       register_module("embedding_hidden_mapping_in", torch::nn::Linear(o.embedding_width(), o.hidden_size()));
   albert_layer_groups = register_module("albert_layer_groups", torch::nn::ModuleList());
-  for (int64_t g = 0; g < o.num_hidden_groups(); ++g) albert_layer_groups->push_back(AlbertLayerGroup(o));
+  for (int64_t g = 0; g < o.family<AlbertConfig>().num_hidden_groups(); ++g)
+    albert_layer_groups->push_back(AlbertLayerGroup(o));
 }
 
 torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, const torch::Tensor& additive_mask,
                                              bool first_token_only) {
   torch::Tensor x = linear(embedding_hidden_mapping_in, embedded);
-  const int64_t layers = options.num_hidden_layers(), groups = options.num_hidden_groups();
+  const int64_t layers = options.num_hidden_layers(), groups = options.family<AlbertConfig>().num_hidden_groups();
   const auto packing = Packing::of(options, additive_mask, /*additive=*/true);
   if (packing) x = packing->pack(x);  // (N, H): the real tokens
   for (int64_t i = 0; i < layers; ++i) {
@@ -99,7 +102,7 @@ torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, cons
   return packing ? packing->pad(x) : x;
 }
 
-AlbertModelImpl::AlbertModelImpl(BertOptions options_, bool add_pooling_layer) : options(std::move(options_)) {
+AlbertModelImpl::AlbertModelImpl(EncoderConfig options_, bool add_pooling_layer) : options(std::move(options_)) {
   options.validate();
   embeddings = register_module("embeddings", BertEmbeddings(options));
   encoder = register_module("encoder", AlbertTransformer(options));
@@ -126,7 +129,7 @@ namespace {
 // AlbertMLMHead, registered as `predictions`.
 class AlbertMlmHeadImpl : public torch::nn::Module {
  public:
-  explicit AlbertMlmHeadImpl(const BertOptions& o) {
+  explicit AlbertMlmHeadImpl(const EncoderConfig& o) {
     layer_norm = register_module("LayerNorm", ::unif::models::layer_norm(o.embedding_width(), o.layer_norm_eps()));
     bias = register_parameter("bias", torch::zeros({o.vocab_size()}));
     dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.embedding_width()));
@@ -141,7 +144,7 @@ class AlbertLm : public LmHead {
  public:
   AlbertLm(torch::nn::Module& owner, EncoderModel& encoder)
       : encoder_(encoder), act_(activation(encoder.encoder_options().hidden_act())) {
-    const BertOptions& o = encoder.encoder_options();
+    const EncoderConfig& o = encoder.encoder_options();
     head_ = owner.register_module("predictions", AlbertMlmHead(o));
     init_bert_weights(*head_, o.initializer_range());
   }
@@ -158,7 +161,7 @@ class AlbertLm : public LmHead {
 
 }  // namespace
 
-std::shared_ptr<EncoderModel> make_albert_encoder(const BertOptions& options, bool add_pooling_layer) {
+std::shared_ptr<EncoderModel> make_albert_encoder(const EncoderConfig& options, bool add_pooling_layer) {
   return std::make_shared<AlbertModelImpl>(options, add_pooling_layer);
 }
 
@@ -166,29 +169,43 @@ std::unique_ptr<LmHead> make_albert_lm_head(torch::nn::Module& owner, EncoderMod
   return std::make_unique<AlbertLm>(owner, encoder);
 }
 
-void read_albert_config(const HfJson& r, BertOptions& o) {
+namespace {
+
+struct AlbertFields {
   // AlbertConfig's defaults where BertConfig's differ.
-  o.vocab_size(30000).embedding_size(128).hidden_size(4096).num_attention_heads(64).intermediate_size(16384);
-  o.hidden_act("gelu_new").hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0).classifier_dropout(0.1);
-  read_bert_config(r, o);
-  r.size("embedding_size", [&](int64_t v) { o.embedding_size(v); });
-  r.size("num_hidden_groups", [&](int64_t v) { o.num_hidden_groups(v); });
-  r.size("inner_group_num", [&](int64_t v) { o.inner_group_num(v); });
-  r.probability(
-      "classifier_dropout_prob", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
-}
+  static void defaults(EncoderConfig& c) {
+    c.vocab_size(30000).embedding_size(128).hidden_size(4096).num_attention_heads(64).intermediate_size(16384);
+    c.hidden_act("gelu_new").hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0).classifier_dropout(0.1);
+    c.family<AlbertConfig>() = AlbertConfig();
+  }
+  template <class V>
+  static void visit(V& v) {
+    using namespace hf_fields;
+    BertFields::visit_common(v);
+    // ALBERT's name is classifier_dropout_prob: classifier_dropout is read, then left out of the file.
+    v("classifier_dropout", UNIF_HF_FIELD(classifier_dropout), kNullableProbability, kErased);
+    v.custom("position_embedding_type", read_absolute_positions, write_absolute_positions);
+    v("embedding_size", UNIF_HF_FIELD(embedding_size), kSize, WriteBy{write_embedding_width});
+    v("num_hidden_groups", UNIF_HF_FAMILY_FIELD(AlbertConfig, num_hidden_groups), kSize);
+    v("inner_group_num", UNIF_HF_FAMILY_FIELD(AlbertConfig, inner_group_num), kSize);
+    v("classifier_dropout_prob", UNIF_HF_FIELD(classifier_dropout), kNullableProbability, kNullWhenNegative);
+  }
+};
 
-void check_albert_config(const HfJson& r, const BertOptions& o) {
+}  // namespace
+
+void check_albert_config(const HfJson& r, const EncoderConfig& o) {
   check_bert_config(r, o);
-  if (o.num_hidden_groups() > o.num_hidden_layers())
+  if (o.family<AlbertConfig>().num_hidden_groups() > o.num_hidden_layers())
     r.fail("num_hidden_groups", "must be at most num_hidden_layers (" + std::to_string(o.num_hidden_layers()) +
-                                    "), got " + std::to_string(o.num_hidden_groups()));
+                                    "), got " + std::to_string(o.family<AlbertConfig>().num_hidden_groups()));
 }
 
-std::vector<SizedTensor> albert_sized_tensors(const BertOptions& o) {
+std::vector<SizedTensor> albert_sized_tensors(const EncoderConfig& o) {
   const int64_t e = o.embedding_width(), h = o.hidden_size(), i = o.intermediate_size();
   // Layers with parameters of their own; the others share them.
-  const double layers = static_cast<double>(o.num_hidden_groups()) * static_cast<double>(o.inner_group_num());
+  const double layers = static_cast<double>(o.family<AlbertConfig>().num_hidden_groups()) *
+                        static_cast<double>(o.family<AlbertConfig>().inner_group_num());
   const std::string group = "encoder.albert_layer_groups.0.albert_layers.0.";
   return {{"embeddings.word_embeddings.weight", {o.vocab_size(), e}, "vocab_size, embedding_size"},
           {"embeddings.position_embeddings.weight",
@@ -201,14 +218,30 @@ std::vector<SizedTensor> albert_sized_tensors(const BertOptions& o) {
           {group + "ffn_output.weight", {h, i}, "hidden_size, intermediate_size", layers}};
 }
 
-void write_albert_config(const BertOptions& o, nlohmann::json& j) {
-  write_bert_config(o, j);
-  j.erase("classifier_dropout");
-  j["embedding_size"] = o.embedding_width();
-  j["num_hidden_groups"] = o.num_hidden_groups();
-  j["inner_group_num"] = o.inner_group_num();
-  j["classifier_dropout_prob"] =
-      o.classifier_dropout() < 0 ? nlohmann::json(nullptr) : nlohmann::json(o.classifier_dropout());
+Architecture albert_architecture() {
+  Architecture a;
+  a.model_type = "albert";
+  a.class_prefix = "Albert";
+  a.encoder_name = "albert";
+  a.tokenizer = TokenizerKind::SentencePiece;
+  a.positions = PositionScheme::Absolute;
+  a.token_type_ids = false;
+  a.sequence_pooler = true;
+  a.make_encoder = make_albert_encoder;
+  a.make_sequence_head = make_bert_sequence_head;
+  a.make_lm_head = make_albert_lm_head;
+  a.tied_keys = {"predictions.decoder.weight", "predictions.decoder.bias"};
+  a.check_config = check_albert_config;
+  a.sized_tensors = albert_sized_tensors;
+  a.layers.embeddings = {"embeddings.", "encoder.embedding_hidden_mapping_in."};
+  a.layers.layers = "encoder.albert_layer_groups.";
+  // The layers of a group share one set of weights: the group is the unit of freezing and LR decay.
+  a.layers.unit =
+      "layer groups (ALBERT's layers share the weights of their group, so freezing counts groups: num_hidden_groups)";
+  a.read_config = read_hf_fields<AlbertFields>;
+  a.write_config = write_hf_fields<AlbertFields>;
+  a.config_keys = hf_field_keys<AlbertFields>;
+  return a;
 }
 
 }  // namespace unif::models

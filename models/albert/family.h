@@ -19,9 +19,10 @@
 #include <torch/nn/modules/normalization.h>
 
 #include "models/architectures.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/bert/embeddings.h"
-#include "models/bert/options.h"
+#include "models/albert/config.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 
 namespace unif::models {
@@ -33,7 +34,7 @@ class HfJson;
 /// AlbertAttention: LayerNorm(x + dropout(dense(attention(query, key, value)))).
 class AlbertAttentionImpl : public torch::nn::Module {
  public:
-  explicit AlbertAttentionImpl(const BertOptions& options);
+  explicit AlbertAttentionImpl(const EncoderConfig& options);
   /// With `queries` (B, Lq, H) defined, positions Lq only (the residual taken from them).
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
                         const torch::Tensor& queries = {});
@@ -47,7 +48,7 @@ TORCH_MODULE(AlbertAttention);
 /// AlbertLayer: full_layer_layer_norm(ffn_output(act(ffn(a))) + a), a = attention(x).
 class AlbertLayerImpl : public torch::nn::Module {
  public:
-  explicit AlbertLayerImpl(const BertOptions& options);
+  explicit AlbertLayerImpl(const EncoderConfig& options);
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
                         const torch::Tensor& queries = {});
   /// The layer on a batch's real tokens x (N, H) (models/packing.h) -> (N, H).
@@ -62,18 +63,18 @@ TORCH_MODULE(AlbertLayer);
 /// AlbertLayerGroup: `albert_layers` (inner_group_num layers).
 class AlbertLayerGroupImpl : public torch::nn::Module {
  public:
-  explicit AlbertLayerGroupImpl(const BertOptions& options);
+  explicit AlbertLayerGroupImpl(const EncoderConfig& options);
   torch::nn::ModuleList albert_layers{nullptr};
 };
 TORCH_MODULE(AlbertLayerGroup);
 
 class AlbertTransformerImpl : public torch::nn::Module {
  public:
-  explicit AlbertTransformerImpl(const BertOptions& options);
+  explicit AlbertTransformerImpl(const EncoderConfig& options);
   /// first_token_only: the last layer computes position 0 alone (B, 1, H).
   torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& additive_mask,
                         bool first_token_only = false);
-  BertOptions options;
+  EncoderConfig options;
   torch::nn::Linear embedding_hidden_mapping_in{nullptr};
   torch::nn::ModuleList albert_layer_groups{nullptr};
 };
@@ -81,26 +82,27 @@ TORCH_MODULE(AlbertTransformer);
 
 class AlbertModelImpl : public EncoderModel {
  public:
-  AlbertModelImpl(BertOptions options, bool add_pooling_layer);
+  AlbertModelImpl(EncoderConfig options, bool add_pooling_layer);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
                        bool first_token_only) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
-  const BertOptions& encoder_options() const override { return options; }
+  const EncoderConfig& encoder_options() const override { return options; }
 
-  BertOptions options;
+  EncoderConfig options;
   BertEmbeddings embeddings{nullptr};
   AlbertTransformer encoder{nullptr};
   torch::nn::Linear pooler{nullptr};  // null without a pooling layer
 };
 
-std::shared_ptr<EncoderModel> make_albert_encoder(const BertOptions& options, bool add_pooling_layer);
+std::shared_ptr<EncoderModel> make_albert_encoder(const EncoderConfig& options, bool add_pooling_layer);
 std::unique_ptr<LmHead> make_albert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
-void read_albert_config(const HfJson& config, BertOptions& options);
-void write_albert_config(const BertOptions& options, nlohmann::json& config);
 /// check_bert_config, and num_hidden_groups at most num_hidden_layers.
-void check_albert_config(const HfJson& config, const BertOptions& options);
+void check_albert_config(const HfJson& config, const EncoderConfig& options);
 /// The embeddings (embedding_size wide), `embedding_hidden_mapping_in` and each group's layers.
-std::vector<SizedTensor> albert_sized_tensors(const BertOptions& options);
+std::vector<SizedTensor> albert_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture albert_architecture();
 
 }  // namespace unif::models

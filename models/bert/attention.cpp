@@ -4,12 +4,12 @@
 
 #include <cmath>
 
-#include "models/bert/linear.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
 
-BertSelfAttentionImpl::BertSelfAttentionImpl(BertOptions options_) : options(std::move(options_)) {
+BertSelfAttentionImpl::BertSelfAttentionImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   reset();
 }
@@ -43,7 +43,7 @@ torch::Tensor BertSelfAttentionImpl::forward(const torch::Tensor& hidden, const 
                               linear(value, hidden), options.num_attention_heads(), additive_mask, dropout);
 }
 
-BertSelfOutputImpl::BertSelfOutputImpl(BertOptions options_) : options(std::move(options_)) {
+BertSelfOutputImpl::BertSelfOutputImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   reset();
 }
@@ -60,7 +60,7 @@ torch::Tensor BertSelfOutputImpl::forward(const torch::Tensor& hidden, const tor
   return layer_norm(dropout(linear(dense, hidden)) + input);
 }
 
-BertAttentionImpl::BertAttentionImpl(BertOptions options_) : options(std::move(options_)) {
+BertAttentionImpl::BertAttentionImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   reset();
 }

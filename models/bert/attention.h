@@ -2,20 +2,20 @@
 // (dense, dropout, residual LayerNorm) and BertAttention (self + output). Absolute positions only;
 // no cross-attention, no key/value cache.
 #pragma once
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 
 namespace unif::models {
 
 class BertSelfAttentionImpl : public torch::nn::Cloneable<BertSelfAttentionImpl> {
  public:
-  explicit BertSelfAttentionImpl(BertOptions options);
+  explicit BertSelfAttentionImpl(EncoderConfig options);
   void reset() override;
 
   /// hidden (B, L, H); additive_mask (B, 1, 1, L): 0 for real tokens, finfo(float).min for padding
@@ -25,7 +25,7 @@ class BertSelfAttentionImpl : public torch::nn::Cloneable<BertSelfAttentionImpl>
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {},
                         const torch::Tensor& queries = {});
 
-  BertOptions options;
+  EncoderConfig options;
   torch::nn::Linear query{nullptr}, key{nullptr}, value{nullptr};  // (H, H) each
   Dropout dropout{nullptr};                                        // attention_probs_dropout_prob
 };
@@ -39,12 +39,12 @@ torch::Tensor multi_head_attention(const torch::Tensor& q, const torch::Tensor& 
 
 class BertSelfOutputImpl : public torch::nn::Cloneable<BertSelfOutputImpl> {
  public:
-  explicit BertSelfOutputImpl(BertOptions options);
+  explicit BertSelfOutputImpl(EncoderConfig options);
   void reset() override;
   /// LayerNorm(dropout(dense(hidden)) + input). All (B, L, H).
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& input);
 
-  BertOptions options;
+  EncoderConfig options;
   torch::nn::Linear dense{nullptr};
   torch::nn::LayerNorm layer_norm{nullptr};  // registered as "LayerNorm"
   Dropout dropout{nullptr};
@@ -53,14 +53,14 @@ TORCH_MODULE(BertSelfOutput);
 
 class BertAttentionImpl : public torch::nn::Cloneable<BertAttentionImpl> {
  public:
-  explicit BertAttentionImpl(BertOptions options);
+  explicit BertAttentionImpl(EncoderConfig options);
   void reset() override;
   /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H); with `queries` (B, Lq, H) (see
   /// BertSelfAttention) -> (B, Lq, H), the residual taken from `queries`.
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask = {},
                         const torch::Tensor& queries = {});
 
-  BertOptions options;
+  EncoderConfig options;
   BertSelfAttention self{nullptr};  // registered as "self"
   BertSelfOutput output{nullptr};
 };

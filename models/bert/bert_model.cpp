@@ -4,12 +4,12 @@
 #include <limits>
 #include <stdexcept>
 
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 
 namespace unif::models {
 
-BertPoolerImpl::BertPoolerImpl(BertOptions options_) : options(std::move(options_)) {
+BertPoolerImpl::BertPoolerImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   reset();
 }
@@ -29,7 +29,7 @@ torch::Tensor extended_attention_mask(const torch::Tensor& attention_mask, torch
   return (1.0 - mask) * lowest;
 }
 
-BertModelImpl::BertModelImpl(BertOptions options_, bool add_pooling_layer_)
+BertModelImpl::BertModelImpl(EncoderConfig options_, bool add_pooling_layer_)
     : options(std::move(options_)), add_pooling_layer(add_pooling_layer_) {
   options.validate();
   reset();

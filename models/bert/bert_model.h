@@ -3,7 +3,7 @@
 // `pooler.dense.bias`, ...). Heads (models/heads/) register it as "bert".
 //
 // Example:
-//   BertOptions opt; opt.vocab_size(21128).hidden_size(32).num_hidden_layers(2).num_attention_heads(4);
+//   EncoderConfig opt; opt.vocab_size(21128).hidden_size(32).num_hidden_layers(2).num_attention_heads(4);
 //   BertModel bert(opt);
 //   auto out = bert->forward(input_ids, token_type_ids, attention_mask);  // out.last_hidden_state (B, L, H)
 #pragma once
@@ -14,7 +14,7 @@
 
 #include "models/bert/embeddings.h"
 #include "models/bert/encoder.h"
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 
 namespace unif::models {
@@ -22,11 +22,11 @@ namespace unif::models {
 /// BertPooler: tanh(dense(hidden[:, 0])), the [CLS] representation. (B, L, H) -> (B, H).
 class BertPoolerImpl : public torch::nn::Cloneable<BertPoolerImpl> {
  public:
-  explicit BertPoolerImpl(BertOptions options);
+  explicit BertPoolerImpl(EncoderConfig options);
   void reset() override;
   torch::Tensor forward(const torch::Tensor& hidden);
 
-  BertOptions options;
+  EncoderConfig options;
   torch::nn::Linear dense{nullptr};  // (H, H)
 };
 TORCH_MODULE(BertPooler);
@@ -39,14 +39,14 @@ torch::Tensor extended_attention_mask(const torch::Tensor& attention_mask, torch
 class BertModelImpl : public EncoderModel {
  public:
   /// Builds and initialises (init_bert_weights) the model; throws std::invalid_argument on bad options.
-  explicit BertModelImpl(BertOptions options, bool add_pooling_layer = true);
+  explicit BertModelImpl(EncoderConfig options, bool add_pooling_layer = true);
   void reset();
 
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
                        bool first_token_only) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
-  const BertOptions& encoder_options() const override { return options; }
+  const EncoderConfig& encoder_options() const override { return options; }
 
   /// Give input_ids (B, L) int64 or inputs_embeds (B, L, H) (replaces word_embeddings(input_ids));
   /// token_type_ids (B, L) default zeros; attention_mask (B, L) 1/0, default ones.
@@ -58,7 +58,7 @@ class BertModelImpl : public EncoderModel {
                           const torch::Tensor& attention_mask = {}, const torch::Tensor& inputs_embeds = {},
                           bool first_token_only = false);
 
-  BertOptions options;
+  EncoderConfig options;
   bool add_pooling_layer;
   BertEmbeddings embeddings{nullptr};
   BertEncoder encoder{nullptr};

@@ -6,7 +6,7 @@
 
 namespace unif::models {
 
-BertEmbeddingsImpl::BertEmbeddingsImpl(BertOptions options_, bool token_types_)
+BertEmbeddingsImpl::BertEmbeddingsImpl(EncoderConfig options_, bool token_types_)
     : options(std::move(options_)), token_types(token_types_) {
   options.validate();
   reset();

@@ -5,7 +5,7 @@
 
 namespace unif::models {
 
-BertEncoderImpl::BertEncoderImpl(BertOptions options_) : options(std::move(options_)) {
+BertEncoderImpl::BertEncoderImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   reset();
 }

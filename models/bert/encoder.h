@@ -7,20 +7,20 @@
 #include <torch/types.h>
 
 #include "models/bert/layer.h"
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 
 namespace unif::models {
 
 class BertEncoderImpl : public torch::nn::Cloneable<BertEncoderImpl> {
  public:
-  explicit BertEncoderImpl(BertOptions options);
+  explicit BertEncoderImpl(EncoderConfig options);
   void reset() override;
   /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H). With first_token_only the last
   /// layer computes position 0 alone (every position still a key and value there) -> (B, 1, H),
   /// equal to the full output's first position: all that the pooler reads.
   torch::Tensor forward(torch::Tensor hidden, const torch::Tensor& additive_mask = {}, bool first_token_only = false);
 
-  BertOptions options;
+  EncoderConfig options;
   torch::nn::ModuleList layer{nullptr};  // num_hidden_layers x BertLayer
 };
 TORCH_MODULE(BertEncoder);

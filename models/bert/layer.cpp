@@ -1,14 +1,14 @@
 // One BERT transformer block: see layer.h.
 #include "models/bert/layer.h"
 
-#include "models/bert/activations.h"
+#include "models/layers/activations.h"
 #include "models/bert/attention.h"
 #include "models/packing.h"
-#include "models/bert/linear.h"
+#include "models/layers/linear.h"
 
 namespace unif::models {
 
-BertIntermediateImpl::BertIntermediateImpl(BertOptions options_) : options(std::move(options_)) {
+BertIntermediateImpl::BertIntermediateImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   reset();
 }
@@ -20,7 +20,7 @@ void BertIntermediateImpl::reset() {
 
 torch::Tensor BertIntermediateImpl::forward(const torch::Tensor& hidden) { return act(linear(dense, hidden)); }
 
-BertOutputImpl::BertOutputImpl(BertOptions options_) : options(std::move(options_)) {
+BertOutputImpl::BertOutputImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   reset();
 }
@@ -37,7 +37,7 @@ torch::Tensor BertOutputImpl::forward(const torch::Tensor& hidden, const torch::
   return layer_norm(dropout(linear(dense, hidden)) + input);
 }
 
-BertLayerImpl::BertLayerImpl(BertOptions options_) : options(std::move(options_)) {
+BertLayerImpl::BertLayerImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   reset();
 }

@@ -1,7 +1,7 @@
 // One transformer block of BERT as HF: BertIntermediate (dense + hidden_act), BertOutput (dense,
 // dropout, residual LayerNorm) and BertLayer (attention, intermediate, output).
 #pragma once
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include <functional>
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/linear.h>
@@ -10,7 +10,7 @@
 #include <torch/types.h>
 
 #include "models/bert/attention.h"
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 
 namespace unif::models {
 
@@ -18,12 +18,12 @@ struct Packing;
 
 class BertIntermediateImpl : public torch::nn::Cloneable<BertIntermediateImpl> {
  public:
-  explicit BertIntermediateImpl(BertOptions options);
+  explicit BertIntermediateImpl(EncoderConfig options);
   void reset() override;
   /// (B, L, H) -> (B, L, I)
   torch::Tensor forward(const torch::Tensor& hidden);
 
-  BertOptions options;
+  EncoderConfig options;
   torch::nn::Linear dense{nullptr};  // (I, H)
   std::function<torch::Tensor(const torch::Tensor&)> act;
 };
@@ -31,12 +31,12 @@ TORCH_MODULE(BertIntermediate);
 
 class BertOutputImpl : public torch::nn::Cloneable<BertOutputImpl> {
  public:
-  explicit BertOutputImpl(BertOptions options);
+  explicit BertOutputImpl(EncoderConfig options);
   void reset() override;
   /// LayerNorm(dropout(dense(hidden)) + input): hidden (B, L, I), input (B, L, H) -> (B, L, H).
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& input);
 
-  BertOptions options;
+  EncoderConfig options;
   torch::nn::Linear dense{nullptr};          // (H, I)
   torch::nn::LayerNorm layer_norm{nullptr};  // registered as "LayerNorm"
   Dropout dropout{nullptr};
@@ -45,7 +45,7 @@ TORCH_MODULE(BertOutput);
 
 class BertLayerImpl : public torch::nn::Cloneable<BertLayerImpl> {
  public:
-  explicit BertLayerImpl(BertOptions options);
+  explicit BertLayerImpl(EncoderConfig options);
   void reset() override;
   /// hidden (B, L, H), additive_mask (B, 1, 1, L) -> (B, L, H); with `queries` (B, Lq, H) the
   /// block's output at those positions only, (B, Lq, H) (BertSelfAttention).
@@ -55,7 +55,7 @@ class BertLayerImpl : public torch::nn::Cloneable<BertLayerImpl> {
   /// rectangle with additive_mask (B, 1, 1, L) -> (N, H).
   torch::Tensor forward_packed(const torch::Tensor& x, const Packing& packing, const torch::Tensor& additive_mask);
 
-  BertOptions options;
+  EncoderConfig options;
   BertAttention attention{nullptr};
   BertIntermediate intermediate{nullptr};
   BertOutput output{nullptr};

@@ -9,14 +9,14 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 
 namespace unif::models {
 
 /// cls.predictions.transform: dense → act → LayerNorm.
 class MlmTransformImpl : public torch::nn::Module {
  public:
-  explicit MlmTransformImpl(const BertOptions& options);
+  explicit MlmTransformImpl(const EncoderConfig& options);
   torch::Tensor forward(const torch::Tensor& hidden);
   torch::nn::Linear dense{nullptr};
   torch::nn::LayerNorm layer_norm{nullptr};  // "LayerNorm"
@@ -29,7 +29,7 @@ TORCH_MODULE(MlmTransform);
 /// cls.predictions: transform + the output bias (V).
 class MlmPredictionsImpl : public torch::nn::Module {
  public:
-  explicit MlmPredictionsImpl(const BertOptions& options);
+  explicit MlmPredictionsImpl(const EncoderConfig& options);
   MlmTransform transform{nullptr};
   torch::Tensor bias;
 };
@@ -38,7 +38,7 @@ TORCH_MODULE(MlmPredictions);
 /// cls (BertOnlyMLMHead).
 class MlmHeadImpl : public torch::nn::Module {
  public:
-  explicit MlmHeadImpl(const BertOptions& options);
+  explicit MlmHeadImpl(const EncoderConfig& options);
   MlmPredictions predictions{nullptr};
 };
 TORCH_MODULE(MlmHead);

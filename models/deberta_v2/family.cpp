@@ -8,16 +8,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/activations.h"
+#include "models/layers/activations.h"
 #include "models/bert/family.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
+#include "models/bert/fields.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 
 namespace unif::models {
 
 namespace {
+
+const DebertaV2Config& deberta(const EncoderConfig& c) { return c.family<DebertaV2Config>(); }
 
 torch::nn::LayerNorm layer_norm(int64_t width, double eps) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(eps));
@@ -27,9 +31,9 @@ bool has(const std::vector<std::string>& list, const char* what) {
   return std::find(list.begin(), list.end(), what) != list.end();
 }
 
-bool rel_layer_norm(const BertOptions& o) {
+bool rel_layer_norm(const EncoderConfig& o) {
   // HF: [x.strip() for x in norm_rel_ebd.lower().split("|")] contains "layer_norm".
-  std::string s = o.norm_rel_ebd();
+  std::string s = deberta(o).norm_rel_ebd();
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   size_t start = 0;
   while (start <= s.size()) {
@@ -43,8 +47,8 @@ bool rel_layer_norm(const BertOptions& o) {
   return false;
 }
 
-int64_t max_relative(const BertOptions& o) {
-  return o.max_relative_positions() < 1 ? o.max_position_embeddings() : o.max_relative_positions();
+int64_t max_relative(const EncoderConfig& o) {
+  return deberta(o).max_relative_positions() < 1 ? o.max_position_embeddings() : deberta(o).max_relative_positions();
 }
 
 // HF's transpose_for_scores: (B, L, heads·d) -> (B·heads, L, d).
@@ -88,13 +92,13 @@ torch::Tensor build_relative_position(int64_t length, int64_t bucket_size, int64
 
 // ------------------------------------------------------------------------------------------ embeddings
 
-DebertaV2EmbeddingsImpl::DebertaV2EmbeddingsImpl(const BertOptions& o) {
+DebertaV2EmbeddingsImpl::DebertaV2EmbeddingsImpl(const EncoderConfig& o) {
   const int64_t e = o.embedding_width();
   word_embeddings = register_module(
       "word_embeddings",
       torch::nn::Embedding(
           torch::nn::EmbeddingOptions(o.vocab_size(), e).padding_idx(o.pad_token_id()).sparse(o.sparse_embeddings())));
-  if (o.position_biased_input())
+  if (deberta(o).position_biased_input())
     position_embeddings = register_module("position_embeddings", torch::nn::Embedding(o.max_position_embeddings(), e));
   if (o.type_vocab_size() > 0)
     token_type_embeddings = register_module("token_type_embeddings", torch::nn::Embedding(o.type_vocab_size(), e));
@@ -132,18 +136,18 @@ torch::Tensor DebertaV2EmbeddingsImpl::forward(const torch::Tensor& words, const
 
 // ------------------------------------------------------------------------------------------ attention
 
-DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const BertOptions& o)
+DisentangledSelfAttentionImpl::DisentangledSelfAttentionImpl(const EncoderConfig& o)
     : heads(o.num_attention_heads()),
-      relative_attention(o.relative_attention()),
-      share_att_key(o.share_att_key()),
-      c2p(has(o.pos_att_type(), "c2p")),
-      p2c(has(o.pos_att_type(), "p2c")) {
+      relative_attention(deberta(o).relative_attention()),
+      share_att_key(deberta(o).share_att_key()),
+      c2p(has(deberta(o).pos_att_type(), "c2p")),
+      p2c(has(deberta(o).pos_att_type(), "p2c")) {
   const int64_t h = o.hidden_size();
   query_proj = register_module("query_proj", torch::nn::Linear(h, h));
   key_proj = register_module("key_proj", torch::nn::Linear(h, h));
   value_proj = register_module("value_proj", torch::nn::Linear(h, h));
   if (relative_attention) {
-    pos_ebd_size = o.position_buckets() > 0 ? o.position_buckets() : max_relative(o);
+    pos_ebd_size = deberta(o).position_buckets() > 0 ? deberta(o).position_buckets() : max_relative(o);
     pos_dropout = register_module("pos_dropout", Dropout(o.hidden_dropout_prob()));
     if (!share_att_key) {
       if (c2p) pos_key_proj = register_module("pos_key_proj", torch::nn::Linear(h, h));
@@ -210,7 +214,7 @@ torch::Tensor DisentangledSelfAttentionImpl::disentangled_bias(const torch::Tens
   return score;
 }
 
-DebertaV2AttentionImpl::DebertaV2AttentionImpl(const BertOptions& o) {
+DebertaV2AttentionImpl::DebertaV2AttentionImpl(const EncoderConfig& o) {
   self = register_module("self", DisentangledSelfAttention(o));
   output = register_module("output", BertSelfOutput(o));
 }
@@ -220,7 +224,7 @@ torch::Tensor DebertaV2AttentionImpl::forward(const torch::Tensor& hidden, const
   return output(self(hidden, mask, relative_pos, rel_embeddings), hidden);
 }
 
-DebertaV2LayerImpl::DebertaV2LayerImpl(const BertOptions& o) {
+DebertaV2LayerImpl::DebertaV2LayerImpl(const EncoderConfig& o) {
   attention = register_module("attention", DebertaV2Attention(o));
   intermediate = register_module("intermediate", BertIntermediate(o));
   output = register_module("output", BertOutput(o));
@@ -234,11 +238,11 @@ torch::Tensor DebertaV2LayerImpl::forward(const torch::Tensor& hidden, const tor
 
 // ------------------------------------------------------------------------------------------ encoder
 
-DebertaV2EncoderImpl::DebertaV2EncoderImpl(const BertOptions& o) : options(o) {
+DebertaV2EncoderImpl::DebertaV2EncoderImpl(const EncoderConfig& o) : options(o) {
   layer = register_module("layer", torch::nn::ModuleList());
   for (int64_t i = 0; i < o.num_hidden_layers(); ++i) layer->push_back(DebertaV2Layer(o));
-  if (o.relative_attention()) {
-    const int64_t rows = 2 * (o.position_buckets() > 0 ? o.position_buckets() : max_relative(o));
+  if (deberta(o).relative_attention()) {
+    const int64_t rows = 2 * (deberta(o).position_buckets() > 0 ? deberta(o).position_buckets() : max_relative(o));
     rel_embeddings = register_module("rel_embeddings", torch::nn::Embedding(rows, o.hidden_size()));
   }
   if (rel_layer_norm(o))
@@ -250,9 +254,9 @@ torch::Tensor DebertaV2EncoderImpl::forward(const torch::Tensor& embedded, const
   const torch::Tensor ext = attention_mask.unsqueeze(1).unsqueeze(2);
   const torch::Tensor mask = (ext * ext.squeeze(-2).unsqueeze(-1)).to(torch::kBool);
   torch::Tensor relative_pos, rel;
-  if (options.relative_attention()) {
-    relative_pos =
-        build_relative_position(embedded.size(1), options.position_buckets(), max_relative(options), embedded.device());
+  if (deberta(options).relative_attention()) {
+    relative_pos = build_relative_position(embedded.size(1), deberta(options).position_buckets(), max_relative(options),
+                                           embedded.device());
     rel = rel_embeddings->weight;
     if (layer_norm) rel = layer_norm(rel);
   }
@@ -261,7 +265,7 @@ torch::Tensor DebertaV2EncoderImpl::forward(const torch::Tensor& embedded, const
   return x;
 }
 
-DebertaV2ModelImpl::DebertaV2ModelImpl(BertOptions options_) : options(std::move(options_)) {
+DebertaV2ModelImpl::DebertaV2ModelImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   embeddings = register_module("embeddings", DebertaV2Embeddings(options));
   encoder = register_module("encoder", DebertaV2Encoder(options));
@@ -286,10 +290,10 @@ namespace {
 // ContextPooler, registered as `pooler`: act(dense(dropout(hidden[:, 0]))).
 class ContextPoolerImpl : public torch::nn::Module {
  public:
-  explicit ContextPoolerImpl(const BertOptions& o) : act_(activation(o.pooler_hidden_act())) {
-    const int64_t p = o.pooler_hidden_size() > 0 ? o.pooler_hidden_size() : o.hidden_size();
+  explicit ContextPoolerImpl(const EncoderConfig& o) : act_(activation(deberta(o).pooler_hidden_act())) {
+    const int64_t p = deberta(o).pooler_hidden_size() > 0 ? deberta(o).pooler_hidden_size() : o.hidden_size();
     dense = register_module("dense", torch::nn::Linear(p, p));
-    dropout = register_module("dropout", Dropout(o.pooler_dropout()));
+    dropout = register_module("dropout", Dropout(deberta(o).pooler_dropout()));
   }
   torch::Tensor forward(const torch::Tensor& hidden) { return act_(linear(dense, dropout(hidden.select(1, 0)))); }
   torch::nn::Linear dense{nullptr};
@@ -303,7 +307,7 @@ TORCH_MODULE(ContextPooler);
 // DebertaV2ForSequenceClassification: pooler, dropout (cls_dropout, else hidden_dropout_prob), classifier.
 class DebertaSequenceHead : public SequenceHead {
  public:
-  DebertaSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels) {
+  DebertaSequenceHead(torch::nn::Module& owner, const EncoderConfig& o, int64_t num_labels) {
     pooler_ = owner.register_module("pooler", ContextPooler(o));
     dropout_ = owner.register_module(
         "dropout", Dropout(o.classifier_dropout() >= 0 ? o.classifier_dropout() : o.hidden_dropout_prob()));
@@ -324,7 +328,7 @@ class DebertaSequenceHead : public SequenceHead {
 // The MLM transform: dense(H, W) → hidden_act → LayerNorm(W).
 class DebertaTransformImpl : public torch::nn::Module {
  public:
-  DebertaTransformImpl(const BertOptions& o, int64_t width) : act_(activation(o.hidden_act())) {
+  DebertaTransformImpl(const EncoderConfig& o, int64_t width) : act_(activation(o.hidden_act())) {
     dense = register_module("dense", torch::nn::Linear(o.hidden_size(), width));
     layer_norm = register_module("LayerNorm", ::unif::models::layer_norm(width, o.layer_norm_eps()));
   }
@@ -340,7 +344,7 @@ TORCH_MODULE(DebertaTransform);
 // legacy: cls.predictions {transform, bias}; else lm_predictions.lm_head {dense, LayerNorm, bias}.
 class DebertaPredictionsImpl : public torch::nn::Module {
  public:
-  DebertaPredictionsImpl(const BertOptions& o, bool legacy) {
+  DebertaPredictionsImpl(const EncoderConfig& o, bool legacy) {
     if (legacy) {
       transform = register_module("transform", DebertaTransform(o, o.embedding_width()));
     } else {
@@ -360,8 +364,8 @@ TORCH_MODULE(DebertaPredictions);
 class DebertaLm : public LmHead {
  public:
   DebertaLm(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
-    const BertOptions& o = encoder.encoder_options();
-    if (o.legacy()) {
+    const EncoderConfig& o = encoder.encoder_options();
+    if (deberta(o).legacy()) {
       auto cls = owner.register_module("cls", std::make_shared<torch::nn::Module>());
       predictions_ = cls->register_module("predictions", DebertaPredictions(o, true));
       parent_ = cls;
@@ -388,11 +392,11 @@ class DebertaLm : public LmHead {
 
 }  // namespace
 
-std::shared_ptr<EncoderModel> make_deberta_v2_encoder(const BertOptions& options, bool /*add_pooling_layer*/) {
+std::shared_ptr<EncoderModel> make_deberta_v2_encoder(const EncoderConfig& options, bool /*add_pooling_layer*/) {
   return std::make_shared<DebertaV2ModelImpl>(options);
 }
 
-std::unique_ptr<SequenceHead> make_deberta_v2_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_deberta_v2_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                             int64_t num_labels) {
   return std::make_unique<DebertaSequenceHead>(owner, options, num_labels);
 }
@@ -403,31 +407,25 @@ std::unique_ptr<LmHead> make_deberta_v2_lm_head(torch::nn::Module& owner, Encode
 
 // ------------------------------------------------------------------------------------------ config.json
 
-void read_deberta_v2_config(const HfJson& r, BertOptions& o) {
-  // DebertaV2Config's defaults where BertConfig's differ (and HF's getattr defaults of the keys it
-  // does not declare: position_buckets -1, share_att_key false, norm_rel_ebd "none").
-  o.vocab_size(128100).hidden_size(1536).num_hidden_layers(24).num_attention_heads(24).intermediate_size(6144);
-  o.type_vocab_size(0).layer_norm_eps(1e-7);
-  o.relative_attention(false).max_relative_positions(-1).position_buckets(-1).pos_att_type({});
-  o.share_att_key(false).norm_rel_ebd("none").position_biased_input(true);
-  o.pooler_hidden_size(-1).pooler_hidden_act("gelu").pooler_dropout(0.0).legacy(true);
-  read_bert_config(r, o);
-  r.size("embedding_size", [&](int64_t v) { o.embedding_size(v); });
-  r.boolean("relative_attention", [&](bool v) { o.relative_attention(v); });
-  // max_relative_positions < 1: max_position_embeddings; position_buckets <= 0: no buckets.
-  const int64_t no_min = std::numeric_limits<int64_t>::min();
-  r.integer_in("max_relative_positions", no_min, BertOptions::kMaxSize,
-               [&](int64_t v) { o.max_relative_positions(v); });
-  r.integer_in("position_buckets", no_min, BertOptions::kMaxSize, [&](int64_t v) { o.position_buckets(v); });
-  r.boolean("share_att_key", [&](bool v) { o.share_att_key(v); });
-  r.string("norm_rel_ebd", [&](const std::string& v) { o.norm_rel_ebd(v); });
-  r.boolean("position_biased_input", [&](bool v) { o.position_biased_input(v); });
-  r.integer("pooler_hidden_size", [&](int64_t v) { o.pooler_hidden_size(v); });
-  r.string("pooler_hidden_act", [&](const std::string& v) { o.pooler_hidden_act(v); });
-  r.probability("pooler_dropout", [&](double v) { o.pooler_dropout(v); });
-  r.boolean("legacy", [&](bool v) { o.legacy(v); });
-  r.probability(
-      "cls_dropout", [&](double v) { o.classifier_dropout(v); }, /*nullable=*/true, -1.0);
+namespace {
+
+void erase_position_embedding_type(const EncoderConfig& /*c*/, nlohmann::json& j) {
+  j.erase("position_embedding_type");
+}
+
+void write_embedding_size(const EncoderConfig& c, nlohmann::json& j) {
+  if (c.embedding_width() != c.hidden_size()) j["embedding_size"] = c.embedding_width();
+}
+
+void write_pooler_hidden_size(const EncoderConfig& c, nlohmann::json& j) {
+  j["pooler_hidden_size"] = deberta(c).pooler_hidden_size() > 0 ? deberta(c).pooler_hidden_size() : c.hidden_size();
+}
+
+void write_cls_dropout(const EncoderConfig& c, nlohmann::json& j) {
+  if (c.classifier_dropout() >= 0) j["cls_dropout"] = c.classifier_dropout();
+}
+
+void read_pos_att_type(const HfJson& r, EncoderConfig& c) {
   if (const auto* v = r.find("pos_att_type"); v != nullptr && !v->is_null()) {
     // A list, or HF's older "p2c|c2p" string.
     std::vector<std::string> types;
@@ -453,33 +451,79 @@ void read_deberta_v2_config(const HfJson& r, BertOptions& o) {
     }
     for (const auto& t : types)
       if (t != "c2p" && t != "p2c") r.fail("pos_att_type", "only \"c2p\" and \"p2c\" are supported, got \"" + t + "\"");
-    o.pos_att_type(types);
+    c.family<DebertaV2Config>().pos_att_type(types);
   }
-  if (const auto* v = r.find("conv_kernel_size"); v != nullptr && v->is_number() && v->get<double>() > 0)
-    r.fail("conv_kernel_size", "DeBERTa-v2's convolution layer (conv_kernel_size > 0) is not supported");
-  for (const auto& [key, act] : {std::pair<const char*, std::string>{"pooler_hidden_act", o.pooler_hidden_act()}})
-    if (act != "gelu" && act != "gelu_new" && act != "relu")
-      r.fail(key, "must be gelu, gelu_new or relu, got \"" + act + "\"");
 }
 
-void check_deberta_v2_config(const HfJson& r, const BertOptions& o) {
+void write_pos_att_type(const EncoderConfig& c, nlohmann::json& j) { j["pos_att_type"] = deberta(c).pos_att_type(); }
+
+void refuse_conv_layer(const HfJson& r, EncoderConfig& /*c*/) {
+  if (const auto* v = r.find("conv_kernel_size"); v != nullptr && v->is_number() && v->get<double>() > 0)
+    r.fail("conv_kernel_size", "DeBERTa-v2's convolution layer (conv_kernel_size > 0) is not supported");
+}
+
+// The pooler's activation, checked once every key is read (its default too).
+void check_pooler_hidden_act(const HfJson& r, EncoderConfig& c) {
+  const std::string& act = deberta(c).pooler_hidden_act();
+  if (act != "gelu" && act != "gelu_new" && act != "relu")
+    r.fail("pooler_hidden_act", "must be gelu, gelu_new or relu, got \"" + act + "\"");
+}
+
+struct DebertaV2Fields {
+  // DebertaV2Config's defaults where BertConfig's differ (DebertaV2Config: its own fields').
+  static void defaults(EncoderConfig& c) {
+    c.vocab_size(128100).hidden_size(1536).num_hidden_layers(24).num_attention_heads(24).intermediate_size(6144);
+    c.type_vocab_size(0).layer_norm_eps(1e-7);
+    c.family<DebertaV2Config>() = DebertaV2Config();
+  }
+  template <class V>
+  static void visit(V& v) {
+    using namespace hf_fields;
+    using D = DebertaV2Config;
+    BertFields::visit_common(v);
+    // BertConfig's keys DeBERTa's file does not have: read (as BERT's), left out of the file.
+    v("classifier_dropout", UNIF_HF_FIELD(classifier_dropout), kNullableProbability, kErased);
+    v.custom("position_embedding_type", read_absolute_positions, erase_position_embedding_type);
+    v("embedding_size", UNIF_HF_FIELD(embedding_size), kSize, WriteBy{write_embedding_size});
+    v("relative_attention", UNIF_HF_FAMILY_FIELD(D, relative_attention));
+    // max_relative_positions < 1: max_position_embeddings; position_buckets <= 0: no buckets.
+    v("max_relative_positions", UNIF_HF_FAMILY_FIELD(D, max_relative_positions),
+      IntegerAtMost{EncoderConfig::kMaxSize});
+    v("position_buckets", UNIF_HF_FAMILY_FIELD(D, position_buckets), IntegerAtMost{EncoderConfig::kMaxSize});
+    v("share_att_key", UNIF_HF_FAMILY_FIELD(D, share_att_key));
+    v("norm_rel_ebd", UNIF_HF_FAMILY_FIELD(D, norm_rel_ebd));
+    v("position_biased_input", UNIF_HF_FAMILY_FIELD(D, position_biased_input));
+    v("pooler_hidden_size", UNIF_HF_FAMILY_FIELD(D, pooler_hidden_size), WriteBy{write_pooler_hidden_size});
+    v("pooler_hidden_act", UNIF_HF_FAMILY_FIELD(D, pooler_hidden_act));
+    v("pooler_dropout", UNIF_HF_FAMILY_FIELD(D, pooler_dropout), kProbability);
+    v("legacy", UNIF_HF_FAMILY_FIELD(D, legacy));
+    v("cls_dropout", UNIF_HF_FIELD(classifier_dropout), kNullableProbability, WriteBy{write_cls_dropout});
+    v.custom("pos_att_type", read_pos_att_type, write_pos_att_type);
+    v.custom("conv_kernel_size", refuse_conv_layer, nullptr);
+    v.custom("pooler_hidden_act", check_pooler_hidden_act, nullptr);
+  }
+};
+
+}  // namespace
+
+void check_deberta_v2_config(const HfJson& r, const EncoderConfig& o) {
   check_bert_relations(r, o);
   if (const auto* v = r.find("attention_head_size"); v != nullptr && !v->is_null()) {
     if (!v->is_number_integer() || o.num_attention_heads() <= 0 ||
         v->get<int64_t>() * o.num_attention_heads() != o.hidden_size())
       r.fail("attention_head_size", "only hidden_size / num_attention_heads is supported");
   }
-  if (o.pooler_hidden_size() > 0 && o.pooler_hidden_size() != o.hidden_size())
+  if (deberta(o).pooler_hidden_size() > 0 && deberta(o).pooler_hidden_size() != o.hidden_size())
     r.fail("pooler_hidden_size", "must equal hidden_size (" + std::to_string(o.hidden_size()) +
                                      "): HF's classifier reads hidden_size features");
 }
 
-std::vector<SizedTensor> deberta_v2_sized_tensors(const BertOptions& o) {
+std::vector<SizedTensor> deberta_v2_sized_tensors(const EncoderConfig& o) {
   const int64_t e = o.embedding_width(), h = o.hidden_size(), i = o.intermediate_size();
   const auto l = static_cast<double>(o.num_hidden_layers());
   const std::string width = o.embedding_size() > 0 ? "embedding_size" : "hidden_size";
   std::vector<SizedTensor> t{{"embeddings.word_embeddings.weight", {o.vocab_size(), e}, "vocab_size, " + width}};
-  if (o.position_biased_input())
+  if (deberta(o).position_biased_input())
     t.push_back({"embeddings.position_embeddings.weight",
                  {o.max_position_embeddings(), e},
                  "max_position_embeddings, " + width});
@@ -487,13 +531,14 @@ std::vector<SizedTensor> deberta_v2_sized_tensors(const BertOptions& o) {
     t.push_back({"embeddings.token_type_embeddings.weight", {o.type_vocab_size(), e}, "type_vocab_size, " + width});
   if (e != h) t.push_back({"embeddings.embed_proj.weight", {h, e}, "hidden_size, embedding_size"});
   double projections = 4;  // query, key, value, output
-  if (o.relative_attention()) {
-    const std::string span = o.position_buckets() > 0          ? "position_buckets"
-                             : o.max_relative_positions() >= 1 ? "max_relative_positions"
-                                                               : "max_position_embeddings";
-    const int64_t rows = 2 * (o.position_buckets() > 0 ? o.position_buckets() : max_relative(o));
+  if (deberta(o).relative_attention()) {
+    const std::string span = deberta(o).position_buckets() > 0          ? "position_buckets"
+                             : deberta(o).max_relative_positions() >= 1 ? "max_relative_positions"
+                                                                        : "max_position_embeddings";
+    const int64_t rows = 2 * (deberta(o).position_buckets() > 0 ? deberta(o).position_buckets() : max_relative(o));
     t.push_back({"encoder.rel_embeddings.weight", {rows, h}, "2 x " + span + ", hidden_size"});
-    if (!o.share_att_key()) projections += has(o.pos_att_type(), "c2p") + has(o.pos_att_type(), "p2c");
+    if (!deberta(o).share_att_key())
+      projections += has(deberta(o).pos_att_type(), "c2p") + has(deberta(o).pos_att_type(), "p2c");
   }
   t.push_back(
       {"encoder.layer.0.attention.self.query_proj.weight", {h, h}, "hidden_size, hidden_size", projections * l});
@@ -502,23 +547,30 @@ std::vector<SizedTensor> deberta_v2_sized_tensors(const BertOptions& o) {
   return t;
 }
 
-void write_deberta_v2_config(const BertOptions& o, nlohmann::json& j) {
-  write_bert_config(o, j);
-  j.erase("classifier_dropout");
-  j.erase("position_embedding_type");
-  if (o.embedding_width() != o.hidden_size()) j["embedding_size"] = o.embedding_width();
-  j["relative_attention"] = o.relative_attention();
-  j["max_relative_positions"] = o.max_relative_positions();
-  j["position_buckets"] = o.position_buckets();
-  j["pos_att_type"] = o.pos_att_type();
-  j["share_att_key"] = o.share_att_key();
-  j["norm_rel_ebd"] = o.norm_rel_ebd();
-  j["position_biased_input"] = o.position_biased_input();
-  j["pooler_hidden_size"] = o.pooler_hidden_size() > 0 ? o.pooler_hidden_size() : o.hidden_size();
-  j["pooler_hidden_act"] = o.pooler_hidden_act();
-  j["pooler_dropout"] = o.pooler_dropout();
-  j["legacy"] = o.legacy();
-  if (o.classifier_dropout() >= 0) j["cls_dropout"] = o.classifier_dropout();
+Architecture deberta_v2_architecture() {
+  Architecture a;
+  a.model_type = "deberta-v2";
+  a.class_prefix = "DebertaV2";
+  a.encoder_name = "deberta";
+  a.tokenizer = TokenizerKind::SentencePieceDeberta;
+  a.positions = PositionScheme::Relative;
+  a.token_type_ids = true;
+  a.sequence_pooler = false;
+  a.make_encoder = make_deberta_v2_encoder;
+  a.make_sequence_head = make_deberta_v2_sequence_head;
+  a.make_lm_head = make_deberta_v2_lm_head;
+  a.tied_keys = {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"};
+  a.check_config = check_deberta_v2_config;
+  a.sized_tensors = deberta_v2_sized_tensors;
+  a.layers.embeddings = {"embeddings."};
+  a.layers.layers = "encoder.layer.";
+  // The relative-position table and its norm: every layer reads them, from the first on (not the input
+  // embeddings: training.freeze.embeddings leaves them).
+  a.layers.with_first_layer = {"encoder.rel_embeddings.", "encoder.LayerNorm."};
+  a.read_config = read_hf_fields<DebertaV2Fields>;
+  a.write_config = write_hf_fields<DebertaV2Fields>;
+  a.config_keys = hf_field_keys<DebertaV2Fields>;
+  return a;
 }
 
 }  // namespace unif::models

@@ -30,9 +30,10 @@
 
 #include "models/architectures.h"
 #include "models/bert/attention.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/bert/layer.h"
-#include "models/bert/options.h"
+#include "models/deberta_v2/config.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 
 namespace unif::models {
@@ -41,7 +42,7 @@ class HfJson;
 
 class DebertaV2EmbeddingsImpl : public torch::nn::Module {
  public:
-  explicit DebertaV2EmbeddingsImpl(const BertOptions& options);
+  explicit DebertaV2EmbeddingsImpl(const EncoderConfig& options);
   /// words (B, L, E) = word_embeddings(input_ids) (+ delta); mask (B, L) 1/0.
   torch::Tensor forward(const torch::Tensor& words, const torch::Tensor& token_type_ids, const torch::Tensor& mask);
   torch::nn::Embedding word_embeddings{nullptr}, position_embeddings{nullptr}, token_type_embeddings{nullptr};
@@ -54,7 +55,7 @@ TORCH_MODULE(DebertaV2Embeddings);
 /// DisentangledSelfAttention (registered as `self`).
 class DisentangledSelfAttentionImpl : public torch::nn::Module {
  public:
-  explicit DisentangledSelfAttentionImpl(const BertOptions& options);
+  explicit DisentangledSelfAttentionImpl(const EncoderConfig& options);
   /// hidden (B, L, H); mask (B, 1, L, L) bool; relative_pos (L, L) int64; rel_embeddings (2S', H)
   /// (undefined without relative attention) -> the context (B, L, H).
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& mask, const torch::Tensor& relative_pos,
@@ -78,7 +79,7 @@ TORCH_MODULE(DisentangledSelfAttention);
 /// dropout, residual LayerNorm).
 class DebertaV2AttentionImpl : public torch::nn::Module {
  public:
-  explicit DebertaV2AttentionImpl(const BertOptions& options);
+  explicit DebertaV2AttentionImpl(const EncoderConfig& options);
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& mask, const torch::Tensor& relative_pos,
                         const torch::Tensor& rel_embeddings);
   DisentangledSelfAttention self{nullptr};
@@ -90,7 +91,7 @@ TORCH_MODULE(DebertaV2Attention);
 /// residual LayerNorm), BERT's modules for the last two.
 class DebertaV2LayerImpl : public torch::nn::Module {
  public:
-  explicit DebertaV2LayerImpl(const BertOptions& options);
+  explicit DebertaV2LayerImpl(const EncoderConfig& options);
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& mask, const torch::Tensor& relative_pos,
                         const torch::Tensor& rel_embeddings);
   DebertaV2Attention attention{nullptr};
@@ -101,10 +102,10 @@ TORCH_MODULE(DebertaV2Layer);
 
 class DebertaV2EncoderImpl : public torch::nn::Module {
  public:
-  explicit DebertaV2EncoderImpl(const BertOptions& options);
+  explicit DebertaV2EncoderImpl(const EncoderConfig& options);
   /// embedded (B, L, H), attention_mask (B, L) 1/0 -> (B, L, H).
   torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& attention_mask);
-  BertOptions options;
+  EncoderConfig options;
   torch::nn::ModuleList layer{nullptr};
   torch::nn::Embedding rel_embeddings{nullptr};  // with relative_attention
   torch::nn::LayerNorm layer_norm{nullptr};      // "LayerNorm", with norm_rel_ebd layer_norm
@@ -113,14 +114,14 @@ TORCH_MODULE(DebertaV2Encoder);
 
 class DebertaV2ModelImpl : public EncoderModel {
  public:
-  explicit DebertaV2ModelImpl(BertOptions options);
+  explicit DebertaV2ModelImpl(EncoderConfig options);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
                        bool first_token_only) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
-  const BertOptions& encoder_options() const override { return options; }
+  const EncoderConfig& encoder_options() const override { return options; }
 
-  BertOptions options;
+  EncoderConfig options;
   DebertaV2Embeddings embeddings{nullptr};
   DebertaV2Encoder encoder{nullptr};
 };
@@ -132,14 +133,15 @@ torch::Tensor make_log_bucket_position(const torch::Tensor& relative_pos, int64_
 torch::Tensor build_relative_position(int64_t length, int64_t bucket_size, int64_t max_position,
                                       const torch::Device& device);
 
-std::shared_ptr<EncoderModel> make_deberta_v2_encoder(const BertOptions& options, bool add_pooling_layer);
-std::unique_ptr<SequenceHead> make_deberta_v2_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::shared_ptr<EncoderModel> make_deberta_v2_encoder(const EncoderConfig& options, bool add_pooling_layer);
+std::unique_ptr<SequenceHead> make_deberta_v2_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                             int64_t num_labels);
 std::unique_ptr<LmHead> make_deberta_v2_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
-void read_deberta_v2_config(const HfJson& config, BertOptions& options);
-void write_deberta_v2_config(const BertOptions& options, nlohmann::json& config);
 /// check_bert_relations, attention_head_size and pooler_hidden_size as supported.
-void check_deberta_v2_config(const HfJson& config, const BertOptions& options);
-std::vector<SizedTensor> deberta_v2_sized_tensors(const BertOptions& options);
+void check_deberta_v2_config(const HfJson& config, const EncoderConfig& options);
+std::vector<SizedTensor> deberta_v2_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture deberta_v2_architecture();
 
 }  // namespace unif::models

@@ -5,13 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/activations.h"
+#include "models/layers/activations.h"
 #include "models/bert/attention.h"
 #include "models/bert/bert_model.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 #include "models/packing.h"
 
@@ -25,7 +26,7 @@ torch::nn::LayerNorm layer_norm(int64_t width) {
 }
 }  // namespace
 
-DistilBertAttentionImpl::DistilBertAttentionImpl(const BertOptions& o) : heads(o.num_attention_heads()) {
+DistilBertAttentionImpl::DistilBertAttentionImpl(const EncoderConfig& o) : heads(o.num_attention_heads()) {
   const int64_t h = o.hidden_size();
   q_lin = register_module("q_lin", torch::nn::Linear(h, h));
   k_lin = register_module("k_lin", torch::nn::Linear(h, h));
@@ -41,7 +42,7 @@ torch::Tensor DistilBertAttentionImpl::forward(const torch::Tensor& hidden, cons
                                      linear(v_lin, hidden), heads, additive_mask, dropout));
 }
 
-DistilBertFfnImpl::DistilBertFfnImpl(const BertOptions& o) : act(activation(o.hidden_act())) {
+DistilBertFfnImpl::DistilBertFfnImpl(const EncoderConfig& o) : act(activation(o.hidden_act())) {
   dropout = register_module("dropout", Dropout(o.hidden_dropout_prob()));
   lin1 = register_module("lin1", torch::nn::Linear(o.hidden_size(), o.intermediate_size()));
   lin2 = register_module("lin2", torch::nn::Linear(o.intermediate_size(), o.hidden_size()));
@@ -49,7 +50,7 @@ DistilBertFfnImpl::DistilBertFfnImpl(const BertOptions& o) : act(activation(o.hi
 
 torch::Tensor DistilBertFfnImpl::forward(const torch::Tensor& x) { return dropout(linear(lin2, act(linear(lin1, x)))); }
 
-DistilBertBlockImpl::DistilBertBlockImpl(const BertOptions& o) {
+DistilBertBlockImpl::DistilBertBlockImpl(const EncoderConfig& o) {
   attention = register_module("attention", DistilBertAttention(o));
   sa_layer_norm = register_module("sa_layer_norm", layer_norm(o.hidden_size()));
   ffn = register_module("ffn", DistilBertFfn(o));
@@ -72,17 +73,17 @@ torch::Tensor DistilBertBlockImpl::forward_packed(const torch::Tensor& x, const 
   return output_layer_norm(ffn(a) + a);
 }
 
-DistilBertTransformerImpl::DistilBertTransformerImpl(const BertOptions& o) {
+DistilBertTransformerImpl::DistilBertTransformerImpl(const EncoderConfig& o) {
   layer = register_module("layer", torch::nn::ModuleList());
   for (int64_t i = 0; i < o.num_hidden_layers(); ++i) layer->push_back(DistilBertBlock(o));
 }
 
-DistilBertModelImpl::DistilBertModelImpl(BertOptions options_) : options(std::move(options_)) {
+DistilBertModelImpl::DistilBertModelImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   embeddings = register_module("embeddings", BertEmbeddings(options, /*token_types=*/false));
   transformer = register_module("transformer", DistilBertTransformer(options));
   init_bert_weights(*this, options.initializer_range());
-  if (options.sinusoidal_pos_embds()) {
+  if (options.family<DistilBertConfig>().sinusoidal_pos_embds()) {
     // HF's create_sinusoidal_embeddings: sin on even columns, cos on odd ones; fixed.
     torch::NoGradGuard no_grad;
     auto& w = embeddings->position_embeddings->weight;
@@ -135,10 +136,11 @@ namespace {
 
 class DistilBertSequenceHead : public SequenceHead {
  public:
-  DistilBertSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels) {
+  DistilBertSequenceHead(torch::nn::Module& owner, const EncoderConfig& o, int64_t num_labels) {
     pre_classifier_ = owner.register_module("pre_classifier", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
     classifier_ = owner.register_module("classifier", torch::nn::Linear(o.hidden_size(), num_labels));
-    dropout_ = owner.register_module("dropout", Dropout(std::max(0.0, o.seq_classif_dropout())));
+    dropout_ =
+        owner.register_module("dropout", Dropout(std::max(0.0, o.family<DistilBertConfig>().seq_classif_dropout())));
     init_bert_weights(*pre_classifier_, o.initializer_range());
     init_bert_weights(*classifier_, o.initializer_range());
   }
@@ -156,7 +158,7 @@ class DistilBertLm : public LmHead {
  public:
   DistilBertLm(torch::nn::Module& owner, EncoderModel& encoder)
       : encoder_(encoder), act_(activation(encoder.encoder_options().hidden_act())) {
-    const BertOptions& o = encoder.encoder_options();
+    const EncoderConfig& o = encoder.encoder_options();
     transform_ = owner.register_module("vocab_transform", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
     norm_ = owner.register_module("vocab_layer_norm", layer_norm(o.hidden_size()));
     projector_ = owner.register_module("vocab_projector", TiedDecoder(o.vocab_size()));
@@ -178,11 +180,11 @@ class DistilBertLm : public LmHead {
 
 }  // namespace
 
-std::shared_ptr<EncoderModel> make_distilbert_encoder(const BertOptions& options, bool /*add_pooling_layer*/) {
+std::shared_ptr<EncoderModel> make_distilbert_encoder(const EncoderConfig& options, bool /*add_pooling_layer*/) {
   return std::make_shared<DistilBertModelImpl>(options);
 }
 
-std::unique_ptr<SequenceHead> make_distilbert_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_distilbert_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                             int64_t num_labels) {
   return std::make_unique<DistilBertSequenceHead>(owner, options, num_labels);
 }
@@ -191,39 +193,46 @@ std::unique_ptr<LmHead> make_distilbert_lm_head(torch::nn::Module& owner, Encode
   return std::make_unique<DistilBertLm>(owner, encoder);
 }
 
-void read_distilbert_config(const HfJson& r, BertOptions& o) {
-  // DistilBertConfig's defaults, then its keys.
-  o.vocab_size(30522).max_position_embeddings(512).num_hidden_layers(6).num_attention_heads(12).hidden_size(768);
-  o.intermediate_size(3072).hidden_dropout_prob(0.1).attention_probs_dropout_prob(0.1).hidden_act("gelu");
-  o.initializer_range(0.02).qa_dropout(0.1).seq_classif_dropout(0.2).pad_token_id(0).type_vocab_size(1);
-  o.layer_norm_eps(kDistilBertLayerNormEps);
-  r.size("vocab_size", [&](int64_t v) { o.vocab_size(v); });
-  r.size("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
-  r.boolean("sinusoidal_pos_embds", [&](bool v) { o.sinusoidal_pos_embds(v); });
-  r.size("n_layers", [&](int64_t v) { o.num_hidden_layers(v); });
-  r.size("n_heads", [&](int64_t v) { o.num_attention_heads(v); });
-  r.size("dim", [&](int64_t v) { o.hidden_size(v); });
-  r.size("hidden_dim", [&](int64_t v) { o.intermediate_size(v); });
-  r.probability("dropout", [&](double v) { o.hidden_dropout_prob(v); });
-  r.probability("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
-  r.string("activation", [&](const std::string& v) {
-    if (v != "gelu" && v != "gelu_new" && v != "relu")
-      r.fail("activation", "must be gelu, gelu_new or relu, got \"" + v + "\"");
-    o.hidden_act(v);
-  });
-  r.non_negative_number("initializer_range", [&](double v) { o.initializer_range(v); });
-  r.probability("qa_dropout", [&](double v) { o.qa_dropout(v); });
-  r.probability("seq_classif_dropout", [&](double v) { o.seq_classif_dropout(v); });
-  if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
-    r.integer("pad_token_id", [&](int64_t x) { o.pad_token_id(x); });
-}
+namespace {
 
-void check_distilbert_config(const HfJson& r, const BertOptions& o) {
+// DistilBertConfig's keys, its own names for BertConfig's fields.
+struct DistilBertFields {
+  static void defaults(EncoderConfig& c) {
+    c.vocab_size(30522).max_position_embeddings(512).num_hidden_layers(6).num_attention_heads(12).hidden_size(768);
+    c.intermediate_size(3072).hidden_dropout_prob(0.1).attention_probs_dropout_prob(0.1).hidden_act("gelu");
+    c.initializer_range(0.02).pad_token_id(0).type_vocab_size(1);
+    c.layer_norm_eps(kDistilBertLayerNormEps);
+    c.family<DistilBertConfig>() = DistilBertConfig();  // qa_dropout 0.1, seq_classif_dropout 0.2
+  }
+  template <class V>
+  static void visit(V& v) {
+    using namespace hf_fields;
+    using D = DistilBertConfig;
+    v("vocab_size", UNIF_HF_FIELD(vocab_size), kSize);
+    v("max_position_embeddings", UNIF_HF_FIELD(max_position_embeddings), kSize);
+    v("sinusoidal_pos_embds", UNIF_HF_FAMILY_FIELD(D, sinusoidal_pos_embds));
+    v("n_layers", UNIF_HF_FIELD(num_hidden_layers), kSize);
+    v("n_heads", UNIF_HF_FIELD(num_attention_heads), kSize);
+    v("dim", UNIF_HF_FIELD(hidden_size), kSize);
+    v("hidden_dim", UNIF_HF_FIELD(intermediate_size), kSize);
+    v("dropout", UNIF_HF_FIELD(hidden_dropout_prob), kProbability);
+    v("attention_dropout", UNIF_HF_FIELD(attention_probs_dropout_prob), kProbability);
+    v("activation", UNIF_HF_FIELD(hidden_act), kActivation);
+    v("initializer_range", UNIF_HF_FIELD(initializer_range), kNonNegative);
+    v("qa_dropout", UNIF_HF_FAMILY_FIELD(D, qa_dropout), kProbability, kAtLeastZero);
+    v("seq_classif_dropout", UNIF_HF_FAMILY_FIELD(D, seq_classif_dropout), kProbability, kAtLeastZero);
+    v("pad_token_id", UNIF_HF_FIELD(pad_token_id), kNullKeeps);
+  }
+};
+
+}  // namespace
+
+void check_distilbert_config(const HfJson& r, const EncoderConfig& o) {
   r.check_id("pad_token_id", o.pad_token_id(), "vocab_size", o.vocab_size());
   r.check_divides("n_heads", o.num_attention_heads(), "dim", o.hidden_size());
 }
 
-std::vector<SizedTensor> distilbert_sized_tensors(const BertOptions& o) {
+std::vector<SizedTensor> distilbert_sized_tensors(const EncoderConfig& o) {
   const int64_t h = o.hidden_size(), i = o.intermediate_size();
   const auto l = static_cast<double>(o.num_hidden_layers());
   return {{"embeddings.word_embeddings.weight", {o.vocab_size(), h}, "vocab_size, dim"},
@@ -233,21 +242,27 @@ std::vector<SizedTensor> distilbert_sized_tensors(const BertOptions& o) {
           {"transformer.layer.0.ffn.lin2.weight", {h, i}, "dim, hidden_dim", l}};
 }
 
-void write_distilbert_config(const BertOptions& o, nlohmann::json& j) {
-  j["vocab_size"] = o.vocab_size();
-  j["max_position_embeddings"] = o.max_position_embeddings();
-  j["sinusoidal_pos_embds"] = o.sinusoidal_pos_embds();
-  j["n_layers"] = o.num_hidden_layers();
-  j["n_heads"] = o.num_attention_heads();
-  j["dim"] = o.hidden_size();
-  j["hidden_dim"] = o.intermediate_size();
-  j["dropout"] = o.hidden_dropout_prob();
-  j["attention_dropout"] = o.attention_probs_dropout_prob();
-  j["activation"] = o.hidden_act();
-  j["initializer_range"] = o.initializer_range();
-  j["qa_dropout"] = std::max(0.0, o.qa_dropout());
-  j["seq_classif_dropout"] = std::max(0.0, o.seq_classif_dropout());
-  j["pad_token_id"] = o.pad_token_id();
+Architecture distilbert_architecture() {
+  Architecture a;
+  a.model_type = "distilbert";
+  a.class_prefix = "DistilBert";
+  a.encoder_name = "distilbert";
+  a.tokenizer = TokenizerKind::WordPiece;
+  a.positions = PositionScheme::Absolute;
+  a.token_type_ids = false;
+  a.sequence_pooler = false;
+  a.make_encoder = make_distilbert_encoder;
+  a.make_sequence_head = make_distilbert_sequence_head;
+  a.make_lm_head = make_distilbert_lm_head;
+  a.tied_keys = {"vocab_projector.weight"};
+  a.check_config = check_distilbert_config;
+  a.sized_tensors = distilbert_sized_tensors;
+  a.layers.embeddings = {"embeddings."};
+  a.layers.layers = "transformer.layer.";
+  a.read_config = read_hf_fields<DistilBertFields>;
+  a.write_config = write_hf_fields<DistilBertFields>;
+  a.config_keys = hf_field_keys<DistilBertFields>;
+  return a;
 }
 
 }  // namespace unif::models

@@ -3,7 +3,7 @@
 // pooler. Sequence head `pre_classifier` → ReLU → dropout (seq_classif_dropout) → `classifier` on
 // the first token; QA dropout qa_dropout; MLM head `vocab_transform` → activation →
 // `vocab_layer_norm` → `vocab_projector` (tied, own bias). DistilBertConfig's keys map onto
-// BertOptions: dim → hidden_size, hidden_dim → intermediate_size, n_layers, n_heads, activation →
+// EncoderConfig: dim → hidden_size, hidden_dim → intermediate_size, n_layers, n_heads, activation →
 // hidden_act, dropout → hidden_dropout_prob, attention_dropout → attention_probs_dropout_prob.
 #pragma once
 #include <cstdint>
@@ -17,9 +17,10 @@
 #include <torch/nn/modules/normalization.h>
 
 #include "models/architectures.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/bert/embeddings.h"
-#include "models/bert/options.h"
+#include "models/distilbert/config.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 
 namespace unif::models {
@@ -31,7 +32,7 @@ class HfJson;
 /// DistilBertSelfAttention: q_lin, k_lin, v_lin, out_lin (H, H).
 class DistilBertAttentionImpl : public torch::nn::Module {
  public:
-  explicit DistilBertAttentionImpl(const BertOptions& options);
+  explicit DistilBertAttentionImpl(const EncoderConfig& options);
   /// With `queries` (B, Lq, H) defined, positions Lq only (keys and values from all of `hidden`).
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
                         const torch::Tensor& queries = {});
@@ -44,7 +45,7 @@ TORCH_MODULE(DistilBertAttention);
 /// FFN: lin1 (I, H) → activation → lin2 (H, I) → dropout.
 class DistilBertFfnImpl : public torch::nn::Module {
  public:
-  explicit DistilBertFfnImpl(const BertOptions& options);
+  explicit DistilBertFfnImpl(const EncoderConfig& options);
   torch::Tensor forward(const torch::Tensor& x);
   torch::nn::Linear lin1{nullptr}, lin2{nullptr};
   Dropout dropout{nullptr};
@@ -56,7 +57,7 @@ TORCH_MODULE(DistilBertFfn);
 /// `queries` (B, Lq, H) the block computes those positions only (the residual taken from them).
 class DistilBertBlockImpl : public torch::nn::Module {
  public:
-  explicit DistilBertBlockImpl(const BertOptions& options);
+  explicit DistilBertBlockImpl(const EncoderConfig& options);
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& additive_mask,
                         const torch::Tensor& queries = {});
   /// The block on a batch's real tokens x (N, H) (models/packing.h) -> (N, H).
@@ -71,33 +72,34 @@ TORCH_MODULE(DistilBertBlock);
 /// Transformer: `layer` (n_layers blocks).
 class DistilBertTransformerImpl : public torch::nn::Module {
  public:
-  explicit DistilBertTransformerImpl(const BertOptions& options);
+  explicit DistilBertTransformerImpl(const EncoderConfig& options);
   torch::nn::ModuleList layer{nullptr};
 };
 TORCH_MODULE(DistilBertTransformer);
 
 class DistilBertModelImpl : public EncoderModel {
  public:
-  explicit DistilBertModelImpl(BertOptions options);
+  explicit DistilBertModelImpl(EncoderConfig options);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
                        bool first_token_only) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
-  const BertOptions& encoder_options() const override { return options; }
+  const EncoderConfig& encoder_options() const override { return options; }
 
-  BertOptions options;
+  EncoderConfig options;
   BertEmbeddings embeddings{nullptr};
   DistilBertTransformer transformer{nullptr};
 };
 
-std::shared_ptr<EncoderModel> make_distilbert_encoder(const BertOptions& options, bool add_pooling_layer);
-std::unique_ptr<SequenceHead> make_distilbert_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::shared_ptr<EncoderModel> make_distilbert_encoder(const EncoderConfig& options, bool add_pooling_layer);
+std::unique_ptr<SequenceHead> make_distilbert_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                             int64_t num_labels);
 std::unique_ptr<LmHead> make_distilbert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
-void read_distilbert_config(const HfJson& config, BertOptions& options);
-void write_distilbert_config(const BertOptions& options, nlohmann::json& config);
 /// pad_token_id in [0, vocab_size), n_heads dividing dim.
-void check_distilbert_config(const HfJson& config, const BertOptions& options);
-std::vector<SizedTensor> distilbert_sized_tensors(const BertOptions& options);
+void check_distilbert_config(const HfJson& config, const EncoderConfig& options);
+std::vector<SizedTensor> distilbert_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture distilbert_architecture();
 
 }  // namespace unif::models

@@ -6,15 +6,17 @@
 
 #include "models/bert/bert_model.h"
 #include "models/bert/family.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
+#include "models/bert/fields.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 
 namespace unif::models {
 
-ElectraModelImpl::ElectraModelImpl(BertOptions options_) : options(std::move(options_)) {
+ElectraModelImpl::ElectraModelImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
   embeddings = register_module("embeddings", BertEmbeddings(options));
   if (options.embedding_width() != options.hidden_size())
@@ -41,7 +43,7 @@ namespace {
 // ElectraGeneratorPredictions: dense(H, E) → gelu → LayerNorm(E).
 class ElectraGeneratorPredictionsImpl : public torch::nn::Module {
  public:
-  explicit ElectraGeneratorPredictionsImpl(const BertOptions& o) {
+  explicit ElectraGeneratorPredictionsImpl(const EncoderConfig& o) {
     layer_norm = register_module(
         "LayerNorm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.embedding_width()}).eps(o.layer_norm_eps())));
     dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.embedding_width()));
@@ -54,7 +56,7 @@ TORCH_MODULE(ElectraGeneratorPredictions);
 class ElectraLm : public LmHead {
  public:
   ElectraLm(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
-    const BertOptions& o = encoder.encoder_options();
+    const EncoderConfig& o = encoder.encoder_options();
     predictions_ = owner.register_module("generator_predictions", ElectraGeneratorPredictions(o));
     decoder_ = owner.register_module("generator_lm_head", TiedDecoder(o.vocab_size()));
     init_bert_weights(*predictions_, o.initializer_range());
@@ -72,11 +74,11 @@ class ElectraLm : public LmHead {
 
 }  // namespace
 
-std::shared_ptr<EncoderModel> make_electra_encoder(const BertOptions& options, bool /*add_pooling_layer*/) {
+std::shared_ptr<EncoderModel> make_electra_encoder(const EncoderConfig& options, bool /*add_pooling_layer*/) {
   return std::make_shared<ElectraModelImpl>(options);
 }
 
-std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                          int64_t num_labels) {
   return make_classification_head(owner, options, num_labels, "gelu");
 }
@@ -85,14 +87,24 @@ std::unique_ptr<LmHead> make_electra_lm_head(torch::nn::Module& owner, EncoderMo
   return std::make_unique<ElectraLm>(owner, encoder);
 }
 
-void read_electra_config(const HfJson& config, BertOptions& o) {
-  // ElectraConfig's defaults where BertConfig's differ.
-  o.embedding_size(128).hidden_size(256).num_attention_heads(4).intermediate_size(1024);
-  read_bert_config(config, o);
-  config.size("embedding_size", [&](int64_t v) { o.embedding_size(v); });
-}
+namespace {
 
-std::vector<SizedTensor> electra_sized_tensors(const BertOptions& o) {
+struct ElectraFields {
+  // ElectraConfig's defaults where BertConfig's differ.
+  static void defaults(EncoderConfig& c) {
+    c.embedding_size(128).hidden_size(256).num_attention_heads(4).intermediate_size(1024);
+  }
+  template <class V>
+  static void visit(V& v) {
+    using namespace hf_fields;
+    BertFields::visit(v);
+    v("embedding_size", UNIF_HF_FIELD(embedding_size), kSize, WriteBy{write_embedding_width});
+  }
+};
+
+}  // namespace
+
+std::vector<SizedTensor> electra_sized_tensors(const EncoderConfig& o) {
   auto tensors = bert_sized_tensors(o);
   if (o.embedding_width() != o.hidden_size())
     tensors.push_back(
@@ -100,9 +112,27 @@ std::vector<SizedTensor> electra_sized_tensors(const BertOptions& o) {
   return tensors;
 }
 
-void write_electra_config(const BertOptions& o, nlohmann::json& config) {
-  write_bert_config(o, config);
-  config["embedding_size"] = o.embedding_width();
+Architecture electra_architecture() {
+  Architecture a;
+  a.model_type = "electra";
+  a.class_prefix = "Electra";
+  a.encoder_name = "electra";
+  a.tokenizer = TokenizerKind::WordPiece;
+  a.positions = PositionScheme::Absolute;
+  a.token_type_ids = true;
+  a.sequence_pooler = false;
+  a.make_encoder = make_electra_encoder;
+  a.make_sequence_head = make_electra_sequence_head;
+  a.make_lm_head = make_electra_lm_head;
+  a.tied_keys = {"generator_lm_head.weight"};
+  a.check_config = check_bert_config;
+  a.sized_tensors = electra_sized_tensors;
+  a.layers.embeddings = {"embeddings.", "embeddings_project."};
+  a.layers.layers = "encoder.layer.";
+  a.read_config = read_hf_fields<ElectraFields>;
+  a.write_config = write_hf_fields<ElectraFields>;
+  a.config_keys = hf_field_keys<ElectraFields>;
+  return a;
 }
 
 }  // namespace unif::models

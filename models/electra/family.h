@@ -16,7 +16,7 @@
 #include "models/architectures.h"
 #include "models/bert/embeddings.h"
 #include "models/bert/encoder.h"
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 
 namespace unif::models {
@@ -25,26 +25,27 @@ class HfJson;
 
 class ElectraModelImpl : public EncoderModel {
  public:
-  ElectraModelImpl(BertOptions options);
+  ElectraModelImpl(EncoderConfig options);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
                        bool first_token_only) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
-  const BertOptions& encoder_options() const override { return options; }
+  const EncoderConfig& encoder_options() const override { return options; }
 
-  BertOptions options;
+  EncoderConfig options;
   BertEmbeddings embeddings{nullptr};
   torch::nn::Linear embeddings_project{nullptr};  // (H, E); null when E == H
   BertEncoder encoder{nullptr};
 };
 
-std::shared_ptr<EncoderModel> make_electra_encoder(const BertOptions& options, bool add_pooling_layer);
-std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::shared_ptr<EncoderModel> make_electra_encoder(const EncoderConfig& options, bool add_pooling_layer);
+std::unique_ptr<SequenceHead> make_electra_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                          int64_t num_labels);
 std::unique_ptr<LmHead> make_electra_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
-void read_electra_config(const HfJson& config, BertOptions& options);
-void write_electra_config(const BertOptions& options, nlohmann::json& config);
 /// BERT's, and `embeddings_project` where embedding_size differs from hidden_size.
-std::vector<SizedTensor> electra_sized_tensors(const BertOptions& options);
+std::vector<SizedTensor> electra_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture electra_architecture();
 
 }  // namespace unif::models

@@ -7,7 +7,7 @@
 
 namespace unif::models {
 
-EncoderTaskModel::EncoderTaskModel(const BertOptions& options, bool add_pooling_layer)
+EncoderTaskModel::EncoderTaskModel(const EncoderConfig& options, bool add_pooling_layer)
     : arch_(&models::architecture(options.model_type())) {
   encoder_ = register_module(arch_->encoder_name, arch_->make_encoder(options, add_pooling_layer));
 }
@@ -24,7 +24,7 @@ torch::Tensor EncoderTaskModel::weighted(const torch::Tensor& example_losses, co
   return example_losses * batch.sample_weights.to(example_losses.scalar_type());
 }
 
-double EncoderTaskModel::head_dropout(const BertOptions& options) {
+double EncoderTaskModel::head_dropout(const EncoderConfig& options) {
   return options.classifier_dropout() >= 0.0 ? options.classifier_dropout() : options.hidden_dropout_prob();
 }
 

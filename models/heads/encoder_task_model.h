@@ -9,7 +9,7 @@
 #include <torch/types.h>
 
 #include "framework/common/task.h"
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 #include "models/heads/loss.h"
 #include "models/task_model.h"
@@ -22,12 +22,12 @@ class EncoderTaskModel : public TaskModel {
  public:
   /// Builds the encoder of options.model_type()'s family (std::invalid_argument for an unknown
   /// family or bad options).
-  EncoderTaskModel(const BertOptions& options, bool add_pooling_layer);
+  EncoderTaskModel(const EncoderConfig& options, bool add_pooling_layer);
 
   torch::nn::Embedding word_embeddings() override { return encoder_->word_embeddings(); }
   virtual Task kind() const = 0;
   virtual int64_t num_labels() const = 0;
-  const BertOptions& options() const { return encoder_->encoder_options(); }
+  const EncoderConfig& options() const { return encoder_->encoder_options(); }
   /// The family's encoder (BertModel, RobertaModel, ...).
   EncoderModel& encoder() { return *encoder_; }
   /// The family's row in the architecture table.
@@ -44,7 +44,7 @@ class EncoderTaskModel : public TaskModel {
   /// Multiplies l_b (B) by batch.sample_weights when defined.
   static torch::Tensor weighted(const torch::Tensor& example_losses, const Batch& batch);
   /// Dropout probability of the head: classifier_dropout, or hidden_dropout_prob when it is null (< 0).
-  static double head_dropout(const BertOptions& options);
+  static double head_dropout(const EncoderConfig& options);
 
   const Architecture* arch_;
   std::shared_ptr<EncoderModel> encoder_;

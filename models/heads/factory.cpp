@@ -2,6 +2,7 @@
 #include "models/heads/factory.h"
 
 #include "models/architectures.h"
+#include "models/heads/distillation.h"
 #include "models/heads/masked_lm.h"
 #include "models/heads/sequence_classification.h"
 #include "models/heads/span_extraction.h"
@@ -9,7 +10,7 @@
 
 namespace unif::models {
 
-std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const BertOptions& options, int64_t num_labels) {
+std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const EncoderConfig& options, int64_t num_labels) {
   switch (kind) {
     case Task::Classification:
     case Task::Multilabel:
@@ -19,6 +20,12 @@ std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const BertO
     case Task::MaskedLm: return std::make_shared<EncoderForMaskedLMImpl>(options);
   }
   throw std::invalid_argument("unknown Task");
+}
+
+const Architecture* architecture_of(const TaskModel& model) {
+  if (const auto* m = dynamic_cast<const EncoderTaskModel*>(&model)) return &m->architecture();
+  if (const auto* d = dynamic_cast<const DistillationModel*>(&model)) return &d->student()->architecture();
+  return nullptr;
 }
 
 std::string hf_architecture(const EncoderTaskModel& model) { return hf_class_name(model.architecture(), model.kind()); }

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "framework/common/task.h"
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 #include "models/heads/encoder_task_model.h"
 
 namespace unif::models {
@@ -17,7 +17,11 @@ namespace unif::models {
 /// default torch generator).
 /// num_labels is ignored for SpanExtraction (always start/end) and MaskedLm (vocab_size). Throws std::invalid_argument
 /// on bad options.
-std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const BertOptions& options, int64_t num_labels);
+std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const EncoderConfig& options, int64_t num_labels);
+
+/// The family row of a model made here: an encoder task model's, a distillation's student's;
+/// nullptr for any other TaskModel (a custom model).
+const Architecture* architecture_of(const TaskModel& model);
 
 /// The HF class name of `model`: <family prefix><task head>, e.g. RobertaForTokenClassification.
 std::string hf_architecture(const EncoderTaskModel& model);

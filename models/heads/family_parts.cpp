@@ -1,13 +1,13 @@
 // Shared head parts: see family_parts.h.
 #include "models/heads/family_parts.h"
 
-#include "models/bert/activations.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/activations.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 
 namespace unif::models {
 
-ClassificationHeadImpl::ClassificationHeadImpl(const BertOptions& o, int64_t num_labels, const std::string& act) {
+ClassificationHeadImpl::ClassificationHeadImpl(const EncoderConfig& o, int64_t num_labels, const std::string& act) {
   act_ = act == "tanh"
              ? std::function<torch::Tensor(const torch::Tensor&)>([](const torch::Tensor& x) { return torch::tanh(x); })
              : activation(act);
@@ -27,7 +27,7 @@ torch::Tensor ClassificationHeadImpl::forward(const torch::Tensor& features) {
 namespace {
 class ClassificationSequenceHead : public SequenceHead {
  public:
-  ClassificationSequenceHead(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels,
+  ClassificationSequenceHead(torch::nn::Module& owner, const EncoderConfig& o, int64_t num_labels,
                              const std::string& act) {
     classifier_ = owner.register_module("classifier", ClassificationHead(o, num_labels, act));
   }
@@ -38,7 +38,7 @@ class ClassificationSequenceHead : public SequenceHead {
 };
 }  // namespace
 
-std::unique_ptr<SequenceHead> make_classification_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_classification_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                        int64_t num_labels, const std::string& act) {
   return std::make_unique<ClassificationSequenceHead>(owner, options, num_labels, act);
 }

@@ -12,8 +12,8 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
-#include "models/bert/dropout.h"
-#include "models/bert/options.h"
+#include "models/layers/dropout.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 
 namespace unif::models {
@@ -21,7 +21,7 @@ namespace unif::models {
 class ClassificationHeadImpl : public torch::nn::Module {
  public:
   /// act: "tanh" or any hidden_act name (activations.h). HF init.
-  ClassificationHeadImpl(const BertOptions& options, int64_t num_labels, const std::string& act);
+  ClassificationHeadImpl(const EncoderConfig& options, int64_t num_labels, const std::string& act);
   /// features (B, L, H) (L may be 1) -> logits (B, C) from position 0.
   torch::Tensor forward(const torch::Tensor& features);
 
@@ -36,7 +36,7 @@ TORCH_MODULE(ClassificationHead);
 
 /// The sequence head of RoBERTa / XLM-R (act "tanh") and ELECTRA (act "gelu"): a ClassificationHead
 /// registered on `owner` as `classifier`, on the encoder's last hidden state.
-std::unique_ptr<SequenceHead> make_classification_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_classification_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                        int64_t num_labels, const std::string& act);
 
 class TiedDecoderImpl : public torch::nn::Module {

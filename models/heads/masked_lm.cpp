@@ -10,7 +10,7 @@ namespace unif::models {
 
 namespace F = torch::nn::functional;
 
-EncoderForMaskedLMImpl::EncoderForMaskedLMImpl(const BertOptions& options)
+EncoderForMaskedLMImpl::EncoderForMaskedLMImpl(const EncoderConfig& options)
     : EncoderTaskModel(options, /*add_pooling_layer=*/false) {
   lm_ = arch_->make_lm_head(*this, *encoder_);
 }

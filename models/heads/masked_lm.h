@@ -20,7 +20,7 @@ namespace unif::models {
 
 class EncoderForMaskedLMImpl : public EncoderTaskModel {
  public:
-  explicit EncoderForMaskedLMImpl(const BertOptions& options);
+  explicit EncoderForMaskedLMImpl(const EncoderConfig& options);
 
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
   std::shared_ptr<TaskModel> clone_model() const override;

@@ -12,7 +12,7 @@ namespace unif::models {
 
 namespace F = torch::nn::functional;
 
-EncoderForSequenceClassificationImpl::EncoderForSequenceClassificationImpl(const BertOptions& options,
+EncoderForSequenceClassificationImpl::EncoderForSequenceClassificationImpl(const EncoderConfig& options,
                                                                            int64_t num_labels, Task kind)
     : EncoderTaskModel(options, models::architecture(options.model_type()).sequence_pooler),
       num_labels_(num_labels),

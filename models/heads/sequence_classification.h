@@ -15,7 +15,7 @@ class EncoderForSequenceClassificationImpl : public EncoderTaskModel {
  public:
   /// kind: Classification (num_labels >= 2), Multilabel (>= 1) or Regression (>= 1).
   /// Throws std::invalid_argument otherwise.
-  EncoderForSequenceClassificationImpl(const BertOptions& options, int64_t num_labels,
+  EncoderForSequenceClassificationImpl(const EncoderConfig& options, int64_t num_labels,
                                        Task kind = Task::Classification);
 
   /// logits (B, C). Labels: Classification (B) int64; Multilabel (B, C) float; Regression (B) or (B, C) float.

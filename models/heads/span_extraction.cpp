@@ -5,8 +5,8 @@
 #include <torch/nn/functional/loss.h>
 
 #include "models/architectures.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
@@ -16,10 +16,10 @@ namespace F = torch::nn::functional;
 namespace {
 // HF's span loss is a softmax over every position, padding included: the padded path keeps their
 // logits HF's (the unpadded one would give zeros there).
-BertOptions padded(BertOptions options) { return options.unpad_inputs(false); }
+EncoderConfig padded(EncoderConfig options) { return options.unpad_inputs(false); }
 }  // namespace
 
-EncoderForQuestionAnsweringImpl::EncoderForQuestionAnsweringImpl(const BertOptions& options)
+EncoderForQuestionAnsweringImpl::EncoderForQuestionAnsweringImpl(const EncoderConfig& options)
     : EncoderTaskModel(padded(options), /*add_pooling_layer=*/false) {
   if (arch_->make_token_head) {
     family_head = arch_->make_token_head(*this, options, 2);
@@ -27,7 +27,9 @@ EncoderForQuestionAnsweringImpl::EncoderForQuestionAnsweringImpl(const BertOptio
   }
   qa_outputs = register_module("qa_outputs", torch::nn::Linear(options.hidden_size(), 2));
   init_bert_weights(*qa_outputs, options.initializer_range());
-  if (options.qa_dropout() >= 0) dropout = register_module("dropout", Dropout(options.qa_dropout()));
+  // A family's dropout before qa_outputs (DistilBERT's qa_dropout).
+  const double qa_dropout = options.family_config() ? options.family_config()->span_head_dropout() : -1.0;
+  if (qa_dropout >= 0) dropout = register_module("dropout", Dropout(qa_dropout));
 }
 
 ModelOutput EncoderForQuestionAnsweringImpl::forward(const Batch& batch, const torch::Tensor& word_embedding_delta) {

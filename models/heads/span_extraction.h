@@ -2,7 +2,7 @@
 // Linear(H, 2) giving start and end logits per position (DistilBERT: dropout qa_dropout before it). l_b = (CE_start +
 // CE_end) / 2 with positions clamped to [0, L] and position L ignored (contributes 0), as HF; loss_count = B.
 #pragma once
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
@@ -12,7 +12,7 @@ namespace unif::models {
 
 class EncoderForQuestionAnsweringImpl : public EncoderTaskModel {
  public:
-  explicit EncoderForQuestionAnsweringImpl(const BertOptions& options);
+  explicit EncoderForQuestionAnsweringImpl(const EncoderConfig& options);
 
   /// logits (B, L, 2): [..., 0] start, [..., 1] end; labels (B, 2) int64 (start, end).
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;

@@ -6,15 +6,15 @@
 #include <torch/nn/functional/loss.h>
 
 #include "models/architectures.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
 
 namespace F = torch::nn::functional;
 
-EncoderForTokenClassificationImpl::EncoderForTokenClassificationImpl(const BertOptions& options, int64_t num_labels)
+EncoderForTokenClassificationImpl::EncoderForTokenClassificationImpl(const EncoderConfig& options, int64_t num_labels)
     : EncoderTaskModel(options, /*add_pooling_layer=*/false), num_labels_(num_labels) {
   if (num_labels < 1)
     throw std::invalid_argument("token_classification needs num_labels >= 1, got " + std::to_string(num_labels));

@@ -3,7 +3,7 @@
 // b's tokens whose label != -100 of the cross-entropy; loss_count = number of such tokens (SPEC §5: Z counts labeled
 // tokens).
 #pragma once
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
@@ -14,7 +14,7 @@ namespace unif::models {
 class EncoderForTokenClassificationImpl : public EncoderTaskModel {
  public:
   /// Throws std::invalid_argument when num_labels < 1.
-  EncoderForTokenClassificationImpl(const BertOptions& options, int64_t num_labels);
+  EncoderForTokenClassificationImpl(const EncoderConfig& options, int64_t num_labels);
 
   /// logits (B, L, C); labels (B, L) int64 with -100 = ignored.
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;

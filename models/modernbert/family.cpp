@@ -8,9 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/activations.h"
-#include "models/bert/linear.h"
+#include "models/layers/activations.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 
 namespace unif::models {
@@ -55,15 +56,18 @@ std::pair<torch::Tensor, torch::Tensor> rotary(int64_t length, int64_t dim, doub
   return {emb.cos(), emb.sin()};
 }
 
-double stds_out(const BertOptions& o) { return o.initializer_range() / std::sqrt(2.0 * o.num_hidden_layers()); }
+double stds_out(const EncoderConfig& o) { return o.initializer_range() / std::sqrt(2.0 * o.num_hidden_layers()); }
 
 /// ModernBertPredictionHead: dense -> classifier_activation -> norm, registered on `owner` as `head`.
 class PredictionHeadImpl : public torch::nn::Module {
  public:
-  explicit PredictionHeadImpl(const BertOptions& o) : act_(activation(o.classifier_activation())) {
-    dense = register_module("dense", make_linear(o.hidden_size(), o.hidden_size(), o.classifier_bias()));
-    norm = register_module("norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.norm_bias()));
-    init_linear(dense, stds_out(o), o.initializer_cutoff_factor());
+  explicit PredictionHeadImpl(const EncoderConfig& o)
+      : act_(activation(o.family<ModernBertConfig>().classifier_activation())) {
+    dense = register_module(
+        "dense", make_linear(o.hidden_size(), o.hidden_size(), o.family<ModernBertConfig>().classifier_bias()));
+    norm = register_module(
+        "norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.family<ModernBertConfig>().norm_bias()));
+    init_linear(dense, stds_out(o), o.family<ModernBertConfig>().initializer_cutoff_factor());
   }
   torch::Tensor forward(const torch::Tensor& x) { return norm(act_(linear(dense, x))); }
   torch::nn::Linear dense{nullptr};
@@ -76,11 +80,12 @@ TORCH_MODULE(PredictionHead);
 
 /// `head`, `drop`, `classifier` on the task model: what every ModernBERT task head but MLM ends with.
 struct ClassifierParts {
-  ClassifierParts(torch::nn::Module& owner, const BertOptions& o, int64_t outputs) {
+  ClassifierParts(torch::nn::Module& owner, const EncoderConfig& o, int64_t outputs) {
     head = owner.register_module("head", PredictionHead(o));
     drop = owner.register_module("drop", Dropout(std::max(0.0, o.classifier_dropout())));
     classifier = owner.register_module("classifier", torch::nn::Linear(o.hidden_size(), outputs));
-    init_linear(classifier, std::pow(static_cast<double>(o.hidden_size()), -0.5), o.initializer_cutoff_factor());
+    init_linear(classifier, std::pow(static_cast<double>(o.hidden_size()), -0.5),
+                o.family<ModernBertConfig>().initializer_cutoff_factor());
   }
   torch::Tensor operator()(const torch::Tensor& x) { return linear(classifier, drop(head(x))); }
   PredictionHead head{nullptr};
@@ -90,8 +95,8 @@ struct ClassifierParts {
 
 class SequenceHeadImpl : public SequenceHead {
  public:
-  SequenceHeadImpl(torch::nn::Module& owner, const BertOptions& o, int64_t num_labels)
-      : parts_(owner, o, num_labels), mean_(o.classifier_pooling() == "mean") {}
+  SequenceHeadImpl(torch::nn::Module& owner, const EncoderConfig& o, int64_t num_labels)
+      : parts_(owner, o, num_labels), mean_(o.family<ModernBertConfig>().classifier_pooling() == "mean") {}
   torch::Tensor forward(const EncoderOutput& encoded) override {
     const torch::Tensor& h = encoded.last_hidden_state;  // (B, L, H); (B, 1, H) with "cls" pooling
     if (!mean_) return parts_(h.select(1, 0));
@@ -106,7 +111,7 @@ class SequenceHeadImpl : public SequenceHead {
 
 class TokenHeadImpl : public TokenHead {
  public:
-  TokenHeadImpl(torch::nn::Module& owner, const BertOptions& o, int64_t outputs) : parts_(owner, o, outputs) {}
+  TokenHeadImpl(torch::nn::Module& owner, const EncoderConfig& o, int64_t outputs) : parts_(owner, o, outputs) {}
   torch::Tensor forward(const torch::Tensor& hidden) override { return parts_(hidden); }
 
  private:
@@ -116,11 +121,12 @@ class TokenHeadImpl : public TokenHead {
 class LmHeadImpl : public LmHead {
  public:
   LmHeadImpl(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
-    const BertOptions& o = encoder.encoder_options();
+    const EncoderConfig& o = encoder.encoder_options();
     head_ = owner.register_module("head", PredictionHead(o));
     // `decoder`: its weight is tok_embeddings' (tied, not a parameter of its own), its bias its own.
     decoder_ = owner.register_module("decoder", std::make_shared<torch::nn::Module>());
-    if (o.decoder_bias()) bias_ = decoder_->register_parameter("bias", torch::zeros({o.vocab_size()}));
+    if (o.family<ModernBertConfig>().decoder_bias())
+      bias_ = decoder_->register_parameter("bias", torch::zeros({o.vocab_size()}));
   }
   torch::Tensor forward(const torch::Tensor& hidden) override {
     return at::linear(full_precision(head_(hidden)), encoder_.word_embeddings()->weight, bias_);
@@ -144,26 +150,27 @@ torch::Tensor ModernBertNormImpl::forward(const torch::Tensor& x) {
   return torch::layer_norm(x, {width}, weight, bias, eps);
 }
 
-ModernBertEmbeddingsImpl::ModernBertEmbeddingsImpl(const BertOptions& o) {
+ModernBertEmbeddingsImpl::ModernBertEmbeddingsImpl(const EncoderConfig& o) {
   tok_embeddings = register_module(
       "tok_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(o.vocab_size(), o.hidden_size())
                                                  .padding_idx(o.pad_token_id() < o.vocab_size() ? o.pad_token_id() : -1)
                                                  .sparse(o.sparse_embeddings())));
-  norm = register_module("norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.norm_bias()));
-  drop = register_module("drop", Dropout(o.embedding_dropout()));
-  trunc_normal(tok_embeddings->weight, o.initializer_range(), o.initializer_cutoff_factor());
+  norm = register_module("norm",
+                         ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.family<ModernBertConfig>().norm_bias()));
+  drop = register_module("drop", Dropout(o.family<ModernBertConfig>().embedding_dropout()));
+  trunc_normal(tok_embeddings->weight, o.initializer_range(), o.family<ModernBertConfig>().initializer_cutoff_factor());
 }
 
 torch::Tensor ModernBertEmbeddingsImpl::forward(const torch::Tensor& words) { return drop(norm(words)); }
 
-ModernBertAttentionImpl::ModernBertAttentionImpl(const BertOptions& o) : heads(o.num_attention_heads()) {
+ModernBertAttentionImpl::ModernBertAttentionImpl(const EncoderConfig& o) : heads(o.num_attention_heads()) {
   const int64_t h = o.hidden_size();
-  Wqkv = register_module("Wqkv", make_linear(h, 3 * h, o.attention_bias()));
-  Wo = register_module("Wo", make_linear(h, h, o.attention_bias()));
+  Wqkv = register_module("Wqkv", make_linear(h, 3 * h, o.family<ModernBertConfig>().attention_bias()));
+  Wo = register_module("Wo", make_linear(h, h, o.family<ModernBertConfig>().attention_bias()));
   attention_dropout = register_module("attention_dropout", Dropout(o.attention_probs_dropout_prob()));
   out_drop = register_module("out_drop", Dropout(o.attention_probs_dropout_prob()));
-  init_linear(Wqkv, o.initializer_range(), o.initializer_cutoff_factor());
-  init_linear(Wo, stds_out(o), o.initializer_cutoff_factor());
+  init_linear(Wqkv, o.initializer_range(), o.family<ModernBertConfig>().initializer_cutoff_factor());
+  init_linear(Wo, stds_out(o), o.family<ModernBertConfig>().initializer_cutoff_factor());
 }
 
 torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, const torch::Tensor& cos,
@@ -194,12 +201,14 @@ torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, cons
   return out_drop(linear(Wo, context));
 }
 
-ModernBertMLPImpl::ModernBertMLPImpl(const BertOptions& o) : act_(activation(o.hidden_act())) {
-  Wi = register_module("Wi", make_linear(o.hidden_size(), 2 * o.intermediate_size(), o.mlp_bias()));
+ModernBertMLPImpl::ModernBertMLPImpl(const EncoderConfig& o) : act_(activation(o.hidden_act())) {
+  Wi = register_module(
+      "Wi", make_linear(o.hidden_size(), 2 * o.intermediate_size(), o.family<ModernBertConfig>().mlp_bias()));
   drop = register_module("drop", Dropout(o.hidden_dropout_prob()));
-  Wo = register_module("Wo", make_linear(o.intermediate_size(), o.hidden_size(), o.mlp_bias()));
-  init_linear(Wi, o.initializer_range(), o.initializer_cutoff_factor());
-  init_linear(Wo, stds_out(o), o.initializer_cutoff_factor());
+  Wo = register_module("Wo",
+                       make_linear(o.intermediate_size(), o.hidden_size(), o.family<ModernBertConfig>().mlp_bias()));
+  init_linear(Wi, o.initializer_range(), o.family<ModernBertConfig>().initializer_cutoff_factor());
+  init_linear(Wo, stds_out(o), o.family<ModernBertConfig>().initializer_cutoff_factor());
 }
 
 torch::Tensor ModernBertMLPImpl::forward(const torch::Tensor& x) {
@@ -207,12 +216,14 @@ torch::Tensor ModernBertMLPImpl::forward(const torch::Tensor& x) {
   return linear(Wo, drop(act_(halves[0]) * halves[1]));
 }
 
-ModernBertEncoderLayerImpl::ModernBertEncoderLayerImpl(const BertOptions& o, int64_t index)
+ModernBertEncoderLayerImpl::ModernBertEncoderLayerImpl(const EncoderConfig& o, int64_t index)
     : sliding(modernbert_sliding_layer(o, index)) {
   if (index > 0)
-    attn_norm = register_module("attn_norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.norm_bias()));
+    attn_norm = register_module(
+        "attn_norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.family<ModernBertConfig>().norm_bias()));
   attn = register_module("attn", ModernBertAttention(o));
-  mlp_norm = register_module("mlp_norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.norm_bias()));
+  mlp_norm = register_module(
+      "mlp_norm", ModernBertNorm(o.hidden_size(), o.layer_norm_eps(), o.family<ModernBertConfig>().norm_bias()));
   mlp = register_module("mlp", ModernBertMLP(o));
 }
 
@@ -231,26 +242,26 @@ torch::Tensor ModernBertEncoderLayerImpl::forward_first(const torch::Tensor& x, 
   return h + mlp(mlp_norm(h));
 }
 
-bool modernbert_sliding_layer(const BertOptions& o, int64_t index) {
-  const auto& types = o.layer_types();
+bool modernbert_sliding_layer(const EncoderConfig& o, int64_t index) {
+  const auto& types = o.family<ModernBertConfig>().layer_types();
   if (types.empty()) return index % 3 != 0;
   return types.at(static_cast<size_t>(index)) == kSliding;
 }
 
-ModernBertModelImpl::ModernBertModelImpl(BertOptions options_) : options(std::move(options_)) {
+ModernBertModelImpl::ModernBertModelImpl(EncoderConfig options_) : options(std::move(options_)) {
   options.validate();
-  if (!options.layer_types().empty() &&
-      static_cast<int64_t>(options.layer_types().size()) != options.num_hidden_layers())
-    throw std::invalid_argument("layer_types has " + std::to_string(options.layer_types().size()) +
-                                " entries, expected num_hidden_layers (" + std::to_string(options.num_hidden_layers()) +
-                                ")");
+  if (!options.family<ModernBertConfig>().layer_types().empty() &&
+      static_cast<int64_t>(options.family<ModernBertConfig>().layer_types().size()) != options.num_hidden_layers())
+    throw std::invalid_argument(
+        "layer_types has " + std::to_string(options.family<ModernBertConfig>().layer_types().size()) +
+        " entries, expected num_hidden_layers (" + std::to_string(options.num_hidden_layers()) + ")");
   if ((options.hidden_size() / options.num_attention_heads()) % 2 != 0)
     throw std::invalid_argument("rotary embeddings need an even head size (hidden_size / num_attention_heads)");
   embeddings = register_module("embeddings", ModernBertEmbeddings(options));
   layers = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < options.num_hidden_layers(); ++i) layers->push_back(ModernBertEncoderLayer(options, i));
-  final_norm = register_module("final_norm",
-                               ModernBertNorm(options.hidden_size(), options.layer_norm_eps(), options.norm_bias()));
+  final_norm = register_module("final_norm", ModernBertNorm(options.hidden_size(), options.layer_norm_eps(),
+                                                            options.family<ModernBertConfig>().norm_bias()));
 }
 
 EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& /*token_type_ids*/,
@@ -275,7 +286,7 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
   if (packing) x = packing->pack(x);
   // A head that reads position 0 alone ("cls" pooling): the last layer computes that position only
   // (mean pooling reads them all).
-  const bool first_only = first_token_only && options.classifier_pooling() == "cls";
+  const bool first_only = first_token_only && options.family<ModernBertConfig>().classifier_pooling() == "cls";
   const auto n = static_cast<int64_t>(layers->size());
   int64_t index = 0;
   for (const auto& module : *layers) {
@@ -283,12 +294,13 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
     const bool last_first = first_only && ++index == n;
     if (layer->sliding && !sliding_mask.defined()) {
       const torch::Tensor pos = torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
-      const torch::Tensor near = (pos.unsqueeze(0) - pos.unsqueeze(1)).abs().le(options.local_attention() / 2);
+      const torch::Tensor near =
+          (pos.unsqueeze(0) - pos.unsqueeze(1)).abs().le(options.family<ModernBertConfig>().local_attention() / 2);
       sliding_mask = torch::where(keys & near, torch::zeros({}, dtype), torch::full({}, lowest, dtype));
-      local_rope = rotary(length, dim, options.local_rope_theta(), x.device());
+      local_rope = rotary(length, dim, options.family<ModernBertConfig>().local_rope_theta(), x.device());
     }
     if (!layer->sliding && !global_rope.first.defined())
-      global_rope = rotary(length, dim, options.global_rope_theta(), x.device());
+      global_rope = rotary(length, dim, options.family<ModernBertConfig>().global_rope_theta(), x.device());
     const auto& rope = layer->sliding ? local_rope : global_rope;
     const torch::Tensor& mask = layer->sliding ? sliding_mask : full_mask;
     if (last_first) {  // (B, 1, H), from the padded rectangle
@@ -302,16 +314,16 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
   return out;
 }
 
-std::shared_ptr<EncoderModel> make_modernbert_encoder(const BertOptions& options, bool /*add_pooling_layer*/) {
+std::shared_ptr<EncoderModel> make_modernbert_encoder(const EncoderConfig& options, bool /*add_pooling_layer*/) {
   return std::make_shared<ModernBertModelImpl>(options);
 }
 
-std::unique_ptr<SequenceHead> make_modernbert_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_modernbert_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                             int64_t num_labels) {
   return std::make_unique<SequenceHeadImpl>(owner, options, num_labels);
 }
 
-std::unique_ptr<TokenHead> make_modernbert_token_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<TokenHead> make_modernbert_token_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                       int64_t num_outputs) {
   return std::make_unique<TokenHeadImpl>(owner, options, num_outputs);
 }
@@ -320,59 +332,33 @@ std::unique_ptr<LmHead> make_modernbert_lm_head(torch::nn::Module& owner, Encode
   return std::make_unique<LmHeadImpl>(owner, encoder);
 }
 
-void read_modernbert_config(const HfJson& r, BertOptions& o) {
-  // ModernBertConfig's defaults.
-  o.vocab_size(50368).hidden_size(768).intermediate_size(1152).num_hidden_layers(22).num_attention_heads(12);
-  o.hidden_act("gelu").max_position_embeddings(8192).initializer_range(0.02).initializer_cutoff_factor(2.0);
-  o.layer_norm_eps(1e-5).norm_bias(false).pad_token_id(50283).attention_bias(false).attention_probs_dropout_prob(0);
-  o.local_attention(128).embedding_dropout(0).mlp_bias(false).hidden_dropout_prob(0).decoder_bias(true);
-  o.classifier_pooling("cls").classifier_dropout(0).classifier_bias(false).classifier_activation("gelu");
-  o.global_rope_theta(160000).local_rope_theta(10000).type_vocab_size(1).layer_types({});
-  // The activations unif implements (models/bert/activations.h).
-  auto activation = [&](const char* key, const std::string& v) {
-    if (v != "gelu" && v != "gelu_new" && v != "relu") r.fail(key, "must be gelu, gelu_new or relu, got \"" + v + "\"");
-  };
-  r.size("vocab_size", [&](int64_t v) { o.vocab_size(v); });
-  r.size("hidden_size", [&](int64_t v) { o.hidden_size(v); });
-  r.size("intermediate_size", [&](int64_t v) { o.intermediate_size(v); });
-  r.size("num_hidden_layers", [&](int64_t v) { o.num_hidden_layers(v); });
-  r.size("num_attention_heads", [&](int64_t v) { o.num_attention_heads(v); });
-  r.string("hidden_activation", [&](const std::string& v) {
-    activation("hidden_activation", v);
-    o.hidden_act(v);
-  });
-  r.size("max_position_embeddings", [&](int64_t v) { o.max_position_embeddings(v); });
-  r.non_negative_number("initializer_range", [&](double v) { o.initializer_range(v); });
-  r.non_negative_number("initializer_cutoff_factor", [&](double v) { o.initializer_cutoff_factor(v); });
-  r.positive_number("norm_eps", [&](double v) { o.layer_norm_eps(v); });
-  r.boolean("norm_bias", [&](bool v) { o.norm_bias(v); });
-  if (const auto* v = r.find("pad_token_id"); v == nullptr || !v->is_null())
-    r.integer("pad_token_id", [&](int64_t x) { o.pad_token_id(x); });
-  r.boolean("attention_bias", [&](bool v) { o.attention_bias(v); });
-  r.probability("attention_dropout", [&](double v) { o.attention_probs_dropout_prob(v); });
-  r.size(
-      "local_attention", [&](int64_t v) { o.local_attention(v); }, /*min=*/0);
-  r.probability("embedding_dropout", [&](double v) { o.embedding_dropout(v); });
-  r.boolean("mlp_bias", [&](bool v) { o.mlp_bias(v); });
-  r.probability("mlp_dropout", [&](double v) { o.hidden_dropout_prob(v); });
-  r.boolean("decoder_bias", [&](bool v) { o.decoder_bias(v); });
-  r.string("classifier_pooling", [&](const std::string& v) {
-    if (v != "cls" && v != "mean") r.fail("classifier_pooling", "expected \"cls\" or \"mean\", got \"" + v + "\"");
-    o.classifier_pooling(v);
-  });
-  r.probability("classifier_dropout", [&](double v) { o.classifier_dropout(v); });
-  r.boolean("classifier_bias", [&](bool v) { o.classifier_bias(v); });
-  r.string("classifier_activation", [&](const std::string& v) {
-    activation("classifier_activation", v);
-    o.classifier_activation(v);
-  });
-  // Older files: every n-th layer full, the two rotary bases as keys of their own.
+namespace {
+
+// Older files: every n-th layer full (global_attn_every_n_layers), read for layer_types.
+void check_every_n_layers(const HfJson& r, EncoderConfig& /*c*/) {
+  r.size("global_attn_every_n_layers", [](int64_t) {});
+}
+
+// Written where the layer types follow it (transformers 4 reads it), else left out.
+void write_every_n_layers(const EncoderConfig& c, nlohmann::json& j) {
+  j.erase("global_attn_every_n_layers");
+  for (int64_t n = 1; n <= c.num_hidden_layers(); ++n) {
+    bool follows = true;
+    for (int64_t i = 0; i < c.num_hidden_layers(); ++i)
+      follows = follows && ((i % n != 0) == modernbert_sliding_layer(c, i));
+    if (follows) {
+      j["global_attn_every_n_layers"] = n;
+      break;
+    }
+  }
+}
+
+// The layer types: the list, or by global_attn_every_n_layers (3 where absent).
+void read_layer_types(const HfJson& r, EncoderConfig& c) {
   int64_t every = 3;
   r.size("global_attn_every_n_layers", [&](int64_t v) { every = v; });
-  r.positive_number("global_rope_theta", [&](double v) { o.global_rope_theta(v); });
-  r.positive_number("local_rope_theta", [&](double v) { o.local_rope_theta(v); });
   std::vector<std::string> types;
-  for (int64_t i = 0; i < o.num_hidden_layers(); ++i) types.push_back(i % every != 0 ? kSliding : kFull);
+  for (int64_t i = 0; i < c.num_hidden_layers(); ++i) types.push_back(i % every != 0 ? kSliding : kFull);
   if (const auto* v = r.find("layer_types"); v != nullptr && !v->is_null()) {
     if (!v->is_array()) r.fail("layer_types", "expected a list, got " + HfJson::excerpt(*v));
     types.clear();
@@ -383,8 +369,18 @@ void read_modernbert_config(const HfJson& r, BertOptions& o) {
       types.push_back(t.get<std::string>());
     }
   }
-  o.layer_types(types);
-  // transformers 5: rope_parameters {full_attention: {rope_theta, rope_type}, sliding_attention: {...}}.
+  c.family<ModernBertConfig>().layer_types(types);
+}
+
+void write_layer_types(const EncoderConfig& c, nlohmann::json& j) {
+  std::vector<std::string> types;
+  for (int64_t i = 0; i < c.num_hidden_layers(); ++i)
+    types.push_back(modernbert_sliding_layer(c, i) ? kSliding : kFull);
+  j["layer_types"] = types;
+}
+
+// transformers 5: rope_parameters {full_attention: {rope_theta, rope_type}, sliding_attention: {...}}.
+void read_rope_parameters(const HfJson& r, EncoderConfig& c) {
   if (const auto* v = r.find("rope_parameters"); v != nullptr && !v->is_null()) {
     if (!v->is_object()) r.fail("rope_parameters", "expected an object, got " + HfJson::excerpt(*v));
     for (const auto& [kind, params] : v->items()) {
@@ -396,15 +392,73 @@ void read_modernbert_config(const HfJson& r, BertOptions& o) {
       if (theta == params.end()) continue;
       if (!theta->is_number() || !std::isfinite(theta->get<double>()) || !(theta->get<double>() > 0))
         r.fail("rope_parameters", kind + ".rope_theta: must be a finite number > 0, got " + HfJson::excerpt(*theta));
-      if (kind == kFull) o.global_rope_theta(theta->get<double>());
-      if (kind == kSliding) o.local_rope_theta(theta->get<double>());
+      if (kind == kFull) c.family<ModernBertConfig>().global_rope_theta(theta->get<double>());
+      if (kind == kSliding) c.family<ModernBertConfig>().local_rope_theta(theta->get<double>());
     }
   }
+}
+
+void write_rope_parameters(const EncoderConfig& c, nlohmann::json& j) {
+  const ModernBertConfig& m = c.family<ModernBertConfig>();
+  j["rope_parameters"] = {{kFull, {{"rope_theta", m.global_rope_theta()}, {"rope_type", "default"}}},
+                          {kSliding, {{"rope_theta", m.local_rope_theta()}, {"rope_type", "default"}}}};
+}
+
+void refuse_rope_scaling(const HfJson& r, EncoderConfig& /*c*/) {
   if (const auto* v = r.find("rope_scaling"); v != nullptr && !v->is_null())
     r.fail("rope_scaling", "rotary scaling is not supported");
 }
 
-void check_modernbert_config(const HfJson& r, const BertOptions& o) {
+struct ModernBertFields {
+  // ModernBertConfig's defaults.
+  static void defaults(EncoderConfig& c) {
+    c.vocab_size(50368).hidden_size(768).intermediate_size(1152).num_hidden_layers(22).num_attention_heads(12);
+    c.hidden_act("gelu").max_position_embeddings(8192).initializer_range(0.02);
+    c.layer_norm_eps(1e-5).pad_token_id(50283).attention_probs_dropout_prob(0).hidden_dropout_prob(0);
+    c.classifier_dropout(0).type_vocab_size(1);
+    c.family<ModernBertConfig>() = ModernBertConfig();
+  }
+  template <class V>
+  static void visit(V& v) {
+    using namespace hf_fields;
+    using M = ModernBertConfig;
+    v("vocab_size", UNIF_HF_FIELD(vocab_size), kSize);
+    v("hidden_size", UNIF_HF_FIELD(hidden_size), kSize);
+    v("intermediate_size", UNIF_HF_FIELD(intermediate_size), kSize);
+    v("num_hidden_layers", UNIF_HF_FIELD(num_hidden_layers), kSize);
+    v("num_attention_heads", UNIF_HF_FIELD(num_attention_heads), kSize);
+    v("hidden_activation", UNIF_HF_FIELD(hidden_act), kActivation);
+    v("max_position_embeddings", UNIF_HF_FIELD(max_position_embeddings), kSize);
+    v("initializer_range", UNIF_HF_FIELD(initializer_range), kNonNegative);
+    v("initializer_cutoff_factor", UNIF_HF_FAMILY_FIELD(M, initializer_cutoff_factor), kNonNegative);
+    v("norm_eps", UNIF_HF_FIELD(layer_norm_eps), kPositive);
+    v("norm_bias", UNIF_HF_FAMILY_FIELD(M, norm_bias));
+    v("pad_token_id", UNIF_HF_FIELD(pad_token_id), kNullKeeps);
+    v("attention_bias", UNIF_HF_FAMILY_FIELD(M, attention_bias));
+    v("attention_dropout", UNIF_HF_FIELD(attention_probs_dropout_prob), kProbability);
+    v("local_attention", UNIF_HF_FAMILY_FIELD(M, local_attention), kSizeOrZero);
+    v("embedding_dropout", UNIF_HF_FAMILY_FIELD(M, embedding_dropout), kProbability);
+    v("mlp_bias", UNIF_HF_FAMILY_FIELD(M, mlp_bias));
+    v("mlp_dropout", UNIF_HF_FIELD(hidden_dropout_prob), kProbability);
+    v("decoder_bias", UNIF_HF_FAMILY_FIELD(M, decoder_bias));
+    v("classifier_pooling", UNIF_HF_FAMILY_FIELD(M, classifier_pooling),
+      OneOf{{"cls", "mean"}, "expected \"cls\" or \"mean\""});
+    v("classifier_dropout", UNIF_HF_FIELD(classifier_dropout), kProbability, kAtLeastZero);
+    v("classifier_bias", UNIF_HF_FAMILY_FIELD(M, classifier_bias));
+    v("classifier_activation", UNIF_HF_FAMILY_FIELD(M, classifier_activation), kActivation);
+    v.custom("global_attn_every_n_layers", check_every_n_layers, write_every_n_layers);
+    // Older files: the two rotary bases as keys of their own (transformers 4 reads these).
+    v("global_rope_theta", UNIF_HF_FAMILY_FIELD(M, global_rope_theta), kPositive);
+    v("local_rope_theta", UNIF_HF_FAMILY_FIELD(M, local_rope_theta), kPositive);
+    v.custom("layer_types", read_layer_types, write_layer_types);
+    v.custom("rope_parameters", read_rope_parameters, write_rope_parameters);
+    v.custom("rope_scaling", refuse_rope_scaling, nullptr);
+  }
+};
+
+}  // namespace
+
+void check_modernbert_config(const HfJson& r, const EncoderConfig& o) {
   // Without pad_token_id (or null) there is no padding row, as HF's padding_idx None.
   if (const auto* v = r.find("pad_token_id"); v != nullptr && !v->is_null())
     r.check_id("pad_token_id", o.pad_token_id(), "vocab_size", o.vocab_size());
@@ -413,12 +467,13 @@ void check_modernbert_config(const HfJson& r, const BertOptions& o) {
     r.fail("num_attention_heads", "hidden_size / num_attention_heads (" +
                                       std::to_string(o.hidden_size() / o.num_attention_heads()) +
                                       ") must be even: rotary embeddings turn pairs of features");
-  if (!o.layer_types().empty() && static_cast<int64_t>(o.layer_types().size()) != o.num_hidden_layers())
-    r.fail("layer_types", "has " + std::to_string(o.layer_types().size()) + " entries, expected num_hidden_layers (" +
-                              std::to_string(o.num_hidden_layers()) + ")");
+  if (!o.family<ModernBertConfig>().layer_types().empty() &&
+      static_cast<int64_t>(o.family<ModernBertConfig>().layer_types().size()) != o.num_hidden_layers())
+    r.fail("layer_types", "has " + std::to_string(o.family<ModernBertConfig>().layer_types().size()) +
+                              " entries, expected num_hidden_layers (" + std::to_string(o.num_hidden_layers()) + ")");
 }
 
-std::vector<SizedTensor> modernbert_sized_tensors(const BertOptions& o) {
+std::vector<SizedTensor> modernbert_sized_tensors(const EncoderConfig& o) {
   const int64_t h = o.hidden_size(), i = o.intermediate_size();
   const auto l = static_cast<double>(o.num_hidden_layers());
   return {{"embeddings.tok_embeddings.weight", {o.vocab_size(), h}, "vocab_size, hidden_size"},
@@ -428,48 +483,29 @@ std::vector<SizedTensor> modernbert_sized_tensors(const BertOptions& o) {
           {"layers.0.mlp.Wo.weight", {h, i}, "hidden_size, intermediate_size", l}};
 }
 
-void write_modernbert_config(const BertOptions& o, nlohmann::json& j) {
-  j["vocab_size"] = o.vocab_size();
-  j["hidden_size"] = o.hidden_size();
-  j["intermediate_size"] = o.intermediate_size();
-  j["num_hidden_layers"] = o.num_hidden_layers();
-  j["num_attention_heads"] = o.num_attention_heads();
-  j["hidden_activation"] = o.hidden_act();
-  j["max_position_embeddings"] = o.max_position_embeddings();
-  j["initializer_range"] = o.initializer_range();
-  j["initializer_cutoff_factor"] = o.initializer_cutoff_factor();
-  j["norm_eps"] = o.layer_norm_eps();
-  j["norm_bias"] = o.norm_bias();
-  j["pad_token_id"] = o.pad_token_id();
-  j["attention_bias"] = o.attention_bias();
-  j["attention_dropout"] = o.attention_probs_dropout_prob();
-  j["local_attention"] = o.local_attention();
-  j["embedding_dropout"] = o.embedding_dropout();
-  j["mlp_bias"] = o.mlp_bias();
-  j["mlp_dropout"] = o.hidden_dropout_prob();
-  j["decoder_bias"] = o.decoder_bias();
-  j["classifier_pooling"] = o.classifier_pooling();
-  j["classifier_dropout"] = std::max(0.0, o.classifier_dropout());
-  j["classifier_bias"] = o.classifier_bias();
-  j["classifier_activation"] = o.classifier_activation();
-  std::vector<std::string> types;
-  for (int64_t i = 0; i < o.num_hidden_layers(); ++i)
-    types.push_back(modernbert_sliding_layer(o, i) ? kSliding : kFull);
-  j["layer_types"] = types;
-  j["rope_parameters"] = {{kFull, {{"rope_theta", o.global_rope_theta()}, {"rope_type", "default"}}},
-                          {kSliding, {{"rope_theta", o.local_rope_theta()}, {"rope_type", "default"}}}};
-  // transformers 4 reads these instead (global_attn_every_n_layers only where the layer types follow it).
-  j["global_rope_theta"] = o.global_rope_theta();
-  j["local_rope_theta"] = o.local_rope_theta();
-  j.erase("global_attn_every_n_layers");
-  for (int64_t n = 1; n <= o.num_hidden_layers(); ++n) {
-    bool follows = true;
-    for (int64_t i = 0; i < o.num_hidden_layers(); ++i) follows = follows && ((i % n != 0) == (types[i] == kSliding));
-    if (follows) {
-      j["global_attn_every_n_layers"] = n;
-      break;
-    }
-  }
+Architecture modernbert_architecture() {
+  Architecture a;
+  a.model_type = "modernbert";
+  a.class_prefix = "ModernBert";
+  a.encoder_name = "model";
+  a.tokenizer = TokenizerKind::ByteLevelBpe;
+  a.positions = PositionScheme::Rotary;
+  a.token_type_ids = false;
+  a.sequence_pooler = false;
+  a.make_encoder = make_modernbert_encoder;
+  a.make_sequence_head = make_modernbert_sequence_head;
+  a.make_lm_head = make_modernbert_lm_head;
+  a.tied_keys = {"decoder.weight"};
+  a.check_config = check_modernbert_config;
+  a.sized_tensors = modernbert_sized_tensors;
+  a.layers.embeddings = {"embeddings."};
+  a.layers.layers = "layers.";
+  // Token and span heads run its prediction head.
+  a.make_token_head = make_modernbert_token_head;
+  a.read_config = read_hf_fields<ModernBertFields>;
+  a.write_config = write_hf_fields<ModernBertFields>;
+  a.config_keys = hf_field_keys<ModernBertFields>;
+  return a;
 }
 
 }  // namespace unif::models

@@ -28,8 +28,9 @@
 #include <torch/nn/modules/linear.h>
 
 #include "models/architectures.h"
-#include "models/bert/dropout.h"
-#include "models/bert/options.h"
+#include "models/layers/dropout.h"
+#include "models/modernbert/config.h"
+#include "models/encoder_config.h"
 #include "models/encoder_model.h"
 #include "models/packing.h"
 
@@ -50,7 +51,7 @@ TORCH_MODULE(ModernBertNorm);
 
 class ModernBertEmbeddingsImpl : public torch::nn::Module {
  public:
-  explicit ModernBertEmbeddingsImpl(const BertOptions& options);
+  explicit ModernBertEmbeddingsImpl(const EncoderConfig& options);
   /// words (B, L, H) = tok_embeddings(input_ids) (+ delta) -> drop(norm(words)).
   torch::Tensor forward(const torch::Tensor& words);
   torch::nn::Embedding tok_embeddings{nullptr};
@@ -61,7 +62,7 @@ TORCH_MODULE(ModernBertEmbeddings);
 
 class ModernBertAttentionImpl : public torch::nn::Module {
  public:
-  explicit ModernBertAttentionImpl(const BertOptions& options);
+  explicit ModernBertAttentionImpl(const EncoderConfig& options);
   /// hidden (B, L, H); cos, sin (L, d); additive_mask (B, 1, 1 or L, L) -> (B, L, H). With `packing`
   /// hidden is (N, H), the real tokens, and so is the result. first_only (no packing): position 0's
   /// query alone, over every key -> (B, 1, H).
@@ -75,7 +76,7 @@ TORCH_MODULE(ModernBertAttention);
 
 class ModernBertMLPImpl : public torch::nn::Module {
  public:
-  explicit ModernBertMLPImpl(const BertOptions& options);
+  explicit ModernBertMLPImpl(const EncoderConfig& options);
   torch::Tensor forward(const torch::Tensor& x);
   torch::nn::Linear Wi{nullptr}, Wo{nullptr};
   Dropout drop{nullptr};
@@ -87,7 +88,7 @@ TORCH_MODULE(ModernBertMLP);
 
 class ModernBertEncoderLayerImpl : public torch::nn::Module {
  public:
-  ModernBertEncoderLayerImpl(const BertOptions& options, int64_t index);
+  ModernBertEncoderLayerImpl(const EncoderConfig& options, int64_t index);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& additive_mask, const Packing* packing = nullptr);
   /// x (B, L, H) -> position 0's output alone (B, 1, H): a last layer under a head that reads it only.
@@ -103,36 +104,37 @@ TORCH_MODULE(ModernBertEncoderLayer);
 
 class ModernBertModelImpl : public EncoderModel {
  public:
-  explicit ModernBertModelImpl(BertOptions options);
+  explicit ModernBertModelImpl(EncoderConfig options);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
                        bool first_token_only) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->tok_embeddings; }
-  const BertOptions& encoder_options() const override { return options; }
+  const EncoderConfig& encoder_options() const override { return options; }
 
-  BertOptions options;
+  EncoderConfig options;
   ModernBertEmbeddings embeddings{nullptr};
   torch::nn::ModuleList layers{nullptr};
   ModernBertNorm final_norm{nullptr};
 };
 
 /// Whether layer `index` uses sliding-window attention (layer_types, or every third layer full).
-bool modernbert_sliding_layer(const BertOptions& options, int64_t index);
+bool modernbert_sliding_layer(const EncoderConfig& options, int64_t index);
 
-std::shared_ptr<EncoderModel> make_modernbert_encoder(const BertOptions& options, bool add_pooling_layer);
-std::unique_ptr<SequenceHead> make_modernbert_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::shared_ptr<EncoderModel> make_modernbert_encoder(const EncoderConfig& options, bool add_pooling_layer);
+std::unique_ptr<SequenceHead> make_modernbert_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                             int64_t num_labels);
-std::unique_ptr<TokenHead> make_modernbert_token_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<TokenHead> make_modernbert_token_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                       int64_t num_outputs);
 std::unique_ptr<LmHead> make_modernbert_lm_head(torch::nn::Module& owner, EncoderModel& encoder);
 /// ModernBertConfig's defaults, then its keys (global_attn_every_n_layers, global_rope_theta and
 /// local_rope_theta of older files; layer_types and rope_parameters of transformers 5's).
-void read_modernbert_config(const HfJson& config, BertOptions& options);
 /// Both spellings, so that transformers 4 and 5 read the same model.
-void write_modernbert_config(const BertOptions& options, nlohmann::json& config);
 /// pad_token_id in [0, vocab_size) where given, num_attention_heads dividing hidden_size into heads
 /// of an even size (rotary), one layer_types entry per layer.
-void check_modernbert_config(const HfJson& config, const BertOptions& options);
-std::vector<SizedTensor> modernbert_sized_tensors(const BertOptions& options);
+void check_modernbert_config(const HfJson& config, const EncoderConfig& options);
+std::vector<SizedTensor> modernbert_sized_tensors(const EncoderConfig& options);
+
+/// The family's row of the architecture table (models/architectures.h).
+Architecture modernbert_architecture();
 
 }  // namespace unif::models

@@ -6,10 +6,12 @@
 #include <torch/nn/modules/normalization.h>
 
 #include "models/bert/family.h"
-#include "models/bert/init.h"
-#include "models/bert/linear.h"
+#include "models/layers/init.h"
+#include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/heads/family_parts.h"
+#include "models/bert/fields.h"
+#include "models/hf_fields.h"
 #include "models/hf_json.h"
 #include "models/roberta/roberta_model.h"
 
@@ -19,7 +21,7 @@ namespace {
 // RobertaLMHead, registered as `lm_head`: dense → gelu → layer_norm → decoder (tied) + bias.
 class RobertaLmHeadImpl : public torch::nn::Module {
  public:
-  explicit RobertaLmHeadImpl(const BertOptions& o) {
+  explicit RobertaLmHeadImpl(const EncoderConfig& o) {
     dense = register_module("dense", torch::nn::Linear(o.hidden_size(), o.hidden_size()));
     layer_norm = register_module(
         "layer_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.hidden_size()}).eps(o.layer_norm_eps())));
@@ -34,7 +36,7 @@ TORCH_MODULE(RobertaLmHead);
 class RobertaLm : public LmHead {
  public:
   RobertaLm(torch::nn::Module& owner, EncoderModel& encoder) : encoder_(encoder) {
-    const BertOptions& o = encoder.encoder_options();
+    const EncoderConfig& o = encoder.encoder_options();
     head_ = owner.register_module("lm_head", RobertaLmHead(o));
     init_bert_weights(*head_, o.initializer_range());
   }
@@ -51,11 +53,11 @@ class RobertaLm : public LmHead {
 
 }  // namespace
 
-std::shared_ptr<EncoderModel> make_roberta_encoder(const BertOptions& options, bool add_pooling_layer) {
+std::shared_ptr<EncoderModel> make_roberta_encoder(const EncoderConfig& options, bool add_pooling_layer) {
   return std::make_shared<RobertaModelImpl>(options, add_pooling_layer);
 }
 
-std::unique_ptr<SequenceHead> make_roberta_sequence_head(torch::nn::Module& owner, const BertOptions& options,
+std::unique_ptr<SequenceHead> make_roberta_sequence_head(torch::nn::Module& owner, const EncoderConfig& options,
                                                          int64_t num_labels) {
   return make_classification_head(owner, options, num_labels, "tanh");
 }
@@ -64,20 +66,55 @@ std::unique_ptr<LmHead> make_roberta_lm_head(torch::nn::Module& owner, EncoderMo
   return std::make_unique<RobertaLm>(owner, encoder);
 }
 
-void read_roberta_config(const HfJson& config, BertOptions& o) {
-  o.vocab_size(50265).pad_token_id(1);  // RobertaConfig's defaults where BertConfig's differ
-  read_bert_config(config, o);
-}
+namespace {
 
-void write_roberta_config(const BertOptions& options, nlohmann::json& config) { write_bert_config(options, config); }
+struct RobertaFields : BertFields {
+  static void defaults(EncoderConfig& c) {
+    c.vocab_size(50265).pad_token_id(1);
+  }  // RobertaConfig's, where BertConfig's differ
+};
 
-void check_roberta_config(const HfJson& config, const BertOptions& o) {
+}  // namespace
+
+void check_roberta_config(const HfJson& config, const EncoderConfig& o) {
   check_bert_config(config, o);
   // HF's create_position_ids_from_input_ids: the first token's position is pad_token_id + 1.
   if (o.max_position_embeddings() <= o.pad_token_id() + 1)
     config.fail("max_position_embeddings", "must be > pad_token_id + 1 (" + std::to_string(o.pad_token_id() + 1) +
                                                ": positions start after pad_token_id), got " +
                                                std::to_string(o.max_position_embeddings()));
+}
+
+Architecture roberta_architecture() {
+  Architecture a;
+  a.model_type = "roberta";
+  a.class_prefix = "Roberta";
+  a.encoder_name = "roberta";
+  a.tokenizer = TokenizerKind::ByteLevelBpe;
+  a.positions = PositionScheme::Offset;
+  a.token_type_ids = false;
+  a.sequence_pooler = false;
+  a.make_encoder = make_roberta_encoder;
+  a.make_sequence_head = make_roberta_sequence_head;
+  a.make_lm_head = make_roberta_lm_head;
+  a.tied_keys = {"lm_head.decoder.weight", "lm_head.decoder.bias"};
+  a.check_config = check_roberta_config;
+  a.sized_tensors = bert_sized_tensors;
+  a.layers.embeddings = {"embeddings."};
+  a.layers.layers = "encoder.layer.";
+  a.read_config = read_hf_fields<RobertaFields>;
+  a.write_config = write_hf_fields<RobertaFields>;
+  a.config_keys = hf_field_keys<RobertaFields>;
+  return a;
+}
+
+Architecture xlm_roberta_architecture() {
+  // RoBERTa's modules and keys, with SentencePiece (fairseq's ids) for a tokenizer.
+  Architecture a = roberta_architecture();
+  a.model_type = "xlm-roberta";
+  a.class_prefix = "XLMRoberta";
+  a.tokenizer = TokenizerKind::SentencePieceFairseq;
+  return a;
 }
 
 }  // namespace unif::models

@@ -4,11 +4,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/bert/init.h"
+#include "models/layers/init.h"
 
 namespace unif::models {
 
-RobertaEmbeddingsImpl::RobertaEmbeddingsImpl(const BertOptions& o) : options(o) {
+RobertaEmbeddingsImpl::RobertaEmbeddingsImpl(const EncoderConfig& o) : options(o) {
   const int64_t h = o.hidden_size();
   word_embeddings = register_module(
       "word_embeddings",
@@ -43,7 +43,7 @@ torch::Tensor RobertaEmbeddingsImpl::forward(const torch::Tensor& input_ids, con
   return dropout(layer_norm(x));
 }
 
-RobertaModelImpl::RobertaModelImpl(BertOptions options_, bool add_pooling_layer) : options(std::move(options_)) {
+RobertaModelImpl::RobertaModelImpl(EncoderConfig options_, bool add_pooling_layer) : options(std::move(options_)) {
   options.validate();
   embeddings = register_module("embeddings", RobertaEmbeddings(options));
   encoder = register_module("encoder", BertEncoder(options));

@@ -9,7 +9,7 @@
 #include <torch/nn/pimpl.h>
 
 #include "models/bert/bert_model.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/bert/encoder.h"
 #include "models/encoder_model.h"
 
@@ -17,13 +17,13 @@ namespace unif::models {
 
 class RobertaEmbeddingsImpl : public torch::nn::Module {
  public:
-  explicit RobertaEmbeddingsImpl(const BertOptions& options);
+  explicit RobertaEmbeddingsImpl(const EncoderConfig& options);
   /// input_ids (B, L) (positions come from it and attention_mask), word_embedding_delta or
   /// undefined, token_type_ids or undefined (zeros), attention_mask (B, L) or undefined -> (B, L, H).
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& word_embedding_delta,
                         const torch::Tensor& token_type_ids, const torch::Tensor& attention_mask = {});
 
-  BertOptions options;
+  EncoderConfig options;
   torch::nn::Embedding word_embeddings{nullptr};        // (V, H), padding_idx = pad_token_id
   torch::nn::Embedding token_type_embeddings{nullptr};  // (T, H)
   torch::nn::LayerNorm layer_norm{nullptr};             // "LayerNorm"
@@ -34,14 +34,14 @@ TORCH_MODULE(RobertaEmbeddings);
 
 class RobertaModelImpl : public EncoderModel {
  public:
-  RobertaModelImpl(BertOptions options, bool add_pooling_layer);
+  RobertaModelImpl(EncoderConfig options, bool add_pooling_layer);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
                        bool first_token_only) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
-  const BertOptions& encoder_options() const override { return options; }
+  const EncoderConfig& encoder_options() const override { return options; }
 
-  BertOptions options;
+  EncoderConfig options;
   RobertaEmbeddings embeddings{nullptr};
   BertEncoder encoder{nullptr};
   BertPooler pooler{nullptr};  // null without a pooling layer

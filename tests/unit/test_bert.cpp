@@ -15,9 +15,9 @@
 #include <torch/types.h>
 
 #include "framework/checkpoint/safetensors.h"
-#include "models/bert/activations.h"
+#include "models/layers/activations.h"
 #include "models/bert/bert_model.h"
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 #include "models/heads/factory.h"
 #include "models/heads/sequence_classification.h"
 #include "models/heads/span_extraction.h"

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -20,7 +21,9 @@
 #include "framework/config/run_config.h"
 #include "framework/train/build.h"
 #include "models/architectures.h"
+#include "models/deberta_v2/config.h"
 #include "models/heads/factory.h"
+#include "models/hf_json.h"
 #include "support/temp_dir.h"
 #include "support/user_error.h"
 
@@ -44,7 +47,9 @@ TEST_CASE("model.config sets a field of every family by the family's own name", 
   };
   auto hidden = [](const unif::models::BertOptions& o) { return o.hidden_dropout_prob(); };
   auto classifier = [](const unif::models::BertOptions& o) { return o.classifier_dropout(); };
-  auto pooler = [](const unif::models::BertOptions& o) { return o.pooler_dropout(); };
+  auto pooler = [](const unif::models::BertOptions& o) {
+    return o.family<unif::models::DebertaV2Config>().pooler_dropout();
+  };
   const Case cases[] = {{"roberta", "hidden_dropout_prob", hidden},
                         {"xlm-roberta", "hidden_dropout_prob", hidden},
                         {"distilbert", "dropout", hidden},
@@ -436,4 +441,15 @@ TEST_CASE("from scratch, a model that would not fit in memory is refused before 
                                "embeddings.word_embeddings.weight [2147483647, 4096] (vocab_size, hidden_size)") &&
                  Catch::Contains("4 float32 copies: weights, gradients, optimizer state") &&
                  Catch::Contains("of memory"));
+}
+
+TEST_CASE("a family's field list names every key its reader looks up", "[unit][config][families]") {
+  // model.config's overrides are checked against the keys a read asks for; the list says the same.
+  for (const auto& a : unif::models::architectures()) {
+    INFO(a.model_type);
+    std::set<std::string> asked;
+    unif::models::EncoderConfig scratch;
+    a.read_config(unif::models::HfJson(json::object(), &asked), scratch);
+    CHECK(asked == a.config_keys());
+  }
 }

@@ -89,7 +89,7 @@ Run train(Precision precision, int steps, const models::Batch& batch, int64_t re
   std::vector<std::pair<std::string, torch::Tensor>> named;
   for (auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
   framework::OptimizerOptions oo;
-  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 2), oo);
+  auto optimizer = framework::make_optimizer(framework::bert_param_groups(named, 0.01, 1.0, 2, nullptr), oo);
   Run run;
   auto step = [&] {
     std::vector<torch::Tensor> flat;

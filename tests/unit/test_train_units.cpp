@@ -20,9 +20,13 @@
 #include "framework/train/build.h"
 #include "framework/train/optimizer.h"
 #include "framework/train/schedule.h"
+#include "models/architectures.h"
 
 using namespace unif::framework;
 using unif::Task;
+using unif::models::architecture;
+using unif::models::encoder_depth;
+using unif::models::encoder_layer_index;
 namespace fs = std::filesystem;
 
 using unif::test::user_error_of;
@@ -238,7 +242,7 @@ TEST_CASE("parameter groups: no decay on biases and LayerNorm weights, layer-wis
                               {"bert.encoder.layer.0.attention.self.query.bias", t},
                               {"bert.encoder.layer.1.output.LayerNorm.weight", t},
                               {"classifier.weight", t}},
-                             0.01, 0.5, 2);
+                             0.01, 0.5, 2, &architecture("bert"));
   REQUIRE(g[0].weight_decay == 0.01);
   REQUIRE(g[1].weight_decay == 0.0);
   REQUIRE(g[2].weight_decay == 0.0);
@@ -246,39 +250,50 @@ TEST_CASE("parameter groups: no decay on biases and LayerNorm weights, layer-wis
   REQUIRE(g[1].lr_scale == Approx(0.25));   // layer 0 -> depth 1
   REQUIRE(g[2].lr_scale == Approx(0.5));    // layer 1 -> depth 2
   REQUIRE(g[3].lr_scale == Approx(1.0));    // head
+  // A model of no family (a custom TaskModel): no depths, every parameter the head's.
+  const auto custom = bert_param_groups({{"bert.embeddings.word_embeddings.weight", t}}, 0.01, 0.5, 2, nullptr);
+  REQUIRE(custom[0].lr_scale == Approx(1.0));
 }
 
 TEST_CASE("parameter groups by every family's names: DistilBERT and ALBERT layers, LayerNorm spellings",
           "[unit][train]") {
   auto t = torch::zeros({1}).requires_grad_(true);
-  auto g = bert_param_groups({{"distilbert.transformer.layer.1.sa_layer_norm.weight", t},
-                              {"distilbert.transformer.layer.0.ffn.lin1.weight", t},
-                              {"albert.encoder.albert_layer_groups.0.albert_layers.0.full_layer_layer_norm.weight", t},
-                              {"albert.encoder.embedding_hidden_mapping_in.weight", t},
-                              {"electra.embeddings_project.weight", t},
-                              {"lm_head.layer_norm.weight", t},
-                              {"roberta.encoder.layer.1.attention.self.key.weight", t}},
-                             0.01, 0.5, 2);
-  CHECK(g[0].weight_decay == 0.0);  // sa_layer_norm
-  CHECK(g[1].weight_decay == 0.01);
-  CHECK(g[2].weight_decay == 0.0);        // full_layer_layer_norm
-  CHECK(g[5].weight_decay == 0.0);        // lm_head.layer_norm
-  CHECK(g[0].lr_scale == Approx(0.5));    // transformer.layer.1 -> depth 2
-  CHECK(g[1].lr_scale == Approx(0.25));   // transformer.layer.0 -> depth 1
-  CHECK(g[2].lr_scale == Approx(0.25));   // group 0 -> depth 1
-  CHECK(g[3].lr_scale == Approx(0.125));  // the embeddings' projection: depth 0
-  CHECK(g[4].lr_scale == Approx(0.125));
-  CHECK(g[5].lr_scale == Approx(1.0));  // head
-  CHECK(g[6].lr_scale == Approx(0.5));
+  // One parameter of `family`'s model, its group as a 2-layer model with decay 0.5 has it.
+  const auto group = [&](const char* family, const char* name) {
+    return bert_param_groups({{name, t}}, 0.01, 0.5, 2, &architecture(family)).at(0);
+  };
+  const auto sa_norm = group("distilbert", "distilbert.transformer.layer.1.sa_layer_norm.weight");
+  const auto lin1 = group("distilbert", "distilbert.transformer.layer.0.ffn.lin1.weight");
+  const auto albert_norm =
+      group("albert", "albert.encoder.albert_layer_groups.0.albert_layers.0.full_layer_layer_norm.weight");
+  const auto mapping_in = group("albert", "albert.encoder.embedding_hidden_mapping_in.weight");
+  const auto project = group("electra", "electra.embeddings_project.weight");
+  const auto lm_norm = group("roberta", "lm_head.layer_norm.weight");
+  const auto key = group("roberta", "roberta.encoder.layer.1.attention.self.key.weight");
+  CHECK(sa_norm.weight_decay == 0.0);  // sa_layer_norm
+  CHECK(lin1.weight_decay == 0.01);
+  CHECK(albert_norm.weight_decay == 0.0);       // full_layer_layer_norm
+  CHECK(lm_norm.weight_decay == 0.0);           // lm_head.layer_norm
+  CHECK(sa_norm.lr_scale == Approx(0.5));       // transformer.layer.1 -> depth 2
+  CHECK(lin1.lr_scale == Approx(0.25));         // transformer.layer.0 -> depth 1
+  CHECK(albert_norm.lr_scale == Approx(0.25));  // group 0 -> depth 1
+  CHECK(mapping_in.lr_scale == Approx(0.125));  // the embeddings' projection: depth 0
+  CHECK(project.lr_scale == Approx(0.125));
+  CHECK(lm_norm.lr_scale == Approx(1.0));  // head
+  CHECK(key.lr_scale == Approx(0.5));
   // DeBERTa's relative-position table and its norm go with the first layer (every layer reads them), not
   // with the input embeddings: freeze.embeddings leaves them, freeze.layers >= 1 and LLRD take them as
   // layer 0's.
-  CHECK(encoder_depth("deberta.encoder.rel_embeddings.weight") == 1);
-  CHECK(encoder_depth("deberta.encoder.LayerNorm.bias") == 1);
-  CHECK(encoder_depth("deberta.embeddings.word_embeddings.weight") == 0);
-  CHECK(encoder_depth("deberta.encoder.layer.0.attention.self.query_proj.weight") == 1);
-  CHECK(encoder_layer_index("bert.encoder.layer.11.output.dense.weight") == 11);
-  CHECK_FALSE(encoder_layer_index("classifier.out_proj.weight").has_value());
+  const auto& deberta = architecture("deberta-v2");
+  CHECK(encoder_depth(deberta, "deberta.encoder.rel_embeddings.weight") == 1);
+  CHECK(encoder_depth(deberta, "deberta.encoder.LayerNorm.bias") == 1);
+  CHECK(encoder_depth(deberta, "deberta.embeddings.word_embeddings.weight") == 0);
+  CHECK(encoder_depth(deberta, "deberta.encoder.layer.0.attention.self.query_proj.weight") == 1);
+  CHECK(encoder_depth(architecture("modernbert"), "model.embeddings.tok_embeddings.weight") == 0);
+  CHECK(encoder_depth(architecture("modernbert"), "model.layers.3.mlp.Wi.weight") == 4);
+  CHECK_FALSE(encoder_depth(architecture("modernbert"), "model.final_norm.weight").has_value());
+  CHECK(encoder_layer_index(architecture("bert"), "bert.encoder.layer.11.output.dense.weight") == 11);
+  CHECK_FALSE(encoder_layer_index(architecture("roberta"), "classifier.out_proj.weight").has_value());
 }
 
 TEST_CASE("bad data files are errors naming file and line", "[unit][data]") {

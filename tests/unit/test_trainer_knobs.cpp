@@ -24,6 +24,7 @@
 #include "framework/train/optimizer.h"
 #include "framework/train/trainer.h"
 #include "framework/train/freeze.h"
+#include "models/architectures.h"
 #include "support/user_error.h"
 
 using namespace unif::framework;
@@ -80,7 +81,7 @@ TEST_CASE("training.freeze: embeddings and the first layers keep their values, t
   Trainer(cfg, std::move(parts)).fit();
   int64_t frozen = 0, trained = 0;
   for (const auto& p : model->named_parameters()) {
-    const auto depth = encoder_depth(p.key());
+    const auto depth = unif::models::encoder_depth(unif::models::architecture("bert"), p.key());
     const bool should_freeze = depth && *depth <= 1;
     const bool same = torch::equal(p.value(), before.at(p.key()));
     INFO(p.key());
@@ -123,11 +124,12 @@ TEST_CASE("training.freeze.layers counts ALBERT's layer groups, whose layers sha
       {"classifier.weight", t()}};
   FreezeConfig freeze;
   freeze.layers = 2;
-  CHECK_THAT(unif::test::user_error_of([&] { freeze_parameters(named, freeze); }),
+  const auto* albert = &unif::models::architecture("albert");
+  CHECK_THAT(unif::test::user_error_of([&] { freeze_parameters(named, freeze, albert); }),
              Catch::Equals("training.freeze.layers: expected at most the model's 1 layer groups (ALBERT's layers share "
                            "the weights of their group, so freezing counts groups: num_hidden_groups), got 2"));
   freeze.layers = 1;
-  const auto frozen = freeze_parameters(named, freeze);
+  const auto frozen = freeze_parameters(named, freeze, albert);
   CHECK(frozen.tensors == 1);
   CHECK_FALSE(named[2].second.requires_grad());
   CHECK(named[1].second.requires_grad());  // the embeddings' projection: freeze.embeddings's

@@ -1,4 +1,4 @@
-#include "models/bert/dropout.h"
+#include "models/layers/dropout.h"
 
 #include <mutex>
 

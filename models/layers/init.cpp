@@ -1,5 +1,5 @@
 // HF-style weight initialisation: see init.h.
-#include "models/bert/init.h"
+#include "models/layers/init.h"
 
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>

@@ -1,4 +1,4 @@
-#include "models/bert/activations.h"
+#include "models/layers/activations.h"
 
 #include <stdexcept>
 #include <torch/nn/functional/activation.h>
