@@ -90,7 +90,7 @@ models::Batch make_batch(int64_t vocab) {
 Figures measure(int64_t replicas, int64_t threads, int steps, int warmup,
                 std::shared_ptr<framework::ProcessGroup> group = nullptr) {
   torch::manual_seed(42);
-  auto o = models::BertOptions()
+  auto o = models::EncoderConfig()
                .hidden_size(g_hidden)
                .num_hidden_layers(g_layers)
                .num_attention_heads(std::max<int64_t>(1, g_hidden / 64))

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       device = torch::Device(argv[i + 1]);
   }
   torch::manual_seed(0);
-  models::BertOptions opt;
+  models::EncoderConfig opt;
   opt.vocab_size(vocab)
       .hidden_size(H)
       .num_hidden_layers(layers)

@@ -16,7 +16,8 @@
 //   - `Architecture <family>_architecture()` filling the row field by field (layer layout included);
 //   - one line in architectures.cpp's list (and its #include), its sources in models/CMakeLists.txt
 //     (and tests/fuzz/CMakeLists.txt), and its tests (tests/fixtures/families/<family>, the parity
-//     and regression lists); a new tokenizer, where it needs one, is the tokenizer's own work.
+//     and regression lists); a new tokenizer kind, where it needs one, is one row of
+//     framework/text/tokenizer_kinds.h, which the row names (Architecture::tokenizer).
 //
 // Example:
 //   const Architecture& a = architecture("roberta");           // std::invalid_argument for others
@@ -40,15 +41,6 @@
 namespace unif::models {
 
 class HfJson;
-
-/// The tokenizer files and algorithm of a family.
-enum class TokenizerKind {
-  WordPiece,             ///< vocab.txt (BERT, DistilBERT, ELECTRA)
-  ByteLevelBpe,          ///< vocab.json + merges.txt or tokenizer.json (RoBERTa)
-  SentencePieceFairseq,  ///< sentencepiece.bpe.model with fairseq's ids (XLM-R)
-  SentencePiece,         ///< spiece.model with the model's own ids (ALBERT)
-  SentencePieceDeberta   ///< spm.model with the model's own ids, [MASK] added last (DeBERTa-v2/v3)
-};
 
 /// How positions enter the model: learned absolute embeddings (BERT), absolute with an offset of
 /// pad_token_id + 1 (RoBERTa), relative (DeBERTa), rotary (ModernBERT).
@@ -84,7 +76,9 @@ struct Architecture {
   const char* model_type = "";    // config.json's model_type
   const char* class_prefix = "";  // HF class names: <class_prefix>Model, <class_prefix>ForMaskedLM, ...
   const char* encoder_name = "";  // the encoder's module name: checkpoint keys start with "<encoder_name>."
-  TokenizerKind tokenizer = TokenizerKind::WordPiece;
+  /// The tokenizer kind, a row of framework/text/tokenizer_kinds.h by name ("WordPiece",
+  /// "ByteLevelBPE", "SentencePieceFairseq", "SentencePiece", "SentencePieceDeberta").
+  const char* tokenizer = "WordPiece";
   PositionScheme positions = PositionScheme::Absolute;
   bool token_type_ids = false;   // the model reads token types (a pair's second segment is type 1)
   bool sequence_pooler = false;  // sequence heads read the encoder's pooler (BERT, ALBERT)

@@ -176,7 +176,4 @@ class EncoderConfig {
   Slot family_;
 };
 
-/// The name the type had (models/bert/options.h), kept while code outside models/ still uses it.
-using BertOptions = EncoderConfig;
-
 }  // namespace unif::models

@@ -82,7 +82,7 @@ HfConfig read_hf_config(const std::filesystem::path& file, const json& overrides
   // The overrides alone, read by the family: each value's type is checked and the family's fields collected.
   std::set<std::string> known{"model_type"};
   try {
-    models::BertOptions scratch;
+    models::EncoderConfig scratch;
     arch.read_config(models::HfJson(overrides, &known), scratch);
   } catch (const std::invalid_argument& e) { throw UserError(std::string("model.config: ") + e.what()); }
   const std::vector<std::string> fields(known.begin(), known.end());

@@ -1,5 +1,5 @@
 // hf_config: read and write a HF `config.json` for BERT-family models (BertConfig keys). The known
-// keys map onto models::BertOptions and the task fields (architectures, id2label, problem_type,
+// keys map onto models::EncoderConfig and the task fields (architectures, id2label, problem_type,
 // num_labels); every key read is kept in `raw` so unknown ones survive a round trip.
 #pragma once
 #include <cstdint>
@@ -9,12 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/bert/options.h"
+#include "models/encoder_config.h"
 
 namespace unif::framework {
 
 struct HfConfig {
-  models::BertOptions bert;                // HF names
+  models::EncoderConfig bert;              // HF names
   std::vector<std::string> architectures;  // e.g. BertForSequenceClassification
   std::vector<std::string> id2label;       // ordered by id; empty if absent
   std::string problem_type;                // "", single_label_classification, multi_label_classification, regression

@@ -98,7 +98,7 @@ Task task_from_config(const HfConfig& config) {
   return task ? *task : *models::task_from_hf({}, config.problem_type, config.num_labels);
 }
 
-void check_checkpoint_shapes(const models::BertOptions& options, const std::string& config_source,
+void check_checkpoint_shapes(const models::EncoderConfig& options, const std::string& config_source,
                              const fs::path& weights) {
   const models::Architecture& arch = models::architecture(options.model_type());
   const TensorShapes shapes = read_weight_shapes(weights);
@@ -122,7 +122,7 @@ uint64_t memory_bytes() {
   return bytes;
 }
 
-void check_model_memory(const models::BertOptions& options, const std::string& config_source, double copies,
+void check_model_memory(const models::EncoderConfig& options, const std::string& config_source, double copies,
                         uint64_t memory) {
   const double parameters = models::parameter_estimate(options);
   const double bytes = parameters * 4.0 * copies;  // float32
@@ -176,7 +176,7 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   PretrainedModel result;
   result.task = options.task ? *options.task : task_from_config(config);
   const int64_t num_labels = result.task == Task::SpanExtraction ? 2 : options.num_labels.value_or(config.num_labels);
-  models::BertOptions bert = config.bert;
+  models::EncoderConfig bert = config.bert;
   bert.sparse_embeddings(options.sparse_embeddings);
   bert.unpad_inputs(options.unpad_inputs);
   // Before any tensor is allocated: the checkpoint's shapes (its header) against the config's, and

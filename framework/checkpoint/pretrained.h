@@ -27,8 +27,8 @@ struct PretrainedOptions {
   /// Strict: a missing encoder/embedding key is a UserError. A missing head (classifier, qa_outputs,
   /// pooler) is always only reported and left freshly initialised.
   bool strict = true;
-  bool sparse_embeddings = false;  // BertOptions::sparse_embeddings of the built model
-  bool unpad_inputs = true;        // BertOptions::unpad_inputs (model.unpadded)
+  bool sparse_embeddings = false;  // EncoderConfig::sparse_embeddings of the built model
+  bool unpad_inputs = true;        // EncoderConfig::unpad_inputs (model.unpadded)
   /// Leave out head weights (classifier, qa_outputs) whose shape differs from the built head, e.g.
   /// a 2-label checkpoint fine-tuned on 7 labels; they are reported missing and freshly initialised.
   bool fresh_mismatched_head = false;
@@ -54,7 +54,7 @@ Task task_from_config(const HfConfig& config);
 /// matrices) that the file holds: read from its header, before a model is built, so that a config
 /// whose sizes are not the checkpoint's allocates nothing. The message names `config_source`, the
 /// config keys sizing the tensor, both shapes and the file.
-void check_checkpoint_shapes(const models::BertOptions& options, const std::string& config_source,
+void check_checkpoint_shapes(const models::EncoderConfig& options, const std::string& config_source,
                              const std::filesystem::path& weights);
 
 /// This machine's memory in bytes: its physical memory, or its cgroup's limit where lower.
@@ -65,7 +65,7 @@ uint64_t memory_bytes();
 /// config alone. `copies`: 1 for the weights; training adds gradients and the optimizer's state.
 /// The message names `config_source`, the parameter count, the tensor that holds most of them and
 /// the keys sizing it.
-void check_model_memory(const models::BertOptions& options, const std::string& config_source, double copies,
+void check_model_memory(const models::EncoderConfig& options, const std::string& config_source, double copies,
                         uint64_t memory = memory_bytes());
 
 /// Loads `dir` (reads dir/config.json; a sentence-transformers save is read from its Transformer

@@ -32,7 +32,7 @@ inline const NumberRule kLearningRate{"a number > 0 that float32 can hold (at mo
                                       [](double v) { return v > 0 && v <= 3.4028234663852886e38; }};
 inline const IntRule kSeqLength{"an integer >= 3 ([CLS] + one token + [SEP])", [](int64_t v) { return v >= 3; }};
 inline const std::vector<std::string> kTruncateMethods{"LIFO", "FIFO", "longer-FO", "longest_first"};
-inline const std::vector<std::string> kHiddenActs{"gelu", "gelu_new", "relu"};  // models::BertOptions
+inline const std::vector<std::string> kHiddenActs{"gelu", "gelu_new", "relu"};  // models::EncoderConfig
 
 template <class S>
 struct Fields;

@@ -65,7 +65,7 @@ struct ModelConfig {
   int64_t max_seq_length = 128;          // >= 3 ([CLS] x [SEP]); the model checks max_position_embeddings
   std::string truncate_method = "LIFO";  // LIFO | FIFO | longer-FO | longest_first
   bool sparse_embeddings = true;
-  bool unpadded = true;  // dense layers on the real tokens only where a batch has padding (BertOptions::unpad_inputs)
+  bool unpadded = true;  // dense layers on the real tokens only where a batch has padding (EncoderConfig::unpad_inputs)
   double mlm_probability = 0.15;  // masked_lm: share of tokens selected for prediction (HF's)
   bool whole_word_mask = false;   // masked_lm: select whole words (all their pieces) at once
 };

@@ -18,6 +18,7 @@
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
 #include "framework/common/json_input.h"
+#include "framework/text/tokenizer_kinds.h"
 #include "models/architectures.h"
 #include "models/heads/factory.h"
 
@@ -107,14 +108,13 @@ void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, 
     // model.vocab may have another name).
     const auto& arch = model.architecture();
     for (const auto& file : tokenizer.files) {
-      const fs::path name =
-          arch.tokenizer == models::TokenizerKind::WordPiece ? fs::path("vocab.txt") : file.filename();
+      const fs::path name = tokenizer_kind(arch.tokenizer).vocab_file ? fs::path("vocab.txt") : file.filename();
       fs::copy_file(file, tmp / name, fs::copy_options::overwrite_existing);
     }
     write_model_meta(tmp / "unif.yaml", meta);
-    if (arch.tokenizer == models::TokenizerKind::WordPiece || tokenizer.config.empty()) {
+    if (tokenizer_kind(arch.tokenizer).vocab_file || tokenizer.config.empty()) {
       const std::string lower =
-          arch.tokenizer == models::TokenizerKind::WordPiece
+          tokenizer_kind(arch.tokenizer).vocab_file
               ? std::string("\"do_lower_case\": ") + (meta.do_lower_case ? "true" : "false") + ", "
               : std::string();
       detail::write_text_file_atomic(tmp / "tokenizer_config.json",

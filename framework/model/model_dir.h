@@ -43,7 +43,7 @@ int64_t segment_count(Task task, const std::vector<std::string>& text_fields);
 void check_segments(Task task, const std::vector<std::string>& text_fields, const std::string& fields_key,
                     int64_t type_vocab_size, const std::string& model_name);
 
-/// The HfConfig describing `model` (architecture, problem_type, labels, BertOptions), keeping the
+/// The HfConfig describing `model` (architecture, problem_type, labels, EncoderConfig), keeping the
 /// other fields of `base` (e.g. a pretrained config's extra keys).
 HfConfig describe_model(const models::EncoderTaskModel& model, const std::vector<std::string>& labels,
                         const HfConfig& base);
@@ -59,7 +59,7 @@ void save_model_dir(const std::filesystem::path& dir, const models::EncoderTaskM
 
 /// Loads a model directory (ours or plain HF) for evaluation or prediction. UserError on a
 /// directory that is missing, incomplete (no COMPLETE marker while unif.yaml exists) or corrupt.
-/// unpad_inputs: BertOptions::unpad_inputs of the built model (model.unpadded).
+/// unpad_inputs: EncoderConfig::unpad_inputs of the built model (model.unpadded).
 LoadedModel load_model_dir(const std::filesystem::path& dir, bool unpad_inputs = true);
 
 /// Start-up clean-up of saves a kill interrupted, in `parent` (output_dir, checkpoints/): where a

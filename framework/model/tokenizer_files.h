@@ -1,8 +1,6 @@
-// A model family's tokenizer read from a model directory (the files its architecture row names),
-// and the files a saved model directory gets so that HF's AutoTokenizer reads the same tokenizer:
-//   WordPiece       vocab.txt (BERT, DistilBERT, ELECTRA)
-//   ByteLevelBpe    tokenizer.json, or vocab.json + merges.txt (RoBERTa)
-//   SentencePiece   sentencepiece.bpe.model (XLM-R), spiece.model (ALBERT), spm.model (DeBERTa-v2/v3)
+// A model family's tokenizer read from a model directory (its architecture row names the kind, a
+// row of framework/text/tokenizer_kinds.h: the files, the loader), and the files a saved model
+// directory gets so that HF's AutoTokenizer reads the same tokenizer.
 //
 //   auto files = load_tokenizer("models/roberta-base", models::architecture("roberta"), false);
 //   encode(*files.tokenizer, "Hello", std::nullopt, 128, TruncateMethod::LIFO, true);

@@ -15,6 +15,7 @@
 #include "framework/data/records.h"
 #include "framework/model/model_dir.h"
 #include "framework/model/tokenizer_files.h"
+#include "framework/text/tokenizer_kinds.h"
 #include "models/architectures.h"
 #include "models/heads/distillation.h"
 #include "models/heads/factory.h"
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void apply_overrides(models::BertOptions& o, const BertOverrides& b) {
+void apply_overrides(models::EncoderConfig& o, const BertOverrides& b) {
   if (b.vocab_size) o.vocab_size(*b.vocab_size);
   if (b.hidden_size) o.hidden_size(*b.hidden_size);
   if (b.num_hidden_layers) o.num_hidden_layers(*b.num_hidden_layers);
@@ -115,12 +116,12 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   // The model's family (config.json's model_type; BERT without a pretrained model) picks the tokenizer.
   HfConfig hf = read_hf_config(pretrained.empty() ? fs::path() : pretrained / "config.json", cfg.model.config);
   const models::Architecture& arch = models::architecture(hf.bert.model_type());
-  if (pretrained.empty() && arch.tokenizer != models::TokenizerKind::WordPiece)
+  if (pretrained.empty() && !tokenizer_kind(arch.tokenizer).vocab_file)
     throw UserError(std::string("model.config.model_type: a ") + arch.model_type +
                     " model reads its tokenizer files from its directory; start from one (model.pretrained)");
   if (cfg.model.vocab.empty() && pretrained.empty())
     throw UserError("model.vocab: required when model.pretrained is null");
-  if (!cfg.model.vocab.empty() && arch.tokenizer != models::TokenizerKind::WordPiece)
+  if (!cfg.model.vocab.empty() && !tokenizer_kind(arch.tokenizer).vocab_file)
     throw UserError("model.vocab: a WordPiece vocabulary, but " + (pretrained / "config.json").string() + " is a " +
                     arch.model_type + " model whose tokenizer is read from its directory: remove model.vocab");
   const TokenizerFiles tokenizer_files = load_tokenizer(pretrained, arch, cfg.model.do_lower_case, cfg.model.vocab);
@@ -177,6 +178,10 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   try {
     hf.bert.validate();
   } catch (const std::invalid_argument& e) { throw UserError(std::string("model.bert: ") + e.what()); }
+  // The padding id indexes the word embeddings (as config.json's is checked when read).
+  if ((cfg.model.bert.pad_token_id || cfg.model.bert.vocab_size) && hf.bert.pad_token_id() >= hf.bert.vocab_size())
+    throw UserError("model.bert.pad_token_id: must be in [0, vocab_size " + std::to_string(hf.bert.vocab_size()) +
+                    "), got " + std::to_string(hf.bert.pad_token_id()));
   if (tokenizer->vocab_size() > hf.bert.vocab_size())
     throw UserError((cfg.model.vocab.empty() ? std::string("model.pretrained") : std::string("model.vocab")) + ": '" +
                     vocab_name + "' has " + std::to_string(tokenizer->vocab_size()) +

@@ -223,7 +223,7 @@ Architecture albert_architecture() {
   a.model_type = "albert";
   a.class_prefix = "Albert";
   a.encoder_name = "albert";
-  a.tokenizer = TokenizerKind::SentencePiece;
+  a.tokenizer = "SentencePiece";
   a.positions = PositionScheme::Absolute;
   a.token_type_ids = false;
   a.sequence_pooler = true;

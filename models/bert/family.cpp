@@ -110,7 +110,7 @@ Architecture bert_architecture() {
   a.model_type = "bert";
   a.class_prefix = "Bert";
   a.encoder_name = "bert";
-  a.tokenizer = TokenizerKind::WordPiece;
+  a.tokenizer = "WordPiece";
   a.positions = PositionScheme::Absolute;
   a.token_type_ids = true;
   a.sequence_pooler = true;

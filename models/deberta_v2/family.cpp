@@ -552,7 +552,7 @@ Architecture deberta_v2_architecture() {
   a.model_type = "deberta-v2";
   a.class_prefix = "DebertaV2";
   a.encoder_name = "deberta";
-  a.tokenizer = TokenizerKind::SentencePieceDeberta;
+  a.tokenizer = "SentencePieceDeberta";
   a.positions = PositionScheme::Relative;
   a.token_type_ids = true;
   a.sequence_pooler = false;

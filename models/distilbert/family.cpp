@@ -247,7 +247,7 @@ Architecture distilbert_architecture() {
   a.model_type = "distilbert";
   a.class_prefix = "DistilBert";
   a.encoder_name = "distilbert";
-  a.tokenizer = TokenizerKind::WordPiece;
+  a.tokenizer = "WordPiece";
   a.positions = PositionScheme::Absolute;
   a.token_type_ids = false;
   a.sequence_pooler = false;

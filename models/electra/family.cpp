@@ -117,7 +117,7 @@ Architecture electra_architecture() {
   a.model_type = "electra";
   a.class_prefix = "Electra";
   a.encoder_name = "electra";
-  a.tokenizer = TokenizerKind::WordPiece;
+  a.tokenizer = "WordPiece";
   a.positions = PositionScheme::Absolute;
   a.token_type_ids = true;
   a.sequence_pooler = false;

@@ -488,7 +488,7 @@ Architecture modernbert_architecture() {
   a.model_type = "modernbert";
   a.class_prefix = "ModernBert";
   a.encoder_name = "model";
-  a.tokenizer = TokenizerKind::ByteLevelBpe;
+  a.tokenizer = "ByteLevelBPE";
   a.positions = PositionScheme::Rotary;
   a.token_type_ids = false;
   a.sequence_pooler = false;

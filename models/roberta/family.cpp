@@ -90,7 +90,7 @@ Architecture roberta_architecture() {
   a.model_type = "roberta";
   a.class_prefix = "Roberta";
   a.encoder_name = "roberta";
-  a.tokenizer = TokenizerKind::ByteLevelBpe;
+  a.tokenizer = "ByteLevelBPE";
   a.positions = PositionScheme::Offset;
   a.token_type_ids = false;
   a.sequence_pooler = false;
@@ -113,7 +113,7 @@ Architecture xlm_roberta_architecture() {
   Architecture a = roberta_architecture();
   a.model_type = "xlm-roberta";
   a.class_prefix = "XLMRoberta";
-  a.tokenizer = TokenizerKind::SentencePieceFairseq;
+  a.tokenizer = "SentencePieceFairseq";
   return a;
 }
 

@@ -36,7 +36,7 @@ bool have_gpus(int64_t n) {
 
 std::shared_ptr<models::TaskModel> tiny_bert(unif::Task kind, int64_t labels) {
   torch::manual_seed(9);
-  auto o = models::BertOptions()
+  auto o = models::EncoderConfig()
                .vocab_size(150)
                .hidden_size(32)
                .num_hidden_layers(2)
@@ -212,7 +212,7 @@ TEST_CASE("GPU: dropout masks on GPUs follow the global CPU generator (exact res
   if (!have_gpus(1)) return;
   const torch::Device gpu("cuda:0");
   torch::manual_seed(9);
-  auto o = models::BertOptions()
+  auto o = models::EncoderConfig()
                .vocab_size(150)
                .hidden_size(32)
                .num_hidden_layers(2)

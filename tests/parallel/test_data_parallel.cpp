@@ -106,7 +106,7 @@ std::shared_ptr<models::TaskModel> fixture_model(bool sparse) {
 std::shared_ptr<models::TaskModel> random_model(unif::Task kind, bool sparse, int64_t num_labels,
                                                 double dropout = 0.0) {
   torch::manual_seed(7);
-  auto o = models::BertOptions()
+  auto o = models::EncoderConfig()
                .vocab_size(120)
                .hidden_size(32)
                .num_hidden_layers(2)

@@ -93,7 +93,7 @@ void check_family_head(const std::string& family, const Head& head, const nlohma
   else
     batch.labels = ref.at(h + ".labels");
   // Unpadded: more padding columns at the end (a quarter of the length and one), so that the batch
-  // takes the unpadded path (BertOptions::kUnpadMinPadding) whatever its own padding; the real tokens'
+  // takes the unpadded path (EncoderConfig::kUnpadMinPadding) whatever its own padding; the real tokens'
   // positions and outputs stay HF's. Not for span extraction, whose loss reads every position.
   const int64_t length = batch.input_ids.size(1);
   if (unpadded && head.task != Task::SpanExtraction) {

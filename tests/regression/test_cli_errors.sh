@@ -61,6 +61,8 @@ test ! -e "$tmp/o5" || { echo "FAIL truncated_checkpoint: output_dir was created
 mkdir -p "$tmp/nockpt"
 expect missing_vocab 'has no tokenizer files \(vocab\.txt, vocab\.json \+ merges\.txt or tokenizer\.json, sentencepiece\.bpe\.model, spiece\.model, spm\.model\); set model\.vocab' -- \
     "$UNIF" train configs/demo.yaml --set model.pretrained="$tmp/nockpt"
+expect pad_past_vocab 'model\.bert\.pad_token_id: must be in \[0, vocab_size 21128\), got 999999$' -- \
+    "$UNIF" train configs/demo.yaml --set model.bert.pad_token_id=999999 --set output_dir="$tmp/o_pad"
 printf 'only\nthree\nlines\n' > "$tmp/small_vocab.txt"
 expect vocab_without_unk 'small_vocab\.txt' -- "$UNIF" train configs/demo.yaml --set model.vocab="$tmp/small_vocab.txt"
 expect seq_too_long 'max_seq_length' -- "$UNIF" train configs/demo.yaml --set model.max_seq_length=512

@@ -29,16 +29,16 @@ namespace F = torch::nn::functional;
 
 namespace {
 
-BertOptions tiny_options() {
-  BertOptions opt;
+EncoderConfig tiny_options() {
+  EncoderConfig opt;
   opt.vocab_size(50).hidden_size(8).num_hidden_layers(2).num_attention_heads(2).intermediate_size(16);
   opt.max_position_embeddings(16).hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
   return opt;
 }
 
 // The fixture's options (tests/fixtures/tiny-bert-zh/config.json).
-BertOptions fixture_options() {
-  BertOptions opt;
+EncoderConfig fixture_options() {
+  EncoderConfig opt;
   opt.vocab_size(21128).hidden_size(32).num_hidden_layers(2).num_attention_heads(4).intermediate_size(64);
   opt.max_position_embeddings(64);
   return opt;
@@ -79,7 +79,7 @@ TEST_CASE("classification head has exactly the HF fixture's parameter names and 
 }
 
 TEST_CASE("token and QA heads: no pooler, classifier / qa_outputs shapes", "[unit][bert]") {
-  const BertOptions opt = tiny_options();
+  const EncoderConfig opt = tiny_options();
   auto token = make_encoder_task_model(Task::TokenClassification, opt, 5);
   auto qa = make_encoder_task_model(Task::SpanExtraction, opt, 0);
   auto seq = make_encoder_task_model(Task::Classification, opt, 3);
@@ -106,7 +106,7 @@ TEST_CASE("token and QA heads: no pooler, classifier / qa_outputs shapes", "[uni
 }
 
 TEST_CASE("options validation names the inconsistent field", "[unit][bert]") {
-  BertOptions opt = tiny_options();
+  EncoderConfig opt = tiny_options();
   opt.hidden_size(10).num_attention_heads(4);
   CHECK_THROWS_WITH(BertModel(opt), Catch::Contains("must be a multiple of num_attention_heads"));
   opt = tiny_options();
@@ -134,7 +134,7 @@ TEST_CASE("gelu_new, gelu and relu against hand-computed values", "[unit][bert]"
 
 TEST_CASE("HF initialisation: N(0, range), LayerNorm 1/0, zero biases and padding row", "[unit][bert]") {
   torch::manual_seed(1);
-  BertOptions opt = tiny_options();
+  EncoderConfig opt = tiny_options();
   opt.vocab_size(2000).hidden_size(64).num_attention_heads(4).initializer_range(0.05);
   BertModel model(opt);
   auto words = model->embeddings->word_embeddings->weight;
@@ -293,7 +293,7 @@ TEST_CASE("clone_model is a deep copy with equal outputs", "[unit][bert]") {
 }
 
 TEST_CASE("sparse_embeddings gives a sparse word-embedding gradient equal to the dense one", "[unit][bert]") {
-  BertOptions opt = tiny_options();
+  EncoderConfig opt = tiny_options();
   torch::manual_seed(8);
   auto dense = make_encoder_task_model(Task::Classification, opt, 2);
   auto sparse = make_encoder_task_model(Task::Classification, opt.sparse_embeddings(true), 2);

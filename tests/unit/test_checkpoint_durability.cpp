@@ -35,7 +35,7 @@ namespace fd = unif::framework::detail;
 namespace {
 
 std::shared_ptr<unif::models::EncoderTaskModel> tiny_model(int64_t layers = 2) {
-  unif::models::BertOptions opt;
+  unif::models::EncoderConfig opt;
   opt.vocab_size(50).hidden_size(8).num_hidden_layers(layers).num_attention_heads(2).intermediate_size(16);
   opt.max_position_embeddings(16).hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
   return unif::models::make_encoder_task_model(unif::Task::Classification, opt, 3);

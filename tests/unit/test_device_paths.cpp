@@ -18,7 +18,7 @@ namespace {
 
 std::shared_ptr<models::TaskModel> tiny_classifier() {
   torch::manual_seed(3);
-  auto o = models::BertOptions()
+  auto o = models::EncoderConfig()
                .vocab_size(120)
                .hidden_size(32)
                .num_hidden_layers(2)

@@ -43,11 +43,11 @@ TEST_CASE("model.config sets a field of every family by the family's own name", 
   struct Case {
     const char* family;
     const char* field;  // the family's config.json name of a dropout
-    double (*read)(const unif::models::BertOptions&);
+    double (*read)(const unif::models::EncoderConfig&);
   };
-  auto hidden = [](const unif::models::BertOptions& o) { return o.hidden_dropout_prob(); };
-  auto classifier = [](const unif::models::BertOptions& o) { return o.classifier_dropout(); };
-  auto pooler = [](const unif::models::BertOptions& o) {
+  auto hidden = [](const unif::models::EncoderConfig& o) { return o.hidden_dropout_prob(); };
+  auto classifier = [](const unif::models::EncoderConfig& o) { return o.classifier_dropout(); };
+  auto pooler = [](const unif::models::EncoderConfig& o) {
     return o.family<unif::models::DebertaV2Config>().pooler_dropout();
   };
   const Case cases[] = {{"roberta", "hidden_dropout_prob", hidden},

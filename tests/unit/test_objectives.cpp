@@ -32,8 +32,8 @@ namespace {
 // logits giving p = [0.25, 0.75]
 torch::Tensor quarter_logits(int64_t n) { return torch::tensor({0.0, std::log(3.0)}).repeat({n, 1}); }
 
-models::BertOptions tiny_options(double dropout = 0.0) {
-  return models::BertOptions()
+models::EncoderConfig tiny_options(double dropout = 0.0) {
+  return models::EncoderConfig()
       .vocab_size(50)
       .hidden_size(16)
       .num_hidden_layers(1)

@@ -47,7 +47,7 @@ std::vector<torch::Tensor> params_with_grads(float dense_value) {
 // A small random BERT classifier (dropout 0).
 std::shared_ptr<models::TaskModel> tiny_bert(bool sparse) {
   torch::manual_seed(5);
-  auto o = models::BertOptions()
+  auto o = models::EncoderConfig()
                .vocab_size(100)
                .hidden_size(32)
                .num_hidden_layers(2)
@@ -329,7 +329,7 @@ models::Batch task_batch(unif::Task kind, uint64_t seed) {
 
 std::shared_ptr<models::EncoderTaskModel> task_model(unif::Task kind, uint64_t seed) {
   torch::manual_seed(seed);
-  auto o = models::BertOptions()
+  auto o = models::EncoderConfig()
                .vocab_size(100)
                .hidden_size(32)
                .num_hidden_layers(2)

@@ -55,7 +55,7 @@ TEST_CASE("architecture table: bert's row; an unknown model type names the suppo
   REQUIRE(models::find_architecture("bert") != nullptr);
   const models::Architecture& bert = models::architecture("bert");
   CHECK(bert.checkpoint_prefix() == "bert.");
-  CHECK(bert.tokenizer == models::TokenizerKind::WordPiece);
+  CHECK(std::string(bert.tokenizer) == "WordPiece");
   CHECK(bert.positions == models::PositionScheme::Absolute);
   CHECK(bert.token_type_ids);
   CHECK(models::find_architecture("gpt2") == nullptr);
