@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/architectures.h"
 #include "models/encoder_config.h"
 #include "models/hf_json.h"
 
@@ -233,6 +234,14 @@ std::set<std::string> hf_field_keys() {
   hf_fields::Keys v;
   Fields::visit(v);
   return v.keys;
+}
+
+/// A family's row reads, writes and lists its config.json keys by Fields.
+template <class Fields>
+void use_hf_fields(Architecture& a) {
+  a.read_config = read_hf_fields<Fields>;
+  a.write_config = write_hf_fields<Fields>;
+  a.config_keys = hf_field_keys<Fields>;
 }
 
 }  // namespace unif::models

@@ -238,9 +238,7 @@ Architecture albert_architecture() {
   // The layers of a group share one set of weights: the group is the unit of freezing and LR decay.
   a.layers.unit =
       "layer groups (ALBERT's layers share the weights of their group, so freezing counts groups: num_hidden_groups)";
-  a.read_config = read_hf_fields<AlbertFields>;
-  a.write_config = write_hf_fields<AlbertFields>;
-  a.config_keys = hf_field_keys<AlbertFields>;
+  use_hf_fields<AlbertFields>(a);
   return a;
 }
 

@@ -122,9 +122,7 @@ Architecture bert_architecture() {
   a.sized_tensors = bert_sized_tensors;
   a.layers.embeddings = {"embeddings."};
   a.layers.layers = "encoder.layer.";
-  a.read_config = read_hf_fields<BertFields>;
-  a.write_config = write_hf_fields<BertFields>;
-  a.config_keys = hf_field_keys<BertFields>;
+  use_hf_fields<BertFields>(a);
   return a;
 }
 

@@ -567,9 +567,7 @@ Architecture deberta_v2_architecture() {
   // The relative-position table and its norm: every layer reads them, from the first on (not the input
   // embeddings: training.freeze.embeddings leaves them).
   a.layers.with_first_layer = {"encoder.rel_embeddings.", "encoder.LayerNorm."};
-  a.read_config = read_hf_fields<DebertaV2Fields>;
-  a.write_config = write_hf_fields<DebertaV2Fields>;
-  a.config_keys = hf_field_keys<DebertaV2Fields>;
+  use_hf_fields<DebertaV2Fields>(a);
   return a;
 }
 

@@ -259,9 +259,7 @@ Architecture distilbert_architecture() {
   a.sized_tensors = distilbert_sized_tensors;
   a.layers.embeddings = {"embeddings."};
   a.layers.layers = "transformer.layer.";
-  a.read_config = read_hf_fields<DistilBertFields>;
-  a.write_config = write_hf_fields<DistilBertFields>;
-  a.config_keys = hf_field_keys<DistilBertFields>;
+  use_hf_fields<DistilBertFields>(a);
   return a;
 }
 

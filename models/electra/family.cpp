@@ -129,9 +129,7 @@ Architecture electra_architecture() {
   a.sized_tensors = electra_sized_tensors;
   a.layers.embeddings = {"embeddings.", "embeddings_project."};
   a.layers.layers = "encoder.layer.";
-  a.read_config = read_hf_fields<ElectraFields>;
-  a.write_config = write_hf_fields<ElectraFields>;
-  a.config_keys = hf_field_keys<ElectraFields>;
+  use_hf_fields<ElectraFields>(a);
   return a;
 }
 

@@ -502,9 +502,7 @@ Architecture modernbert_architecture() {
   a.layers.layers = "layers.";
   // Token and span heads run its prediction head.
   a.make_token_head = make_modernbert_token_head;
-  a.read_config = read_hf_fields<ModernBertFields>;
-  a.write_config = write_hf_fields<ModernBertFields>;
-  a.config_keys = hf_field_keys<ModernBertFields>;
+  use_hf_fields<ModernBertFields>(a);
   return a;
 }
 

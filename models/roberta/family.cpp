@@ -102,9 +102,7 @@ Architecture roberta_architecture() {
   a.sized_tensors = bert_sized_tensors;
   a.layers.embeddings = {"embeddings."};
   a.layers.layers = "encoder.layer.";
-  a.read_config = read_hf_fields<RobertaFields>;
-  a.write_config = write_hf_fields<RobertaFields>;
-  a.config_keys = hf_field_keys<RobertaFields>;
+  use_hf_fields<RobertaFields>(a);
   return a;
 }
 
