@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "framework/common/error.h"
+#include "framework/common/strings.h"
 #include "framework/common/hf_dir.h"
 #include "framework/common/json_input.h"
 #include "models/architectures.h"
@@ -54,12 +55,6 @@ TensorMap normalise_keys(TensorMap weights, const std::string& prefix, const tor
     out[name] = std::move(tensor);
   }
   return out;
-}
-
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 std::string format_number(const char* format, double v) {

@@ -19,6 +19,7 @@
 
 #include "framework/checkpoint/atomic_file.h"
 #include "framework/common/error.h"
+#include "framework/common/strings.h"
 #include "framework/common/json_input.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -67,12 +68,6 @@ std::string supported_dtypes() {
   std::string s;
   for (const auto& d : kDtypes) s += (s.empty() ? "" : " ") + std::string(d.name);
   return s;
-}
-
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 // One header entry, validated.

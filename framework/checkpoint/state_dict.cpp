@@ -9,15 +9,10 @@
 
 #include "framework/checkpoint/torch_bin.h"
 #include "framework/common/error.h"
+#include "framework/common/strings.h"
 
 namespace unif::framework {
 namespace {
-
-std::string shape_string(torch::IntArrayRef shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 std::string name_list(const std::vector<std::string>& names) {
   std::string s = "[";
@@ -66,8 +61,8 @@ LoadReport load_state_dict(torch::nn::Module& m, const TensorMap& w) {
     }
     const torch::Tensor& src = it->second;
     if (src.sizes() != dst.sizes())
-      throw UserError("checkpoint tensor '" + name + "' has shape " + shape_string(src.sizes()) +
-                      " but the model expects " + shape_string(dst.sizes()));
+      throw UserError("checkpoint tensor '" + name + "' has shape " + shape_string(src.sizes().vec()) +
+                      " but the model expects " + shape_string(dst.sizes().vec()));
     if (src.scalar_type() != dst.scalar_type() &&
         !(c10::isFloatingType(src.scalar_type()) && c10::isFloatingType(dst.scalar_type())))
       throw UserError("checkpoint tensor '" + name + "' has dtype " + c10::toString(src.scalar_type()) +

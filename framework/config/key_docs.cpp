@@ -4,15 +4,11 @@
 #include <algorithm>
 #include <sstream>
 
+#include "framework/common/strings.h"
+
 namespace unif::framework {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 /// A markdown cell as plain text: backticks dropped, "\|" read as "|".
 std::string plain(const std::string& cell) {

@@ -443,12 +443,6 @@ void read_run(Section s, RunConfig& c) { read_section(std::move(s), c, c); }
 
 // ---- overrides ----------------------------------------------------------------------------------
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 /// YAML merge keys (`<<: *defaults`, or a list of anchors): the merged mappings' keys are set on the
 /// mapping that holds `<<` where it has no key of that name (its own keys win; among merged
 /// mappings the first wins, as YAML 1.1 says), then `<<` is removed: the reader sees plain keys.

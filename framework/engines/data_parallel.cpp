@@ -15,6 +15,7 @@
 #include <torch/cuda.h>
 #include <torch/autograd.h>
 
+#include "framework/common/clock.h"
 #include "framework/common/error.h"
 #include "framework/parallel/parameter_swap.h"
 #include "framework/common/runtime.h"
@@ -23,10 +24,6 @@
 namespace unif::framework {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 torch::Tensor rows(const torch::Tensor& t, const Shard& s) { return t.defined() ? t.narrow(0, s.begin, s.size) : t; }
 

@@ -9,15 +9,12 @@
 #include <utility>
 #include <stdexcept>
 
+#include "framework/common/clock.h"
 #include "framework/engines/data_parallel.h"
 
 namespace unif::framework {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 constexpr int64_t kSlots = 8;  // per gathered tensor: defined, ndim, then up to 6 dims
 

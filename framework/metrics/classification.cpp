@@ -14,18 +14,13 @@ void check_inputs(const std::string& metric, const std::vector<int64_t>& y_true,
   detail::check_not_empty(metric, y_true.size());
 }
 
-double safe_div(double num, double den) { return den > 0.0 ? num / den : 0.0; }
-
-// tp / fp / fn counts of every label occurring in y_true or y_pred.
-struct Counts {
-  int64_t tp = 0, fp = 0, fn = 0;
-};
+using detail::Counts;
 
 ClassScore score_of(int64_t label, const Counts& c) {
   ClassScore s;
   s.label = label;
-  s.precision = safe_div(c.tp, c.tp + c.fp);
-  s.recall = safe_div(c.tp, c.tp + c.fn);
+  s.precision = detail::safe_div(c.tp, c.tp + c.fp);
+  s.recall = detail::safe_div(c.tp, c.tp + c.fn);
   s.f1 = s.precision + s.recall > 0.0 ? 2.0 * s.precision * s.recall / (s.precision + s.recall) : 0.0;
   s.support = c.tp + c.fn;
   return s;

@@ -6,8 +6,6 @@
 namespace unif::framework {
 namespace {
 
-double safe_div(double num, double den) { return den > 0.0 ? num / den : 0.0; }
-
 // Same shape, not empty, rectangular, 0/1 only. Returns C.
 std::size_t check_matrices(const std::string& metric, const LabelMatrix& y_true, const LabelMatrix& y_pred) {
   detail::check_same_length(metric, y_true.size(), y_pred.size());
@@ -33,9 +31,7 @@ std::size_t check_matrices(const std::string& metric, const LabelMatrix& y_true,
   return c;
 }
 
-struct Counts {
-  int64_t tp = 0, fp = 0, fn = 0;
-};
+using detail::Counts;
 
 std::vector<Counts> column_counts(const LabelMatrix& y_true, const LabelMatrix& y_pred, std::size_t c) {
   std::vector<Counts> counts(c);
@@ -56,9 +52,9 @@ std::vector<ClassScore> scores(const std::vector<Counts>& counts) {
     const Counts& k = counts[j];
     ClassScore s;
     s.label = static_cast<int64_t>(j);
-    s.precision = safe_div(k.tp, k.tp + k.fp);
-    s.recall = safe_div(k.tp, k.tp + k.fn);
-    s.f1 = safe_div(2.0 * k.tp, 2.0 * k.tp + k.fp + k.fn);  // = 2pr/(p+r), 0 when tp = 0
+    s.precision = detail::safe_div(k.tp, k.tp + k.fp);
+    s.recall = detail::safe_div(k.tp, k.tp + k.fn);
+    s.f1 = detail::safe_div(2.0 * k.tp, 2.0 * k.tp + k.fp + k.fn);  // = 2pr/(p+r), 0 when tp = 0
     s.support = k.tp + k.fn;
     out.push_back(s);
   }
@@ -72,7 +68,7 @@ double micro(const std::vector<Counts>& counts) {
     all.fp += k.fp;
     all.fn += k.fn;
   }
-  return safe_div(2.0 * all.tp, 2.0 * all.tp + all.fp + all.fn);
+  return detail::safe_div(2.0 * all.tp, 2.0 * all.tp + all.fp + all.fn);
 }
 
 double macro(const std::vector<Counts>& counts) {

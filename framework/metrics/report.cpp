@@ -6,12 +6,12 @@
 #include <set>
 
 #include "framework/common/error.h"
+#include "framework/metrics/check.h"
 #include "framework/metrics/sequence_labeling.h"
 
 namespace unif::framework {
 namespace {
 
-double safe_div(double a, double b) { return b == 0.0 ? 0.0 : a / b; }
 double f1_of(double p, double r) { return p + r == 0.0 ? 0.0 : 2.0 * p * r / (p + r); }
 
 ReportRow average(const std::string& name, const std::vector<ReportRow>& rows, bool weighted) {
@@ -25,14 +25,14 @@ ReportRow average(const std::string& name, const std::vector<ReportRow>& rows, b
     avg.support += r.support;
     weight_sum += w;
   }
-  avg.precision = safe_div(avg.precision, weight_sum);
-  avg.recall = safe_div(avg.recall, weight_sum);
-  avg.f1 = safe_div(avg.f1, weight_sum);
+  avg.precision = detail::safe_div(avg.precision, weight_sum);
+  avg.recall = detail::safe_div(avg.recall, weight_sum);
+  avg.f1 = detail::safe_div(avg.f1, weight_sum);
   return avg;
 }
 
 ReportRow micro(double tp, double predicted, double truth, int64_t support) {
-  ReportRow row{"micro avg", safe_div(tp, predicted), safe_div(tp, truth), 0.0, support};
+  ReportRow row{"micro avg", detail::safe_div(tp, predicted), detail::safe_div(tp, truth), 0.0, support};
   row.f1 = f1_of(row.precision, row.recall);
   return row;
 }

@@ -74,8 +74,6 @@ void check_shapes(const std::string& metric, const std::vector<std::vector<std::
   }
 }
 
-double safe_div(double num, double den) { return den > 0.0 ? num / den : 0.0; }
-
 double harmonic(double p, double r) { return p + r > 0.0 ? 2.0 * p * r / (p + r) : 0.0; }
 
 }  // namespace
@@ -118,8 +116,8 @@ std::map<std::string, EntityScore> token_type_scores(const std::vector<std::vect
   std::map<std::string, EntityScore> out;
   for (const auto& [type, support] : n_true) {
     EntityScore s;
-    s.precision = safe_div(n_correct[type], n_pred[type]);
-    s.recall = safe_div(n_correct[type], support);
+    s.precision = detail::safe_div(n_correct[type], n_pred[type]);
+    s.recall = detail::safe_div(n_correct[type], support);
     s.f1 = harmonic(s.precision, s.recall);
     s.support = support;
     out[type] = s;
@@ -134,8 +132,8 @@ MetricSet token_metrics(const std::vector<std::vector<std::string>>& true_tags,
   const std::set<Entity> true_set(t.begin(), t.end()), pred_set(p.begin(), p.end());
   int64_t correct = 0;
   for (const auto& e : pred_set) correct += static_cast<int64_t>(true_set.count(e));
-  const double precision = safe_div(correct, pred_set.size());
-  const double recall = safe_div(correct, true_set.size());
+  const double precision = detail::safe_div(correct, pred_set.size());
+  const double recall = detail::safe_div(correct, true_set.size());
   return {{"precision", precision}, {"recall", recall}, {"f1", harmonic(precision, recall)}};
 }
 

@@ -16,6 +16,7 @@
 #include <utf8proc.h>
 
 #include "framework/common/error.h"
+#include "framework/common/strings.h"
 #include "framework/text/unicode.h"
 
 namespace unif::framework {
@@ -67,14 +68,6 @@ int64_t match_length(const std::u32string& t, int64_t i, int64_t end) {
   while (j < end && unicode::is_white_space(t[j])) ++j;
   if (j == end || j - i == 1) return j - i;
   return j - i - 1;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot be read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::pair<std::string, std::string> split_merge(const std::string& line, const std::string& where) {

@@ -17,6 +17,7 @@
 #include <utf8proc.h>
 
 #include "framework/common/error.h"
+#include "framework/common/strings.h"
 #include "framework/text/unicode.h"
 
 namespace unif::framework {
@@ -224,18 +225,6 @@ SentencePieceTokenizer SentencePieceTokenizer::deberta_from_bytes(const std::str
   t.deberta_options_ = options;
   return t;
 }
-
-namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot be read");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-}  // namespace
 
 SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& dir) {
   const std::string path = dir + "/sentencepiece.bpe.model";

@@ -18,12 +18,15 @@
 #include "framework/common/error.h"
 #include "models/heads/sequence_classification.h"
 #include "support/temp_dir.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
 using framework::TensorMap;
 
 using unif::test::TempDir;
+
+using unif::test::write_text;
 
 namespace {
 
@@ -125,8 +128,6 @@ void check_gradients(const std::string& case_name, bool sparse) {
   }
   CHECK(compared == ref.size() - 1);  // rows + values stand for one parameter
 }
-
-void write_text(const fs::path& file, const std::string& text) { std::ofstream(file) << text; }
 
 }  // namespace
 

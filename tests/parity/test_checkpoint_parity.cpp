@@ -20,20 +20,18 @@
 #include "framework/checkpoint/state_dict.h"
 #include "framework/checkpoint/torch_bin.h"
 #include "support/temp_dir.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
 
 using unif::test::TempDir;
 
+using unif::test::slurp;
+
 namespace {
 
 const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
-
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 bool same_bytes(const torch::Tensor& a, const torch::Tensor& b) {
   if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;

@@ -22,10 +22,13 @@
 
 #include "framework/checkpoint/safetensors.h"
 #include "support/temp_dir.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using nlohmann::json;
+
+using unif::test::slurp;
 
 namespace {
 
@@ -39,13 +42,6 @@ int train(const std::string& args, const fs::path& log) {
   const std::string cmd = "cd " + q(kSource) + " && " + kUnif.string() + " train " + args + " > " + q(log) + " 2>&1";
   const int status = std::system(cmd.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<std::string> lines_of(const fs::path& p, size_t first = 1, size_t count = 1000000) {

@@ -28,10 +28,13 @@
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using nlohmann::json;
+
+using unif::test::slurp;
 
 namespace {
 
@@ -44,13 +47,6 @@ std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 int sh(const std::string& cmd) {
   const int status = std::system(cmd.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<std::string> lines_of(const fs::path& p) {

@@ -10,6 +10,8 @@
 namespace unif::test {
 
 inline const std::filesystem::path kTinyBertZh = std::filesystem::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
+/// Every family's tiny checkpoints and HF references (tests/fixtures/families).
+inline const std::filesystem::path kFamilies = std::filesystem::path(UNIF_TEST_FIXTURES) / "families";
 
 /// The fixture case directory, e.g. fixture_case("cls_pair").
 inline std::filesystem::path fixture_case(const std::string& name) {

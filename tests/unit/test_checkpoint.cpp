@@ -23,6 +23,7 @@
 #include "framework/checkpoint/state_dict.h"
 #include "framework/common/error.h"
 #include "support/temp_dir.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using namespace unif::framework;
@@ -30,17 +31,10 @@ using Catch::Matchers::Contains;
 
 using unif::test::TempDir;
 
+using unif::test::slurp;
+using unif::test::spit;
+
 namespace {
-
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void spit(const fs::path& file, const std::string& bytes) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string le64(uint64_t n) {
   std::string s(8, '\0');

@@ -24,6 +24,7 @@
 #include "models/heads/factory.h"
 #include "support/temp_dir.h"
 #include "support/user_error.h"
+#include "support/files.h"
 
 using namespace unif::framework;
 using unif::Task;
@@ -31,6 +32,8 @@ using unif::test::TempDir;
 using unif::test::user_error_of;
 namespace fs = std::filesystem;
 namespace fd = unif::framework::detail;
+
+using unif::test::write_text;
 
 namespace {
 
@@ -54,8 +57,6 @@ void save_tiny(const fs::path& dir, const unif::models::EncoderTaskModel& model,
   save_model_dir(dir, model, describe_model(model, meta.labels, HfConfig{}),
                  load_tokenizer(dir.parent_path(), unif::models::architecture("bert"), true), meta, extra);
 }
-
-void write_text(const fs::path& file, const std::string& text) { std::ofstream(file) << text; }
 
 // Sets RLIMIT_FSIZE (writes past `bytes` fail with EFBIG, SIGXFSZ ignored) until destroyed.
 struct FileSizeLimit {

@@ -12,18 +12,14 @@
 #include <vector>
 
 #include "framework/config/run_config.h"
+#include "support/files.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
 
-namespace {
+using unif::test::slurp;
 
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+namespace {
 
 // The ```yaml blocks of a markdown file.
 std::vector<std::string> yaml_blocks(const std::string& md) {

@@ -5,6 +5,7 @@
 #include "framework/common/error.h"
 #include "framework/metrics/classification.h"
 #include "framework/metrics/multilabel.h"
+#include "support/approx.h"
 
 using namespace unif::framework;
 
@@ -14,7 +15,7 @@ using namespace unif::framework;
     REQUIRE_THROWS_WITH(expr, Catch::Contains(text)); \
   } while (0)
 
-static Approx exact(double v) { return Approx(v).epsilon(1e-12).margin(1e-12); }
+using unif::test::exact;
 
 TEST_CASE("macro-F1 with a class that is never predicted", "[metrics]") {
   // y_true 0 0 1 1 2 2 / y_pred 0 0 0 1 0 1; class 2 is never predicted.

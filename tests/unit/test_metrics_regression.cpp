@@ -6,6 +6,7 @@
 
 #include "framework/common/error.h"
 #include "framework/metrics/regression.h"
+#include "support/approx.h"
 
 using namespace unif::framework;
 
@@ -15,7 +16,7 @@ using namespace unif::framework;
     REQUIRE_THROWS_WITH(expr, Catch::Contains(text)); \
   } while (0)
 
-static Approx exact(double v) { return Approx(v).epsilon(1e-12).margin(1e-12); }
+using unif::test::exact;
 
 TEST_CASE("Pearson and MSE on a hand-worked example", "[metrics]") {
   // x 1 2 3 4 (mean 2.5), y 2 4 5 9 (mean 5): dx -1.5 -.5 .5 1.5, dy -3 -1 0 4

@@ -4,6 +4,7 @@
 
 #include "framework/common/error.h"
 #include "framework/metrics/span.h"
+#include "support/approx.h"
 
 using namespace unif::framework;
 using Segs = std::vector<std::string>;
@@ -14,7 +15,7 @@ using Segs = std::vector<std::string>;
     REQUIRE_THROWS_WITH(expr, Catch::Contains(text)); \
   } while (0)
 
-static Approx exact(double v) { return Approx(v).epsilon(1e-12).margin(1e-12); }
+using unif::test::exact;
 
 TEST_CASE("SQuAD normalize_answer", "[metrics]") {
   // lower -> "the  cat!", drop punctuation -> "the  cat", article -> "   cat", whitespace -> "cat"

@@ -4,6 +4,7 @@
 
 #include "framework/common/error.h"
 #include "framework/metrics/sequence_labeling.h"
+#include "support/approx.h"
 
 using namespace unif::framework;
 using Tags = std::vector<std::string>;
@@ -15,7 +16,7 @@ using Ents = std::vector<Entity>;
     REQUIRE_THROWS_WITH(expr, Catch::Contains(text)); \
   } while (0)
 
-static Approx exact(double v) { return Approx(v).epsilon(1e-12).margin(1e-12); }
+using unif::test::exact;
 
 TEST_CASE("get_entities: plain BIO chunks and an entity at the sentence end", "[metrics]") {
   CHECK(get_entities(Tags{"B-PER", "I-PER", "O", "B-LOC"}) == Ents{{"PER", 0, 1}, {"LOC", 3, 3}});

@@ -26,6 +26,7 @@
 #include "models/hf_json.h"
 #include "support/temp_dir.h"
 #include "support/user_error.h"
+#include "support/fixture_config.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
@@ -33,11 +34,9 @@ using nlohmann::json;
 using unif::test::TempDir;
 using unif::test::user_error_of;
 
-namespace {
+using unif::test::kFamilies;
 
-const fs::path kFamilies = fs::path(UNIF_SOURCE_DIR) / "tests/fixtures/families";
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("model.config sets a field of every family by the family's own name", "[unit][config][families]") {
   struct Case {

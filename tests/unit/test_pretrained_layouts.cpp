@@ -23,6 +23,7 @@
 #include "models//heads/factory.h"
 #include "support/temp_dir.h"
 #include "support/user_error.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
@@ -30,11 +31,11 @@ using framework::TensorMap;
 using unif::test::TempDir;
 using unif::test::user_error_of;
 
+using unif::test::write_text;
+
 namespace {
 
 const fs::path kFixture = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
-
-void write_text(const fs::path& file, const std::string& text) { std::ofstream(file) << text; }
 
 // The fixture's encoder as a BertModel save (keys without `bert.`, no classifier).
 TensorMap plain_bert_weights() {

@@ -30,15 +30,17 @@
 #include "framework/text/encoding.h"
 #include "framework/text/sentencepiece_tokenizer.h"
 #include "framework/text/vocab.h"
+#include "support/fixture_config.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using unif::test::kFamilies;
+
 namespace {
 
 const fs::path kRoot = UNIF_SOURCE_DIR;
-const fs::path kFamilies = kRoot / "tests/fixtures/families";
 constexpr int kNoLimit = 1 << 20;
 
 std::vector<json> read_jsonl(const fs::path& path) {

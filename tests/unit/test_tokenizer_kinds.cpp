@@ -9,13 +9,14 @@
 
 #include "framework/common/error.h"
 #include "framework/text/tokenizer_kinds.h"
+#include "support/fixture_config.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
 
-namespace {
+using unif::test::kFamilies;
 
-const fs::path kFamilies = fs::path(UNIF_TEST_FIXTURES) / "families";
+namespace {
 
 std::vector<std::string> names(const std::vector<fs::path>& files) {
   std::vector<std::string> out;

@@ -23,20 +23,16 @@
 #include "framework/train/build.h"
 #include "framework/train/optimizer.h"
 #include "framework/train/trainer.h"
+#include "support/temp_dir.h"
 #include "framework/train/freeze.h"
 #include "models/architectures.h"
 #include "support/user_error.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
+using unif::test::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("unif_trainer_knobs_" + std::to_string(::getpid()));
-  TempDir() { fs::remove_all(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // A short run of the tiny model on SIB-200 (dev = train's first file: small and labelled), `extra`
 // appended to the `training` mapping.

@@ -12,9 +12,11 @@
 #include "framework/config/run_config.h"
 #include "framework/train/build.h"
 #include "framework/train/trainer.h"
+#include "support/temp_dir.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
+using unif::test::TempDir;
 
 namespace {
 
@@ -33,12 +35,6 @@ std::string fit_error(const RunConfig& cfg, TrainerParts parts) {
   } catch (const unif::UserError& e) { return e.what(); }
   return "";
 }
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("unif_trainer_saves_" + std::to_string(::getpid()));
-  TempDir() { fs::remove_all(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 }  // namespace
 
