@@ -2,6 +2,7 @@
 // see. Any torch::nn model that implements it can be fine-tuned by unif (see docs/cpp-api.md).
 #pragma once
 #include <memory>
+#include <stdexcept>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/embedding.h>
 
@@ -20,6 +21,21 @@ class TaskModel : public torch::nn::Module {
 
   /// A deep copy with its own parameters (for data-parallel replicas).
   virtual std::shared_ptr<TaskModel> clone_model() const = 0;
+
+  /// Whether the training loss couples the examples of a batch (in-batch negatives: every anchor is
+  /// scored against every other example's embeddings), so that it is not a sum of per-example
+  /// losses. Such a model leaves ModelOutput::example_losses undefined and computes its loss with
+  /// batch_loss() on the outputs of the WHOLE global batch, which the engines gather from every
+  /// replica and rank before calling it (framework/engines/coupled_pass.h).
+  virtual bool couples_examples() const { return false; }
+  /// The loss of a whole batch from its gathered outputs (`out.logits` in batch order, on one
+  /// device) and the batch's labels, as sum_b l_b would be: the trainer divides by Z (the number of
+  /// examples) as for every task. Only called when couples_examples().
+  virtual torch::Tensor batch_loss(const ModelOutput& out, const Batch& batch) const;
 };
+
+inline torch::Tensor TaskModel::batch_loss(const ModelOutput&, const Batch&) const {
+  throw std::logic_error("TaskModel::batch_loss: this model's loss is a sum of per-example losses");
+}
 
 }  // namespace unif::models

@@ -23,15 +23,10 @@
 
 namespace unif::app {
 
-namespace {
-
 using nlohmann::json;
 
-// Reads, answers and writes every line: a regular file in chunks, a pipe or terminal batch by
-// batch as its lines arrive. A bad line: the answers before it are written, then UserError (or its
-// error object, with keep_going).
 void predict_lines(PredictInput& in, PredictOutput& out, const Predictor& predictor, int64_t batch_size,
-                   bool keep_going, const framework::RecordFields& fields) {
+                   bool keep_going, const framework::RecordFields& fields, const char* command) {
   framework::RecordReader reader(in.stream(), in.name(), in.format(), fields);
   // Chunks of lines: enough for full length-sorted batches, few enough to keep memory flat. A pipe's
   // chunk ends early, at the lines already there.
@@ -85,17 +80,16 @@ void predict_lines(PredictInput& in, PredictOutput& out, const Predictor& predic
     const auto now = std::chrono::steady_clock::now();
     if (more && now - last_progress > std::chrono::seconds(10)) {
       const double s = std::chrono::duration<double>(now - t0).count();
-      std::fprintf(stderr, "predict: %lld lines in %.0f s (%.0f lines/s)\n", static_cast<long long>(done), s, done / s);
+      std::fprintf(stderr, "%s: %lld lines in %.0f s (%.0f lines/s)\n", command, static_cast<long long>(done), s,
+                   done / s);
       last_progress = now;
       progress_shown = true;
     }
   }
   if (progress_shown)
-    std::fprintf(stderr, "predict: done, %lld lines in %.0f s\n", static_cast<long long>(done),
+    std::fprintf(stderr, "%s: done, %lld lines in %.0f s\n", command, static_cast<long long>(done),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
-
-}  // namespace
 
 Command add_predict(CLI::App& app) {
   auto* cmd = app.add_subcommand("predict", "Predict with a model directory, one JSON line per input line");
@@ -136,7 +130,7 @@ Command add_predict(CLI::App& app) {
     auto fields = framework::record_fields(predictor.task(), fields_cfg, /*require_labels=*/false);
     const bool sequence_task = task_spec(predictor.task()).input == TaskInput::Text;
     if (predictor.plain_hf() && sequence_task) fields.text_fields.clear();
-    predict_lines(in, out, predictor, *batch_size, *keep_going, fields);
+    predict_lines(in, out, predictor, *batch_size, *keep_going, fields, "predict");
     out.commit();
     return 0;
   };

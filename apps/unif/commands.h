@@ -13,6 +13,7 @@ Command add_tokenize(CLI::App& app);
 Command add_train(CLI::App& app);
 Command add_eval(CLI::App& app);
 Command add_predict(CLI::App& app);
+Command add_embed(CLI::App& app);
 Command add_serve(CLI::App& app);
 Command add_init(CLI::App& app);
 

@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   add(unif::app::add_train);
   add(unif::app::add_eval);
   add(unif::app::add_predict);
+  add(unif::app::add_embed);
   add(unif::app::add_serve);
   add(unif::app::add_tokenize);
   add(unif::app::add_init);

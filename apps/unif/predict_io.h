@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/data/records.h"
+#include "framework/inference/predictor.h"
 
 namespace unif::app {
 
@@ -80,5 +81,12 @@ class PredictOutput {
   std::ofstream file_;
   std::ostream* out_ = nullptr;
 };
+
+/// Reads, answers and writes every line of `in` with `predictor` (`unif predict`, `unif embed`): a
+/// regular file in chunks, a pipe or terminal batch by batch as its lines arrive. A bad line: the
+/// answers before it are written, then UserError (or its error object, with keep_going). Progress
+/// on long inputs goes to standard error as "<command>: N lines in S s".
+void predict_lines(PredictInput& in, PredictOutput& out, const Predictor& predictor, int64_t batch_size,
+                   bool keep_going, const framework::RecordFields& fields, const char* command);
 
 }  // namespace unif::app

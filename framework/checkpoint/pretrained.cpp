@@ -224,6 +224,15 @@ void save_pretrained(const fs::path& dir, const models::EncoderTaskModel& model,
   TensorMap tensors = state_dict(model);
   for (auto it = tensors.begin(); it != tensors.end();)
     it = ends_with(it->first, "position_ids") ? tensors.erase(it) : std::next(it);
+  // A base model (<Family>Model, no head: an embedder) is saved as HF's save_pretrained saves one,
+  // its keys without the family prefix (embeddings.*, encoder.*, not bert.embeddings.*).
+  if (std::string(task_spec(model.kind()).hf_head) == "Model") {
+    const std::string prefix = model.architecture().checkpoint_prefix();
+    TensorMap bare;
+    for (auto& [name, t] : tensors)
+      bare.emplace(name.compare(0, prefix.size(), prefix) == 0 ? name.substr(prefix.size()) : name, t);
+    tensors = std::move(bare);
+  }
   write_safetensors(dir / "model.safetensors", tensors);
 
   config.bert = model.options();

@@ -20,7 +20,7 @@
 
 namespace unif {
 
-enum class Task { Classification, Multilabel, Regression, TokenClassification, SpanExtraction, MaskedLm };
+enum class Task { Classification, Multilabel, Regression, TokenClassification, SpanExtraction, MaskedLm, Embedding };
 
 /// What one example's text fields are (and so the default text_fields / label_field, the number of
 /// fields, the token types a model needs).
@@ -29,6 +29,7 @@ enum class TaskInput {
   Tokens,           // 1 field holding a token list; label field `tags` (one tag per token)
   QuestionContext,  // the question field, then the context field; label field `answers`
   MlmText,          // 1 text field, no labels (masks are drawn from the text)
+  Texts,            // 2+ text fields, each encoded alone (anchor, positive, negatives); label field `score`
 };
 
 /// What the label field of an example holds (and what a label set is collected from).
@@ -39,13 +40,16 @@ enum class TaskLabels {
   TagList,   // a list of tag names, one per token; a label set
   Answers,   // SQuAD-style answers; no label set
   None,      // masked_lm: no labels
+  Score,     // embedding: an optional number (similarity-scored pairs); absent for in-batch-negative losses
 };
 
-/// The loss's denominator Z (SPEC §5): the number of examples, or of labelled tokens.
+/// The loss's denominator Z (SPEC §5): the number of examples, or of labelled tokens. A loss that
+/// couples the examples of a batch (embedding's in-batch negatives) is computed on the whole batch
+/// and given as the sum form Z·loss, so that it is divided by Z like the others.
 enum class LossNormalizer { Examples, LabeledTokens };
 
 /// What `unif predict` writes for one input (SPEC §4).
-enum class PredictKind { Label, Labels, Value, Tags, Answer, Masks };
+enum class PredictKind { Label, Labels, Value, Tags, Answer, Masks, Embedding };
 
 /// One row per task.
 struct TaskSpec {
@@ -63,7 +67,7 @@ struct TaskSpec {
   PredictKind output;
 };
 
-inline constexpr std::array<TaskSpec, 6> kTaskSpecs{{
+inline constexpr std::array<TaskSpec, 7> kTaskSpecs{{
     {Task::Classification, "classification", "ForSequenceClassification", "single_label_classification",
      TaskInput::Text, TaskLabels::OneClass, LossNormalizer::Examples, true, true, true, false, PredictKind::Label},
     {Task::Multilabel, "multilabel", "ForSequenceClassification", "multi_label_classification", TaskInput::Text,
@@ -76,12 +80,15 @@ inline constexpr std::array<TaskSpec, 6> kTaskSpecs{{
      TaskLabels::Answers, LossNormalizer::Examples, false, true, true, true, PredictKind::Answer},
     {Task::MaskedLm, "masked_lm", "ForMaskedLM", "", TaskInput::MlmText, TaskLabels::None,
      LossNormalizer::LabeledTokens, false, false, true, false, PredictKind::Masks},
+    {Task::Embedding, "embedding", "Model", "", TaskInput::Texts, TaskLabels::Score, LossNormalizer::Examples, false,
+     false, false, false, PredictKind::Embedding},
 }};
 
 /// The row of `task`.
 constexpr const TaskSpec& task_spec(Task task) { return kTaskSpecs[static_cast<std::size_t>(task)]; }
 
-/// "classification" | "multilabel" | "regression" | "token_classification" | "span_extraction" | "masked_lm"
+/// "classification" | "multilabel" | "regression" | "token_classification" | "span_extraction" | "masked_lm" |
+/// "embedding"
 inline std::string to_string(Task task) { return task_spec(task).name; }
 
 /// The task named `name` (to_string's inverse); nullopt for any other name. framework::parse_task
@@ -115,6 +122,7 @@ inline TaskFields default_fields(Task task) {
   switch (task_spec(task).input) {
     case TaskInput::Tokens: return {{"tokens"}, "tags"};
     case TaskInput::QuestionContext: return {{"question", "context"}, "answers"};
+    case TaskInput::Texts: return {{"anchor", "positive"}, "score"};
     case TaskInput::Text:
     case TaskInput::MlmText: break;
   }
@@ -122,12 +130,14 @@ inline TaskFields default_fields(Task task) {
 }
 
 /// The token types (segments) an input of `text_fields` fields feeds a model: 2 for question /
-/// context, 1 for a token list or an MLM text, else the number of text fields (at least 1).
+/// context, 1 for a token list, an MLM text or texts encoded one by one, else the number of text
+/// fields (at least 1).
 inline int64_t segment_count(TaskInput input, std::size_t text_fields) {
   switch (input) {
     case TaskInput::QuestionContext: return 2;
     case TaskInput::Tokens:
-    case TaskInput::MlmText: return 1;
+    case TaskInput::MlmText:
+    case TaskInput::Texts: return 1;
     case TaskInput::Text: break;
   }
   return static_cast<int64_t>(text_fields < 1 ? 1 : text_fields);

@@ -47,6 +47,7 @@ bool operator==(const DistillConfig& a, const DistillConfig& b) { return equal_f
 bool operator==(const ParallelConfig& a, const ParallelConfig& b) { return equal_fields(a, b); }
 bool operator==(const AdversarialConfig& a, const AdversarialConfig& b) { return equal_fields(a, b); }
 bool operator==(const SpanConfig& a, const SpanConfig& b) { return equal_fields(a, b); }
+bool operator==(const EmbeddingConfig& a, const EmbeddingConfig& b) { return equal_fields(a, b); }
 bool operator==(const RunConfig& a, const RunConfig& b) { return equal_fields(a, b); }
 
 }  // namespace unif::framework

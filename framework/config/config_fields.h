@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "framework/common/embedding_names.h"
 #include "framework/config/run_config.h"
 #include "framework/config/yaml_reader.h"
 
@@ -33,6 +34,10 @@ inline const NumberRule kLearningRate{"a number > 0 that float32 can hold (at mo
 inline const IntRule kSeqLength{"an integer >= 3 ([CLS] + one token + [SEP])", [](int64_t v) { return v >= 3; }};
 inline const std::vector<std::string> kTruncateMethods{"LIFO", "FIFO", "longer-FO", "longest_first"};
 inline const std::vector<std::string> kHiddenActs{"gelu", "gelu_new", "relu"};  // models::EncoderConfig
+// Sentence embeddings: the names of framework/common/embedding_names.h (the models' enums).
+inline const std::vector<std::string> kPoolings = enum_name_list<Pooling>();
+inline const std::vector<std::string> kEmbeddingLosses = enum_name_list<EmbeddingLoss>();
+inline const std::vector<std::string> kSimilarities = enum_name_list<Similarity>();
 
 template <class S>
 struct Fields;
@@ -75,6 +80,8 @@ struct Fields<ModelConfig> {
     v("unpadded", &S::unpadded);
     v("mlm_probability", &S::mlm_probability, kUnitLeftOpen);
     v("whole_word_mask", &S::whole_word_mask);
+    v("pooling", &S::pooling, kPoolings);  // null = the pretrained directory's
+    v("normalize", &S::normalize);         // null = the pretrained directory's
   }
 };
 
@@ -221,6 +228,21 @@ struct Fields<SpanConfig> {
 };
 
 template <>
+struct Fields<EmbeddingConfig> {
+  using S = EmbeddingConfig;
+  template <class V>
+  static void visit(V& v) {
+    v("loss", &S::loss, kEmbeddingLosses);
+    v("similarity", &S::similarity, kSimilarities);
+    v("scale", &S::scale, kPositiveNumber);
+    v("symmetric", &S::symmetric);
+    v("mini_batch_size", &S::mini_batch_size, kPositiveInt);
+    v("matryoshka_dims", &S::matryoshka_dims, kPositiveInt);
+    v("matryoshka_weights", &S::matryoshka_weights, kPositiveNumber);
+  }
+};
+
+template <>
 struct Fields<DistillConfig> {
   using S = DistillConfig;
   template <class V>
@@ -246,6 +268,7 @@ struct Fields<RunConfig> {
     v("adversarial", &S::adversarial);
     v("span", &S::span);
     v("distill", &S::distill);
+    v("embedding", &S::embedding);
   }
 };
 

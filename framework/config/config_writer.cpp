@@ -126,6 +126,19 @@ struct WriteVisitor {
   void operator()(const char* k, std::optional<std::string> S::*m, const std::vector<std::string>&) {
     if (s.*m) key(k) << *(s.*m);
   }
+  void operator()(const char* k, std::optional<bool> S::*m) {
+    if (s.*m) key(k) << *(s.*m);
+  }
+  void operator()(const char* k, std::vector<int64_t> S::*m, const detail::IntRule&) {
+    key(k) << YAML::Flow << YAML::BeginSeq;
+    for (auto v : s.*m) out << v;
+    out << YAML::EndSeq;
+  }
+  void operator()(const char* k, std::vector<double> S::*m, const detail::NumberRule&) {
+    key(k) << YAML::Flow << YAML::BeginSeq;
+    for (auto v : s.*m) out << format_number(v);
+    out << YAML::EndSeq;
+  }
   // Keys of two members.
   void operator()(const char* k, std::vector<std::string> S::*labels, bool S::*given) {
     if (s.*given)

@@ -149,8 +149,47 @@ struct ReadVisitor {
     s.number(k, t.*m, rule, null == Null::Allowed);
   }
   void read(const char* k, std::optional<std::string> S::*m, const std::vector<std::string>& allowed) {
+    if (const YAML::Node node = s.raw(k); node.IsDefined() && node.IsNull()) return;  // null = unset
     s.choice(k, t.*m, allowed);
   }
+  // A boolean that may be unset (null: decided elsewhere, e.g. by the pretrained directory).
+  void read(const char* k, std::optional<bool> S::*m) {
+    const YAML::Node node = s.raw(k);
+    if (!node.IsDefined() || node.IsNull()) return;
+    if (const auto b = detail::to_bool(node))
+      t.*m = *b;
+    else
+      s.context().report(s.path(k), node, "expected true, false or null, got " + detail::describe(node));
+  }
+  // A list of numbers, each by `rule` (a single number is a one-entry list).
+  template <class T, class R>
+  void read_numbers(const char* k, std::vector<T>& out, const R& rule) {
+    const YAML::Node node = s.raw(k);
+    if (!node.IsDefined() || node.IsNull()) return;
+    std::vector<T> values;
+    const auto take = [&](const YAML::Node& item, const std::string& where) {
+      std::optional<T> v;
+      if constexpr (std::is_integral_v<T>)
+        v = detail::to_int(item);
+      else
+        v = detail::to_number(item);
+      if (v && rule.ok(*v)) {
+        values.push_back(*v);
+        return true;
+      }
+      s.context().report(where, item, std::string("expected ") + rule.expected + ", got " + detail::describe(item));
+      return false;
+    };
+    if (node.IsSequence()) {
+      for (std::size_t i = 0; i < node.size(); ++i)
+        if (!take(node[i], s.path(k) + "[" + std::to_string(i) + "]")) return;
+    } else if (!take(node, s.path(k))) {
+      return;
+    }
+    out = std::move(values);
+  }
+  void read(const char* k, std::vector<int64_t> S::*m, const detail::IntRule& rule) { read_numbers(k, t.*m, rule); }
+  void read(const char* k, std::vector<double> S::*m, const detail::NumberRule& rule) { read_numbers(k, t.*m, rule); }
   // model.config: a mapping of HF config fields, kept as JSON (the family's reader checks them).
   void read(const char* k, nlohmann::json S::*m) {
     const YAML::Node node = s.raw(k);
@@ -301,10 +340,21 @@ void check(Section& s, DataConfig& d, const RunConfig& root) {
     case TaskInput::Text:
       if (n < 1 || n > 2) want = "1 field (a text) or 2 (a text pair)";
       break;
+    case TaskInput::Texts:
+      if (n < 2)
+        want = "2 or more fields for " + to_string(task) + " (anchor, positive[, negatives...]; or a scored pair)";
+      break;
   }
   if (!want.empty()) ctx.report(s.path("text_fields"), fields, "expected " + want + ", got " + std::to_string(n));
-  if (n == 2 && d.text_fields[0] == d.text_fields[1])
-    ctx.report(s.path("text_fields"), fields, "expected two different fields, got '" + d.text_fields[0] + "' twice");
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j)
+      if (d.text_fields[i] == d.text_fields[j]) {
+        ctx.report(s.path("text_fields"), fields,
+                   std::string(n == 2 ? "expected two different fields" : "expected different fields") + ", got '" +
+                       d.text_fields[i] + "' twice");
+        i = n;
+        break;
+      }
 }
 
 void check(Section& s, OptimizerConfig& o, const RunConfig&) {
@@ -362,6 +412,29 @@ void check(Section& s, AdversarialConfig& a, const RunConfig&) {
                        "expected a number > 0 for method " + name_of(a.method) + " (0 = unbounded is FreeLB's), got 0");
 }
 
+void check(Section& s, EmbeddingConfig& e, const RunConfig& root) {
+  Context& ctx = s.context();
+  const bool scored = e.loss == "cosent" || e.loss == "cosine";
+  if (scored && root.task == Task::Embedding && root.data.text_fields.size() != 2)
+    ctx.report(s.path("loss"), s.raw("loss"),
+               "expected mnrl or cached_mnrl with " + std::to_string(root.data.text_fields.size()) +
+                   " data.text_fields (" + e.loss + " scores a pair of texts against data.label_field), got " + e.loss);
+  if (e.symmetric && scored)
+    ctx.report(s.path("symmetric"), s.raw("symmetric"),
+               "expected false for loss " + e.loss + " (symmetric is mnrl's and cached_mnrl's), got true");
+  if (!e.matryoshka_weights.empty() && e.matryoshka_weights.size() != e.matryoshka_dims.size())
+    ctx.report(s.path("matryoshka_weights"), s.raw("matryoshka_weights"),
+               "expected one weight per matryoshka_dims entry (" + std::to_string(e.matryoshka_dims.size()) +
+                   "), got " + std::to_string(e.matryoshka_weights.size()));
+  std::set<int64_t> dims;
+  for (auto d : e.matryoshka_dims)
+    if (!dims.insert(d).second) {
+      ctx.report(s.path("matryoshka_dims"), s.raw("matryoshka_dims"),
+                 "expected distinct sizes, got " + std::to_string(d) + " twice");
+      break;
+    }
+}
+
 void check(Section&, DistillConfig& d, const RunConfig&) { d.teacher = expand_model_path(d.teacher); }
 
 void check(Section& s, RunConfig& c, const RunConfig&) {
@@ -401,9 +474,15 @@ void check(Section& s, RunConfig& c, const RunConfig&) {
                                               "classification, token_classification and span_extraction");
   using M = AdversarialMethod;
   const M method = c.adversarial.method;
-  if (c.task == Task::MaskedLm && method != M::None)
+  if ((c.task == Task::MaskedLm || c.task == Task::Embedding) && method != M::None)
     s.context().report("adversarial.method",
-                       "expected " + name_of(M::None) + " for task masked_lm, got " + name_of(method));
+                       "expected " + name_of(M::None) + " for task " + to_string(c.task) + ", got " + name_of(method) +
+                           (c.task == Task::Embedding ? " (an in-batch-negative loss is not a sum of per-example "
+                                                        "losses to perturb)"
+                                                      : ""));
+  if (c.task != Task::Embedding && (c.model.pooling || c.model.normalize))
+    s.context().report(c.model.pooling ? "model.pooling" : "model.normalize",
+                       "expected null for task " + to_string(c.task) + " (pooling and normalize are task embedding's)");
   if (c.task == Task::SpanExtraction && c.model.max_seq_length < 5)
     s.context().report("model.max_seq_length",
                        "expected at least 5 for span_extraction ([CLS] question [SEP] "

@@ -68,6 +68,12 @@ struct ModelConfig {
   bool unpadded = true;  // dense layers on the real tokens only where a batch has padding (EncoderConfig::unpad_inputs)
   double mlm_probability = 0.15;  // masked_lm: share of tokens selected for prediction (HF's)
   bool whole_word_mask = false;   // masked_lm: select whole words (all their pieces) at once
+  /// embedding: mean | cls | max | lasttoken; unset (YAML null) = the pretrained directory's
+  /// sentence-transformers pooling, else mean.
+  std::optional<std::string> pooling;
+  /// embedding: L2-normalize the embeddings; unset (YAML null) = the pretrained directory's
+  /// (a sentence-transformers Normalize module), else false.
+  std::optional<bool> normalize;
 };
 
 /// text_fields/label_field defaults depend on the task when the YAML leaves them out:
@@ -180,6 +186,17 @@ struct DistillConfig {
   double alpha = 0.5;        // a in [0, 1]: a·T²·KL + (1-a)·task loss
 };
 
+/// `embedding`: how task embedding trains (SPEC §9; docs/spec.md has the math of each loss).
+struct EmbeddingConfig {
+  std::string loss = "mnrl";               // mnrl | cached_mnrl | cosent | cosine
+  std::string similarity = "cosine";       // cosine | dot (mnrl, cached_mnrl)
+  double scale = 20.0;                     // the similarities' multiplier (mnrl, cached_mnrl, cosent)
+  bool symmetric = false;                  // mnrl: also score each positive against every anchor
+  int64_t mini_batch_size = 32;            // cached_mnrl: texts per forward of the gradient cache
+  std::vector<int64_t> matryoshka_dims;    // each a leading slice of the embedding, trained too
+  std::vector<double> matryoshka_weights;  // one per dim (empty = all 1)
+};
+
 /// `span`: span extraction (task span_extraction) windows and decoding, as HF run_qa / Google BERT.
 struct SpanConfig {
   int64_t doc_stride = 128;        // tokens between the starts of consecutive context windows
@@ -200,6 +217,7 @@ struct RunConfig {
   AdversarialConfig adversarial;
   SpanConfig span;
   DistillConfig distill;
+  EmbeddingConfig embedding;
   std::filesystem::path source;  // the file (or source name) read; not part of the value
 };
 
@@ -254,6 +272,7 @@ bool operator==(const TrainingConfig& a, const TrainingConfig& b);
 bool operator==(const ParallelConfig& a, const ParallelConfig& b);
 bool operator==(const AdversarialConfig& a, const AdversarialConfig& b);
 bool operator==(const SpanConfig& a, const SpanConfig& b);
+bool operator==(const EmbeddingConfig& a, const EmbeddingConfig& b);
 bool operator==(const LossConfig& a, const LossConfig& b);
 bool operator==(const EarlyStoppingConfig& a, const EarlyStoppingConfig& b);
 bool operator==(const FreezeConfig& a, const FreezeConfig& b);

@@ -1,6 +1,7 @@
 #include "framework/data/batching.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <numeric>
 
 namespace unif::framework {
@@ -64,8 +65,50 @@ std::vector<int64_t> length_grouped_order(const std::vector<int64_t>& lengths, i
   return out;
 }
 
+namespace {
+
+// Embedding: (B, C, L) ids and mask of every example's C texts, each from position 0, padded to
+// the longest text of the batch; token types 0; labels (B) float scores when every example has one.
+models::Batch collate_texts(const std::vector<EncodedExample>& encoded, const std::vector<Example>& examples,
+                            const std::vector<int64_t>& indices) {
+  const auto B = static_cast<int64_t>(indices.size());
+  int64_t C = 0, L = 0;
+  for (auto i : indices) {
+    const auto& e = encoded[static_cast<size_t>(i)];
+    C = std::max<int64_t>(C, static_cast<int64_t>(e.columns.size()));
+    for (const auto& c : e.columns) L = std::max<int64_t>(L, static_cast<int64_t>(c.size()));
+  }
+  auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  auto ids = torch::zeros({B, C, L}, i64), mask = torch::zeros({B, C, L}, i64);
+  auto ids_a = ids.accessor<int64_t, 3>(), mask_a = mask.accessor<int64_t, 3>();
+  bool labeled = true;
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& e = encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])];
+    if (static_cast<int64_t>(e.columns.size()) != C)
+      throw std::logic_error("collate: embedding examples with different numbers of texts in one batch");
+    for (int64_t c = 0; c < C; ++c)
+      for (size_t l = 0; l < e.columns[static_cast<size_t>(c)].size(); ++l) {
+        ids_a[b][c][static_cast<int64_t>(l)] = e.columns[static_cast<size_t>(c)][l];
+        mask_a[b][c][static_cast<int64_t>(l)] = 1;
+      }
+    labeled = labeled && examples[static_cast<size_t>(e.example)].has_label;
+  }
+  models::Batch batch{ids, torch::zeros({B, C, L}, i64), mask, {}, {}};
+  if (labeled && B > 0) {
+    batch.labels = torch::empty({B}, torch::kFloat32);
+    auto a = batch.labels.accessor<float, 1>();
+    for (int64_t b = 0; b < B; ++b)
+      a[b] = static_cast<float>(
+          examples[static_cast<size_t>(encoded[static_cast<size_t>(indices[static_cast<size_t>(b)])].example)].value);
+  }
+  return batch;
+}
+
+}  // namespace
+
 models::Batch collate(Task task, const std::vector<EncodedExample>& encoded, const std::vector<Example>& examples,
                       const std::vector<int64_t>& indices, int64_t num_labels) {
+  if (task_spec(task).input == TaskInput::Texts) return collate_texts(encoded, examples, indices);
   const auto B = static_cast<int64_t>(indices.size());
   int64_t L = 0;
   for (auto i : indices)
@@ -128,7 +171,8 @@ models::Batch collate(Task task, const std::vector<EncodedExample>& encoded, con
       }
       break;
     }
-    case TaskLabels::None:  // masked_lm: collate_mlm (mlm.h) masks the batch
+    case TaskLabels::None:   // masked_lm: collate_mlm (mlm.h) masks the batch
+    case TaskLabels::Score:  // embedding: collate_texts
       break;
     case TaskLabels::Answers: {  // start and end positions
       batch.labels = torch::empty({B, 2}, i64);

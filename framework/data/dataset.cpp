@@ -62,7 +62,8 @@ RecordFields record_fields(Task task, const DataConfig& cfg, bool require_labels
   RecordFields f;
   f.text_fields = cfg.text_fields;
   f.label_field = cfg.label_field;
-  f.label_required = require_labels && task_spec(task).labels != TaskLabels::None;
+  f.label_required =
+      require_labels && task_spec(task).labels != TaskLabels::None && task_spec(task).labels != TaskLabels::Score;
   f.task = to_string(task);
   f.conll_ok = task_spec(task).input == TaskInput::Tokens;
   return f;
@@ -194,7 +195,9 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
       ex.weight = sample_weight(file, r);
       auto lv = r.fields.find(cfg.label_field);
       if (lv == r.fields.end() || lv->is_null()) {
-        if (require_labels) throw UserError(where(file, r) + "missing field '" + cfg.label_field + "'");
+        // An embedding example's score is optional (in-batch-negative losses take none).
+        if (require_labels && spec.labels != TaskLabels::Score)
+          throw UserError(where(file, r) + "missing field '" + cfg.label_field + "'");
         out.push_back(std::move(ex));
         continue;
       }
@@ -204,7 +207,8 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
         case TaskLabels::ClassSet:
           for (const auto& l : list_field(*lv)) ex.labels.push_back(label_id(r, l));
           break;
-        case TaskLabels::Value: {
+        case TaskLabels::Value:
+        case TaskLabels::Score: {
           double v = 0;
           if (lv->is_number())
             v = lv->get<double>();
@@ -262,6 +266,13 @@ std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example
       if (ex.has_label)
         for (size_t p = 0; p < e.word_start.size(); ++p)
           if (e.word_start[p] >= 0) e.token_labels[p] = ex.labels[static_cast<size_t>(e.word_start[p])];
+    } else if (input == TaskInput::Texts) {
+      for (const auto& text : ex.texts) {
+        auto enc = encode(tokenizer, text, std::nullopt, max_seq_length, method, false);
+        e.columns.push_back(std::move(enc.input_ids));
+      }
+      e.input_ids = e.columns.front();
+      e.token_type_ids.assign(e.input_ids.size(), 0);
     } else {
       std::optional<std::string_view> b;
       if (ex.texts.size() > 1) b = ex.texts[1];

@@ -56,6 +56,8 @@ struct EncodedExample {
   std::vector<CharSpan> context_spans;           // (L) code-point span in the context of each context
                                                  // piece; {-1,-1} at [CLS], question, [SEP]
   int64_t start_position = 0, end_position = 0;  // answer pieces (inclusive); 0/0 = [CLS]: not in window
+  // Embedding: every text field encoded alone, [CLS] text [SEP] each (input_ids is the first).
+  std::vector<std::vector<int64_t>> columns;
 };
 
 /// The record's optional numeric `weight` field (1 when absent or null); UserError naming file and

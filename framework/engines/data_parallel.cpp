@@ -16,6 +16,7 @@
 #include <torch/autograd.h>
 
 #include "framework/common/clock.h"
+#include "framework/engines/coupled_pass.h"
 #include "framework/common/error.h"
 #include "framework/parallel/parameter_swap.h"
 #include "framework/common/runtime.h"
@@ -199,6 +200,7 @@ PassResult DataParallelEngine::run(const models::Batch& batch, const torch::Tens
 }
 
 PassResult DataParallelEngine::run_custom(const models::Batch& batch, const PassRequest& request) {
+  if (master_->couples_examples()) return run_coupled(*this, *master_, batch, request);
   const auto n = replicas();
   const auto shards = shard_batch(batch.size(), n);
   std::vector<bool> active(static_cast<size_t>(n));
@@ -288,6 +290,71 @@ PassResult DataParallelEngine::run_custom(const models::Batch& batch, const Pass
   r.output.example_losses = gather(losses, home);
   timing_.reduce_s = seconds_since(t0);
   return r;
+}
+
+models::ModelOutput DataParallelEngine::forward_kept(const models::Batch& batch) {
+  const auto n = replicas();
+  kept_shards_ = shard_batch(batch.size(), n);
+  kept_active_.assign(static_cast<size_t>(n), false);
+  for (int64_t i = 0; i < n; ++i) kept_active_[static_cast<size_t>(i)] = kept_shards_[static_cast<size_t>(i)].size > 0;
+  kept_.assign(static_cast<size_t>(n), {});
+  const bool training = master_->is_training();
+  for (auto& r : replicas_)
+    if (r->is_training() != training) r->train(training);
+  if (training) dropout_streams_.reseed(dropout_family_);
+  const torch::Device home = device_of(*master_);
+  std::vector<torch::Tensor> logits(static_cast<size_t>(n));
+  std::vector<int64_t> counts(static_cast<size_t>(n), 0);
+  const std::function<void(int64_t)> pass = [&](int64_t i) {
+    const auto& device = devices_[static_cast<size_t>(i)];
+    const auto shard = to_device(slice_batch(batch, kept_shards_[static_cast<size_t>(i)]), device);
+    torch::AutoGradMode grad_mode(true);  // per thread
+    models::ModelOutput out;
+    {
+      AutocastGuard autocast(precision_, device.type());
+      out = replicas_[static_cast<size_t>(i)]->forward(shard, {});
+    }
+    kept_[static_cast<size_t>(i)] = out.logits;
+    logits[static_cast<size_t>(i)] = out.logits.detach();
+    counts[static_cast<size_t>(i)] = out.loss_count;
+  };
+  synchronize_device(home);
+  const auto t0 = Clock::now();
+  try {
+    on_workers(pass, kept_active_);
+  } catch (...) {
+    kept_.clear();
+    throw;
+  }
+  timing_.compute_s = seconds_since(t0);
+  models::ModelOutput r;
+  r.logits = gather(logits, home);
+  for (auto c : counts) r.loss_count += c;
+  return r;
+}
+
+void DataParallelEngine::backward_kept(const torch::Tensor& logits_grad) {
+  if (kept_.size() != static_cast<size_t>(replicas()))
+    throw std::logic_error("DataParallelEngine::backward_kept without forward_kept");
+  const std::function<void(int64_t)> pass = [&](int64_t i) {
+    const auto& s = kept_shards_[static_cast<size_t>(i)];
+    torch::Tensor kept = std::move(kept_[static_cast<size_t>(i)]);
+    const auto grad = logits_grad.narrow(0, s.begin, s.size).to(kept.device(), kept.scalar_type());
+    torch::autograd::backward({kept}, {grad});
+  };
+  auto t0 = Clock::now();
+  try {
+    on_workers(pass, kept_active_);
+  } catch (...) {
+    kept_.clear();
+    drop_replica_gradients();  // a failed pass must not leak into the next reduction
+    throw;
+  }
+  kept_.clear();
+  timing_.compute_s += seconds_since(t0);
+  t0 = Clock::now();
+  reduce_gradients(kept_active_);
+  timing_.reduce_s = seconds_since(t0);
 }
 
 void DataParallelEngine::reduce_gradients(const std::vector<bool>& active) {

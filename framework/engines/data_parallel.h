@@ -106,6 +106,11 @@ class DataParallelEngine final : public GradientEngine {
   /// master and every replica; afterwards the master's values are restored and copied back out,
   /// also when the pass throws.
   models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
+  /// Every replica's forward on its shard, graphs kept; the logits gathered in batch order.
+  models::ModelOutput forward_kept(const models::Batch& batch) override;
+  /// Every replica's backward of its shard's rows of `logits_grad`, then the gradients reduced onto
+  /// the master as after run().
+  void backward_kept(const torch::Tensor& logits_grad) override;
   /// The given optimizer_step on the master, then every replica's parameters and buffers copied
   /// from the master in place and the replicas' gradients reset (undefined).
   void optimizer_step() override;
@@ -153,6 +158,10 @@ class DataParallelEngine final : public GradientEngine {
   std::unique_ptr<WorkerPool> workers_;  // worker i runs replica i's part of a job
 
   PassTiming timing_;
+  // forward_kept's pass until backward_kept: each replica's logits with their graph, its shard.
+  std::vector<torch::Tensor> kept_;
+  std::vector<Shard> kept_shards_;
+  std::vector<bool> kept_active_;
   std::optional<ScopedBlasThreads> blas_threads_;  // 1 with several CPU replicas, until destruction
 };
 

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "framework/common/clock.h"
+#include "framework/engines/coupled_pass.h"
 #include "framework/engines/data_parallel.h"
 
 namespace unif::framework {
@@ -141,6 +142,7 @@ PassResult DistributedEngine::run(const models::Batch& batch, const torch::Tenso
 }
 
 PassResult DistributedEngine::run_custom(const models::Batch& batch, const PassRequest& request) {
+  if (model_->couples_examples()) return run_coupled(*this, *model_, batch, request);
   const auto shards = shard_batch(batch.size(), group_->size());
   const Shard mine = shards[static_cast<size_t>(group_->rank())];
   // The local engine runs even on an empty slice (a last batch smaller than the ranks): it then
@@ -185,6 +187,26 @@ PassResult DistributedEngine::run_custom(const models::Batch& batch, const PassR
   if (g[2].defined()) r.output.example_losses = g[2].to(home);
   timing_.output_s += seconds_since(t0);
   return r;
+}
+
+models::ModelOutput DistributedEngine::forward_kept(const models::Batch& batch) {
+  const auto shards = shard_batch(batch.size(), group_->size());
+  kept_slice_ = shards[static_cast<size_t>(group_->rank())];
+  // Every rank's local engine runs, an empty slice too (same generator draws on every rank).
+  const auto local = local_->forward_kept(slice_batch(batch, kept_slice_));
+  const auto t0 = Clock::now();
+  auto count = torch::tensor({static_cast<double>(local.loss_count)}, torch::kFloat64);
+  group_->all_reduce_sum(count);
+  auto g = gather_rows(*group_, {local.logits}, shards);
+  models::ModelOutput r;
+  r.loss_count = static_cast<int64_t>(count[0].item<double>() + 0.5);
+  if (g[0].defined()) r.logits = g[0].to(batch.input_ids.device());
+  timing_.output_s += seconds_since(t0);
+  return r;
+}
+
+void DistributedEngine::backward_kept(const torch::Tensor& logits_grad) {
+  local_->backward_kept(logits_grad.narrow(0, kept_slice_.begin, kept_slice_.size));
 }
 
 std::vector<torch::Tensor> DistributedEngine::parameters() { return local_->parameters(); }

@@ -30,6 +30,7 @@
 
 #include <torch/types.h>
 
+#include "framework/engines/data_parallel.h"
 #include "framework/engines/gradient_engine.h"
 #include "framework/parallel/process_group.h"
 #include "models/task_model.h"
@@ -68,6 +69,12 @@ class DistributedEngine final : public GradientEngine {
   /// The local engine's forward_with on this rank's slice (an empty one too), outputs gathered
   /// back into global batch order as run_custom does (SMART's teacher).
   models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
+  /// The local engine's forward_kept on this rank's slice, the logits all-gathered into global batch
+  /// order (every rank then holds every rank's rows: a loss over the whole batch).
+  models::ModelOutput forward_kept(const models::Batch& batch) override;
+  /// This rank's rows of `logits_grad` through the local engine's backward_kept; the ranks'
+  /// gradients are combined at optimizer_step() as after run().
+  void backward_kept(const torch::Tensor& logits_grad) override;
   /// Combines the ranks' accumulated gradients, then the local engine's optimizer step.
   void optimizer_step() override;
   /// Rank 0's parameters and buffers to every rank, then the local engine's parameters_loaded().
@@ -86,6 +93,7 @@ class DistributedEngine final : public GradientEngine {
   std::unique_ptr<GradientEngine> local_;
   DistributedOptions options_;
   std::vector<torch::Tensor> params_;  // model_->parameters() order, identical on every rank
+  Shard kept_slice_;                   // this rank's rows of the batch forward_kept gathered
   CommTiming timing_;
 };
 

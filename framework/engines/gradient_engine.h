@@ -95,6 +95,15 @@ class GradientEngine {
   /// are restored bit for bit afterwards. Returns the outputs in batch order. Used by SMART for the
   /// teacher's distribution. The default throws std::logic_error.
   virtual models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params);
+  /// A loss that couples the batch's examples (TaskModel::couples_examples), in two halves around
+  /// the caller's loss (coupled_pass.h). forward_kept: forward on `batch` at delta 0, recording
+  /// gradients, the graph kept until backward_kept; returns the outputs of the whole batch in batch
+  /// order (detached; a multi-process engine's gathered from every rank). The default throws.
+  virtual models::ModelOutput forward_kept(const models::Batch& batch);
+  /// backward_kept: the kept outputs' backward with `logits_grad` (the rows forward_kept returned,
+  /// d scaled loss / d logits), ACCUMULATING into the parameters' gradients as run() does; the
+  /// graph is then released. The default throws.
+  virtual void backward_kept(const torch::Tensor& logits_grad);
   /// Clip, step the optimizer and zero the gradients (used by FreeAT, which steps per replay).
   virtual void optimizer_step() = 0;
   /// The model's parameters were set from outside the engine (a resumed checkpoint): engines with
@@ -108,6 +117,14 @@ inline PassResult GradientEngine::run_custom(const models::Batch& batch, const P
         "GradientEngine::run_custom: this engine supports only the task loss with parameter "
         "gradients (needed by pgd, smart and rdrop: custom losses, delta-only and twin passes)");
   return run(batch, request.delta, request.scale, request.want_delta_grad);
+}
+
+inline models::ModelOutput GradientEngine::forward_kept(const models::Batch&) {
+  throw std::logic_error("GradientEngine::forward_kept: this engine cannot run a loss over the whole batch");
+}
+
+inline void GradientEngine::backward_kept(const torch::Tensor&) {
+  throw std::logic_error("GradientEngine::backward_kept: this engine cannot run a loss over the whole batch");
 }
 
 inline std::vector<torch::Tensor> GradientEngine::parameters() {

@@ -2,6 +2,7 @@
 
 #include <torch/autograd.h>
 
+#include "framework/engines/coupled_pass.h"
 #include "framework/parallel/device_transfer.h"
 #include "framework/parallel/parameter_swap.h"
 
@@ -30,6 +31,7 @@ int64_t LocalEngine::embedding_dim() const { return model_->word_embeddings()->o
 
 PassResult LocalEngine::run(const models::Batch& input, const torch::Tensor& delta, double scale,
                             bool want_delta_grad) {
+  if (model_->couples_examples()) return run_coupled(*this, *model_, input, task_pass(delta, scale, want_delta_grad));
   const models::Batch batch = to_device(input, device_);
   reseed_dropout();
   torch::Tensor d;
@@ -52,6 +54,7 @@ PassResult LocalEngine::run(const models::Batch& input, const torch::Tensor& del
 }
 
 PassResult LocalEngine::run_custom(const models::Batch& input, const PassRequest& request) {
+  if (model_->couples_examples()) return run_coupled(*this, *model_, input, request);
   if (!request.loss_fn && !request.pair_loss_fn && request.param_grads)
     return run(input, request.delta, request.scale, request.want_delta_grad);
   const models::Batch batch = to_device(input, device_);
@@ -89,6 +92,27 @@ PassResult LocalEngine::run_custom(const models::Batch& input, const PassRequest
   if (out.example_losses.defined()) r.output.example_losses = out.example_losses.detach();
   r.output.loss_count = out.loss_count;
   return r;
+}
+
+models::ModelOutput LocalEngine::forward_kept(const models::Batch& input) {
+  reseed_dropout();
+  kept_ = torch::Tensor();
+  models::ModelOutput r;
+  if (input.size() == 0) return r;  // a rank's empty slice: nothing to compute
+  const models::Batch batch = to_device(input, device_);
+  torch::AutoGradMode grad_mode(true);
+  auto out = forward(batch, {});
+  kept_ = out.logits;
+  r.logits = out.logits.detach();
+  r.loss_count = out.loss_count;
+  return r;
+}
+
+void LocalEngine::backward_kept(const torch::Tensor& logits_grad) {
+  torch::Tensor kept = std::move(kept_);
+  kept_ = torch::Tensor();
+  if (!kept.defined()) return;  // an empty batch
+  torch::autograd::backward({kept}, {logits_grad.to(kept.device(), kept.scalar_type())});
 }
 
 models::ModelOutput LocalEngine::forward_with(const models::Batch& input, const std::vector<torch::Tensor>& params) {

@@ -24,6 +24,8 @@ class LocalEngine final : public GradientEngine {
   void optimizer_step() override { optimizer_step_(); }
   std::vector<torch::Tensor> parameters() override { return model_->parameters(); }
   models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
+  models::ModelOutput forward_kept(const models::Batch& batch) override;
+  void backward_kept(const torch::Tensor& logits_grad) override;
 
  private:
   std::shared_ptr<models::TaskModel> model_;
@@ -34,6 +36,7 @@ class LocalEngine final : public GradientEngine {
   // that masks are saved with it in checkpoints (exact resume). On the CPU dropout draws from the
   // global generator itself.
   DropoutStreams dropout_streams_;
+  torch::Tensor kept_;  // forward_kept's logits, with their graph, until backward_kept
   void reseed_dropout();
 
   models::ModelOutput forward(const models::Batch& batch, const torch::Tensor& delta);

@@ -92,6 +92,7 @@ json Prediction::to_json() const {
         j = {{"masks", m}};
         break;
       }
+      case PredictKind::Embedding: j = {{"embedding", embedding}}; break;
     }
   }
   if (!input.is_null()) j["input"] = input;
@@ -133,6 +134,27 @@ PreparedRecord Predictor::State::prepare(const fw::Record& r, const std::string&
     return done();
   }
   const bool tokens_task = task_spec(task).input == TaskInput::Tokens;
+  if (task_spec(task).output == PredictKind::Embedding) {  // one text per record: `text`, else the first field
+    const auto& f = r.fields;
+    const std::string field =
+        f.is_object() && f.contains("text") ? "text" : (lm.meta.text_fields.empty() ? "text" : lm.meta.text_fields[0]);
+    if (!f.is_object() || !f.contains(field) || !f.at(field).is_string()) {
+      p.error = source + ":" + std::to_string(r.line) + ": expected a JSON object with a string field '" + field + "'";
+      p.rejected = true;
+      return done();
+    }
+    fw::Example ex;
+    ex.texts = {f.at(field).get<std::string>()};
+    ex.record = f;
+    in->examples = {std::move(ex)};
+    in->encoded = fw::encode_examples(task, in->examples, *lm.tokenizer, static_cast<int>(lm.meta.max_seq_length),
+                                      fw::parse_truncate_method(lm.meta.truncate_method));
+    p.input = f;
+    in->forward = true;
+    in->rows = 1;
+    in->longest = static_cast<int64_t>(in->encoded.front().input_ids.size());
+    return done();
+  }
   try {
     if (!r.fields.is_object()) throw UserError(fw::where(source, r) + "expected a JSON object");
     fw::DataConfig dc;
@@ -333,6 +355,13 @@ Prediction Predictor::State::postprocess(const PreparedRecord& record, const For
       break;
     }
     case PredictKind::Masks: break;
+    case PredictKind::Embedding: {
+      torch::Tensor e = row.reshape({-1});  // (1, H) rows of one text
+      if (options.dimensions > 0 && options.dimensions < e.size(0)) e = e.narrow(0, 0, options.dimensions);
+      if (options.normalize.value_or(false)) e = e / e.norm().clamp_min(1e-12);
+      p.embedding = to_vec(e);
+      break;
+    }
   }
   return p;
 }

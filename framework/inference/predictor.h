@@ -61,6 +61,11 @@ struct PredictorOptions {
   /// Where a batch has padding, the encoder's dense layers run on its real tokens only (same
   /// outputs, less work; model.unpadded). false: the padded rectangle.
   bool unpadded = true;
+  /// Embedding models: keep the first K features of each embedding (0: all; Matryoshka-trained
+  /// models keep their quality at the trained sizes).
+  int64_t dimensions = 0;
+  /// Embedding models: L2-normalize the (cut) embedding; unset: as the model does (its Normalize).
+  std::optional<bool> normalize;
 };
 
 /// A label and its probability.
@@ -122,6 +127,8 @@ struct Prediction {
   double score = 0.0;
   // masked_lm: per [MASK], the top 5 tokens with their probabilities
   std::vector<framework::MaskFill> masks;
+  // embedding: the text's embedding
+  std::vector<double> embedding;
 
   bool ok() const { return error.empty(); }
   /// The object `unif predict` writes for this record.

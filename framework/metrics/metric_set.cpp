@@ -13,6 +13,7 @@ std::string main_metric(MetricKind kind) {
     case MetricKind::token: return "f1";
     case MetricKind::span: return "f1";
     case MetricKind::masked_lm: return "perplexity";
+    case MetricKind::embedding: return "spearman_cosine";
   }
   return "f1";  // unreachable: every enumerator is handled above
 }
@@ -25,6 +26,9 @@ std::vector<std::string> metric_names(MetricKind kind) {
     case MetricKind::token: return {"precision", "recall", "f1", "loss"};
     case MetricKind::span: return {"exact_match", "f1", "loss"};
     case MetricKind::masked_lm: return {"loss", "perplexity"};
+    case MetricKind::embedding:  // scored dev pairs; a retrieval dev set (data.retrieval)
+      return {"pearson_cosine", "spearman_cosine", "mrr@10",     "ndcg@10",    "map@100",     "recall@1",
+              "recall@5",       "recall@10",       "accuracy@1", "accuracy@5", "accuracy@10", "loss"};
   }
   return {};  // unreachable: every enumerator is handled above
 }
@@ -38,7 +42,8 @@ bool lower_is_better(const std::string& name) {
 MetricKind metric_kind(Task task) {
   // One entry per row of framework/common/task.h, in Task order.
   static constexpr MetricKind kinds[] = {MetricKind::classification, MetricKind::multilabel, MetricKind::regression,
-                                         MetricKind::token,          MetricKind::span,       MetricKind::masked_lm};
+                                         MetricKind::token,          MetricKind::span,       MetricKind::masked_lm,
+                                         MetricKind::embedding};
   static_assert(sizeof(kinds) / sizeof(kinds[0]) == kTaskSpecs.size(), "one metric family per task");
   return kinds[static_cast<size_t>(task)];
 }
@@ -47,7 +52,7 @@ MetricKind metric_kind_for_task(const std::string& task) {
   if (const auto t = find_task(task)) return metric_kind(*t);
   throw UserError("metrics: unknown task '" + task +
                   "' (expected classification, multilabel, regression, token_classification or "
-                  "span_extraction or masked_lm)");
+                  "span_extraction, masked_lm or embedding)");
 }
 
 }  // namespace unif::framework

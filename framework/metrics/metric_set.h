@@ -14,11 +14,11 @@ namespace unif::framework {
 using MetricSet = std::map<std::string, double>;
 
 /// Which family of metrics a task reports.
-enum class MetricKind { classification, multilabel, regression, token, span, masked_lm };
+enum class MetricKind { classification, multilabel, regression, token, span, masked_lm, embedding };
 
 /// The key of the metric that chooses `best/` (higher is better):
 /// classification "accuracy", multilabel "micro_f1", regression "pearson", token "f1", span "f1",
-/// masked_lm "perplexity" (lower is better).
+/// masked_lm "perplexity" (lower is better), embedding "spearman_cosine" (similarity-scored dev pairs).
 std::string main_metric(MetricKind kind);
 
 /// The dev metrics of a kind, as evaluation reports them ("loss" included; masked_lm: loss and

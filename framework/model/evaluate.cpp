@@ -171,8 +171,19 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
                              order.begin() + bounds[static_cast<size_t>(k) + 1]);
     auto batch = to_device(collate(task, data.encoded, data.examples, idx, labels.size()), device);
     auto out = model.forward(batch);
-    out.logits = out.logits.to(torch::kCPU);  // metrics read them on the CPU
-    if (batch.labels.defined()) {
+    if (model.couples_examples()) {
+      // A loss over the whole batch (embedding): on this evaluation batch, where it can be computed
+      // (two texts or more per example; the pair scores when the loss needs them).
+      bool computed = false;
+      if (out.logits.dim() == 3 && out.logits.size(1) >= 2) try {
+          batch_loss[static_cast<size_t>(k)] = model.batch_loss(out, batch).item<double>();
+          batch_z[static_cast<size_t>(k)] = static_cast<double>(batch.size());
+          computed = true;
+        } catch (const std::invalid_argument&) {
+        } catch (const UserError&) {}
+      batch_labeled[static_cast<size_t>(k)] = computed ? 1 : 0;
+      out.logits = out.logits.to(torch::kCPU);
+    } else if (out.logits = out.logits.to(torch::kCPU); batch.labels.defined()) {
       batch_loss[static_cast<size_t>(k)] = out.example_losses.sum().item<double>();
       batch_z[static_cast<size_t>(k)] = loss_normalizer(task, batch, class_weights);
     } else {
@@ -265,6 +276,22 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       break;
     }
     case MetricKind::masked_lm: break;  // handled above
+    case MetricKind::embedding: {
+      // Similarity-scored pairs: the cosine of the two texts' embeddings against the score
+      // (sentence-transformers' EmbeddingSimilarityEvaluator).
+      bool scored = true;
+      for (const auto& ex : data.examples) scored = scored && ex.has_label;
+      if (!scored || ev.logits.front().dim() != 2 || ev.logits.front().size(0) != 2) break;
+      std::vector<double> gold, cosine;
+      for (int64_t i = 0; i < n; ++i) {
+        const auto& e = ev.logits[static_cast<size_t>(i)];
+        gold.push_back(data.examples[static_cast<size_t>(data.encoded[static_cast<size_t>(i)].example)].value);
+        cosine.push_back(torch::cosine_similarity(e[0].unsqueeze(0), e[1].unsqueeze(0), 1, 1e-8).item<double>());
+      }
+      ev.metrics["pearson_cosine"] = pearson(cosine, gold);
+      ev.metrics["spearman_cosine"] = spearman(cosine, gold);
+      break;
+    }
   }
   ev.metrics["loss"] = z > 0 ? loss_sum / z : 0.0;
   return ev;

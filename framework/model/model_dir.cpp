@@ -18,8 +18,10 @@
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
 #include "framework/common/json_input.h"
+#include "framework/model/sentence_transformers.h"
 #include "framework/text/tokenizer_kinds.h"
 #include "models/architectures.h"
+#include "models/heads/embedding_model.h"
 #include "models/heads/factory.h"
 
 namespace unif::framework {
@@ -112,6 +114,15 @@ void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, 
       fs::copy_file(file, tmp / name, fs::copy_options::overwrite_existing);
     }
     write_model_meta(tmp / "unif.yaml", meta);
+    if (const auto* embedder = dynamic_cast<const models::EncoderForEmbeddingImpl*>(&model)) {
+      const auto& o = embedder->embedding_options();
+      SentenceTransformersModules st;
+      st.pooling = name_of(o.pooling);
+      st.normalize = o.normalize;
+      st.max_seq_length = meta.max_seq_length;
+      st.similarity = name_of(o.loss.similarity);
+      write_sentence_transformers(tmp, st, model.options().hidden_size(), meta.do_lower_case);
+    }
     if (tokenizer_kind(arch.tokenizer).vocab_file || tokenizer.config.empty()) {
       const std::string lower =
           tokenizer_kind(arch.tokenizer).vocab_file
@@ -202,9 +213,12 @@ Task plain_hf_task(const HfConfig& hf, const fs::path& file) {
                   "' is not a task model unif can evaluate (" + heads + ")");
 }
 
-LoadedModel load_model_dir(const fs::path& dir, bool unpad_inputs) {
+LoadedModel load_model_dir(const fs::path& root, bool unpad_inputs) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw UserError("--model: '" + dir.string() + "' is not a directory");
+  if (!fs::is_directory(root, ec)) throw UserError("--model: '" + root.string() + "' is not a directory");
+  // A sentence-transformers save keeps its HF files in its Transformer module's folder (the root
+  // itself for unif's saves), its pooling and normalization beside it.
+  const fs::path dir = fs::exists(root / "config.json", ec) ? root : resolve_hf_dir(root);
   // A run's output_dir instead of one of its model directories: say which to use.
   if (!fs::exists(dir / "config.json", ec) &&
       (fs::is_directory(dir / "final", ec) || fs::is_directory(dir / "best", ec) ||
@@ -258,6 +272,15 @@ LoadedModel load_model_dir(const fs::path& dir, bool unpad_inputs) {
   if (!loaded.report.missing.empty())
     throw UserError(dir.string() + ": the checkpoint does not fit the model: " + describe(loaded.report));
   lm.model = loaded.model;
+  if (auto* embedder = dynamic_cast<models::EncoderForEmbeddingImpl*>(lm.model.get())) {
+    models::EmbeddingOptions o = embedder->embedding_options();
+    if (const auto st = read_sentence_transformers(root)) {
+      if (st->pooling) o.pooling = *enum_from_name<Pooling>(*st->pooling);
+      o.normalize = st->normalize;
+      if (st->similarity == "dot") o.loss.similarity = Similarity::Dot;
+    }
+    embedder->set_embedding_options(std::move(o));
+  }
   lm.model->eval();
   return lm;
 }

@@ -3,9 +3,11 @@
 
 #include "framework/common/error.h"
 #include "framework/data/records.h"
+#include "framework/model/sentence_transformers.h"
 #include "framework/model/tokenizer_files.h"
 #include "models/architectures.h"
 #include "models/heads/distillation.h"
+#include "models/heads/embedding_model.h"
 #include "models/heads/loss.h"
 
 namespace unif::framework {
@@ -127,6 +129,33 @@ void apply_training_loss(const RunConfig& cfg, models::EncoderTaskModel& model, 
   model.set_loss_options(loss);
 }
 
+void apply_embedding(const RunConfig& cfg, models::EncoderTaskModel& model, const fs::path& st_dir) {
+  auto* embedder = dynamic_cast<models::EncoderForEmbeddingImpl*>(&model);
+  if (embedder == nullptr) return;
+  models::EmbeddingOptions o = embedder->embedding_options();
+  std::optional<SentenceTransformersModules> st;
+  if (!st_dir.empty()) st = read_sentence_transformers(st_dir);
+  if (cfg.model.pooling)
+    o.pooling = *enum_from_name<Pooling>(*cfg.model.pooling);
+  else if (st && st->pooling)
+    o.pooling = *enum_from_name<Pooling>(*st->pooling);
+  if (cfg.model.normalize)
+    o.normalize = *cfg.model.normalize;
+  else if (st)
+    o.normalize = st->normalize;
+  const EmbeddingConfig& e = cfg.embedding;
+  o.loss.loss = *enum_from_name<EmbeddingLoss>(e.loss);
+  o.loss.similarity = *enum_from_name<Similarity>(e.similarity);
+  o.loss.scale = e.scale;
+  o.loss.symmetric = e.symmetric;
+  o.loss.matryoshka_dims = e.matryoshka_dims;
+  o.loss.matryoshka_weights = e.matryoshka_weights;
+  o.mini_batch_size = e.loss == "cached_mnrl" ? e.mini_batch_size : 0;
+  try {
+    embedder->set_embedding_options(std::move(o));
+  } catch (const std::invalid_argument& x) { throw UserError(x.what()); }
+}
+
 EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, const LabelSet& labels) {
   EvaluationSetup setup;
   setup.model = lm.model;
@@ -143,6 +172,7 @@ EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, co
     setup.class_weights = class_weights_for(cfg, labels, TaskData{}, nullptr);
   }
   apply_training_loss(cfg, *lm.model, setup.class_weights);
+  apply_embedding(cfg, *lm.model, {});
   if (!cfg.distill.teacher.empty()) setup.model = distillation_model(cfg, lm.model, *lm.tokenizer, labels);
   return setup;
 }

@@ -39,6 +39,13 @@ torch::Tensor class_weights_for(const RunConfig& cfg, const LabelSet& labels, co
 /// training.loss (label smoothing, focal γ, class weights) set on the model's head.
 void apply_training_loss(const RunConfig& cfg, models::EncoderTaskModel& model, const torch::Tensor& class_weights);
 
+/// task embedding: the model's pooling and normalization and its loss (embedding.*). Pooling and
+/// normalize come from model.pooling / model.normalize when set, else from the sentence-transformers
+/// modules of `st_dir` (a pretrained directory; none when empty or it has no modules.json), else
+/// they stay the model's (mean and false on a new model; a loaded directory's own). Nothing for other
+/// models. UserError naming the key on a value the model cannot take (matryoshka_dims past its size).
+void apply_embedding(const RunConfig& cfg, models::EncoderTaskModel& model, const std::filesystem::path& st_dir);
+
 /// distill.teacher: a model directory of the same task, label set and vocabulary, wrapped around the
 /// student (models/heads/distillation.h). UserError naming distill.teacher when it does not fit.
 std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg,

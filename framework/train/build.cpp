@@ -227,6 +227,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   }
   parts.class_weights = class_weights_for(cfg, parts.labels, parts.train, &parts.notes);
   apply_training_loss(cfg, *model, parts.class_weights);
+  // A sentence-transformers save keeps its pooling and normalization (modules.json at its root).
+  apply_embedding(cfg, *model, cfg.model.pretrained.empty() ? fs::path() : fs::path(cfg.model.pretrained));
   parts.model = model;
   if (!cfg.distill.teacher.empty()) {
     parts.model = distillation_model(cfg, model, *tokenizer, parts.labels);

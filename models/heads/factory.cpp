@@ -3,6 +3,7 @@
 
 #include "models/architectures.h"
 #include "models/heads/distillation.h"
+#include "models/heads/embedding_model.h"
 #include "models/heads/masked_lm.h"
 #include "models/heads/sequence_classification.h"
 #include "models/heads/span_extraction.h"
@@ -18,6 +19,7 @@ std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const Encod
     case Task::TokenClassification: return std::make_shared<EncoderForTokenClassificationImpl>(options, num_labels);
     case Task::SpanExtraction: return std::make_shared<EncoderForQuestionAnsweringImpl>(options);
     case Task::MaskedLm: return std::make_shared<EncoderForMaskedLMImpl>(options);
+    case Task::Embedding: return std::make_shared<EncoderForEmbeddingImpl>(options);
   }
   throw std::invalid_argument("unknown Task");
 }
