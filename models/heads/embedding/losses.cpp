@@ -7,12 +7,14 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include <torch/nn/functional/normalization.h>
 
 #include "framework/common/error.h"
+#include "framework/common/strings.h"
 
 namespace unif::models {
 
@@ -45,8 +47,8 @@ torch::Tensor in_batch_ranking_loss(const torch::Tensor& emb, const EmbeddingLos
   const auto candidates = torch::cat(candidate_columns, 0);  // ((C-1)·N, D)
 
   const auto query_to_doc = similarity_matrix(anchors, candidates, o.similarity) * o.scale;  // (N, (C-1)·N)
-  const auto positive_scores = query_to_doc.narrow(1, 0, n).diagonal();                     // (N)
-  auto log_z = torch::logsumexp(query_to_doc, {1});                                         // (N)
+  const auto positive_scores = query_to_doc.narrow(1, 0, n).diagonal();                      // (N)
+  auto log_z = torch::logsumexp(query_to_doc, {1});                                          // (N)
   if (o.symmetric) {
     // Row i: p_i against every anchor a_j (the hard negatives take no part in this direction).
     const auto doc_to_query = similarity_matrix(anchors, positives, o.similarity).t() * o.scale;  // (N, N)
@@ -83,12 +85,9 @@ torch::Tensor unwrapped_embedding_loss(const torch::Tensor& emb, const torch::Te
                                        const EmbeddingLossOptions& o) {
   switch (o.loss) {
     case EmbeddingLoss::Mnrl:
-    case EmbeddingLoss::CachedMnrl:
-      return in_batch_ranking_loss(emb, o);
-    case EmbeddingLoss::Cosent:
-      return cosent_loss(emb.select(1, 0), emb.select(1, 1), scores, o);
-    case EmbeddingLoss::Cosine:
-      return cosine_loss(emb.select(1, 0), emb.select(1, 1), scores);
+    case EmbeddingLoss::CachedMnrl: return in_batch_ranking_loss(emb, o);
+    case EmbeddingLoss::Cosent: return cosent_loss(emb.select(1, 0), emb.select(1, 1), scores, o);
+    case EmbeddingLoss::Cosine: return cosine_loss(emb.select(1, 0), emb.select(1, 1), scores);
   }
   throw std::invalid_argument("embedding_loss: unknown loss");
 }
@@ -98,18 +97,15 @@ torch::Tensor matryoshka_shrink(const torch::Tensor& t, int64_t dim) {
   return embedding_rows_normalized(embedding_scoring_type(t.narrow(-1, 0, dim))).to(t.scalar_type());
 }
 
-std::string embedding_shape_text(const torch::Tensor& t) {
-  std::string out = "(";
-  for (int64_t i = 0; i < t.dim(); ++i) out += (i ? ", " : "") + std::to_string(t.size(i));
-  return out + ")";
-}
-
 }  // namespace
 
 void check_embedding_loss_options(const EmbeddingLossOptions& o, int64_t dimension) {
   const auto label = embedding_loss_label(o);
-  if (o.loss != EmbeddingLoss::Cosine && !(std::isfinite(o.scale) && o.scale > 0))
-    throw UserError("embedding.scale: must be a positive number for " + label + ", got " + std::to_string(o.scale));
+  if (o.loss != EmbeddingLoss::Cosine && !(std::isfinite(o.scale) && o.scale > 0)) {
+    std::ostringstream got;
+    got << o.scale;
+    throw UserError("embedding.scale: must be a positive number for " + label + ", got " + got.str());
+  }
   if (o.symmetric && !ranks_in_batch(o.loss))
     throw UserError("embedding.symmetric: applies to mnrl and cached_mnrl only, not " + label);
   if (o.loss == EmbeddingLoss::Cosine && o.similarity != Similarity::Cosine)
@@ -123,16 +119,16 @@ void check_embedding_loss_options(const EmbeddingLossOptions& o, int64_t dimensi
   }
   if (!o.matryoshka_weights.empty() && o.matryoshka_weights.size() != o.matryoshka_dims.size())
     throw UserError("embedding.matryoshka_weights: one weight per dimension of embedding.matryoshka_dims (" +
-                    std::to_string(o.matryoshka_dims.size()) + "), got " +
-                    std::to_string(o.matryoshka_weights.size()));
+                    std::to_string(o.matryoshka_dims.size()) + "), got " + std::to_string(o.matryoshka_weights.size()));
   for (const auto w : o.matryoshka_weights)
     if (!std::isfinite(w)) throw UserError("embedding.matryoshka_weights: every weight must be a finite number");
 }
 
 torch::Tensor embedding_loss(const torch::Tensor& emb, const torch::Tensor& scores, const EmbeddingLossOptions& o) {
   if (!emb.defined() || emb.dim() != 3 || !emb.is_floating_point())
-    throw std::invalid_argument("embedding_loss: emb must be a floating-point (N, C, D) tensor, got " +
-                                (emb.defined() ? embedding_shape_text(emb) : std::string("no tensor")));
+    throw std::invalid_argument(
+        "embedding_loss: emb must be a floating-point [N, C, D] tensor, got " +
+        (emb.defined() ? framework::shape_string(emb.sizes().vec()) : std::string("no tensor")));
   const int64_t n = emb.size(0);
   const int64_t columns = emb.size(1);
   if (n == 0) throw std::invalid_argument("embedding_loss: an empty batch (N = 0)");
@@ -140,13 +136,14 @@ torch::Tensor embedding_loss(const torch::Tensor& emb, const torch::Tensor& scor
   const auto label = embedding_loss_label(o);
   if (ranks_in_batch(o.loss)) {
     if (columns < 2)
-      throw UserError(label + ": needs at least 2 text columns (anchor, positive[, negative_1 ..]), got " +
+      throw UserError(label +
+                      ": needs at least 2 text columns (data.text_fields: anchor, positive[, negative_1 ..]), got " +
                       std::to_string(columns));
     if (scores.defined())
       throw UserError(label + ": takes no scores (its targets are the in-batch positives), but scores were given");
   } else {
     if (columns != 2)
-      throw UserError(label + ": needs exactly 2 text columns (text_a, text_b) and a score, got " +
+      throw UserError(label + ": needs exactly 2 text columns (data.text_fields: text_a, text_b) and a score, got " +
                       std::to_string(columns) + " columns");
     if (!scores.defined()) throw UserError(label + ": needs a score per pair (data.label_field), got none");
     if (scores.numel() != n)

@@ -48,10 +48,10 @@ using unif::Similarity;
 struct EmbeddingLossOptions {
   EmbeddingLoss loss = EmbeddingLoss::Mnrl;
   Similarity similarity = Similarity::Cosine;
-  double scale = 20.0;                      // s: mnrl, cached_mnrl, cosent
-  bool symmetric = false;                   // mnrl, cached_mnrl: add the doc_to_query direction
-  std::vector<int64_t> matryoshka_dims;     // empty: no MatryoshkaLoss; any order, each in 1..D
-  std::vector<double> matryoshka_weights;   // empty: all 1; else one per dim
+  double scale = 20.0;                     // s: mnrl, cached_mnrl, cosent
+  bool symmetric = false;                  // mnrl, cached_mnrl: add the doc_to_query direction
+  std::vector<int64_t> matryoshka_dims;    // empty: no MatryoshkaLoss; any order, each in 1..D
+  std::vector<double> matryoshka_weights;  // empty: all 1; else one per dim
 };
 
 /// The options on their own (what a config check can ask before any batch): unif::UserError naming
@@ -65,7 +65,8 @@ void check_embedding_loss_options(const EmbeddingLossOptions& options, int64_t d
 /// C < 2 for mnrl, C != 2 or no scores for cosent / cosine, scores given to mnrl, and everything
 /// check_embedding_loss_options rejects (dims checked against D); std::invalid_argument for what the
 /// caller decides: emb not (N, C, D) floating point, N = 0, D = 0, scores not N values.
-torch::Tensor embedding_loss(const torch::Tensor& emb, const torch::Tensor& scores, const EmbeddingLossOptions& options);
+torch::Tensor embedding_loss(const torch::Tensor& emb, const torch::Tensor& scores,
+                             const EmbeddingLossOptions& options);
 
 /// util.cos_sim / util.dot_score: (n, D) and (m, D) -> (n, m), sim(a_i, b_j).
 torch::Tensor similarity_matrix(const torch::Tensor& a, const torch::Tensor& b, Similarity similarity);

@@ -9,24 +9,21 @@
 
 #include <torch/nn/functional/normalization.h>
 
+#include "framework/common/strings.h"
+
 namespace unif::models {
 
 namespace {
 
-std::string pooling_shape_text(const torch::Tensor& t) {
-  std::string out = "(";
-  for (int64_t i = 0; i < t.dim(); ++i) out += (i ? ", " : "") + std::to_string(t.size(i));
-  return out + ")";
-}
-
 void check_pooling_inputs(const torch::Tensor& hidden, const torch::Tensor& mask) {
   if (!hidden.defined() || hidden.dim() != 3)
-    throw std::invalid_argument("pool: hidden must be (B, L, H), got " +
-                                (hidden.defined() ? pooling_shape_text(hidden) : std::string("no tensor")));
+    throw std::invalid_argument(
+        "pool: hidden must be [B, L, H], got " +
+        (hidden.defined() ? framework::shape_string(hidden.sizes().vec()) : std::string("no tensor")));
   if (!mask.defined() || mask.dim() != 2 || mask.size(0) != hidden.size(0) || mask.size(1) != hidden.size(1))
-    throw std::invalid_argument("pool: attention_mask must be (B, L) = (" + std::to_string(hidden.size(0)) + ", " +
-                                std::to_string(hidden.size(1)) + "), got " +
-                                (mask.defined() ? pooling_shape_text(mask) : std::string("no tensor")));
+    throw std::invalid_argument(
+        "pool: attention_mask must be [B, L] = " + framework::shape_string({hidden.size(0), hidden.size(1)}) +
+        ", got " + (mask.defined() ? framework::shape_string(mask.sizes().vec()) : std::string("no tensor")));
   if (hidden.size(1) == 0) throw std::invalid_argument("pool: hidden has no positions (L = 0)");
   if (!hidden.is_floating_point()) throw std::invalid_argument("pool: hidden must be a floating-point tensor");
 }
@@ -43,8 +40,8 @@ torch::Tensor pool(const torch::Tensor& hidden, const torch::Tensor& attention_m
     case Pooling::Mean: {
       // Summed in float32 for half and bfloat16, as sentence-transformers' accumulation_dtype.
       const auto acc = (dtype == torch::kHalf || dtype == torch::kBFloat16) ? torch::kFloat : dtype;
-      const auto m = mask.unsqueeze(-1).to(dtype);                       // (B, L, 1)
-      const auto sum = (hidden * m).sum({1}, /*keepdim=*/false, acc);    // (B, H)
+      const auto m = mask.unsqueeze(-1).to(dtype);                            // (B, L, 1)
+      const auto sum = (hidden * m).sum({1}, /*keepdim=*/false, acc);         // (B, H)
       const auto count = m.sum({1}, /*keepdim=*/false, acc).clamp_min(1e-9);  // (B, 1)
       return (sum / count).to(dtype);
     }
