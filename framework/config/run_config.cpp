@@ -21,6 +21,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "framework/common/hf_dir.h"
+#include "framework/common/strings.h"
 #include "framework/config/config_fields.h"
 #include "framework/config/config_keys.h"
 #include "framework/config/did_you_mean.h"

@@ -6,5 +6,6 @@
 #include "framework/metrics/metric_set.h"
 #include "framework/metrics/multilabel.h"
 #include "framework/metrics/regression.h"
+#include "framework/metrics/retrieval.h"
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/metrics/span.h"
