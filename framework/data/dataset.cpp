@@ -81,7 +81,7 @@ LabelSet LabelSet::from_names(std::vector<std::string> names) {
 LabelSet collect_labels(Task task, const DataConfig& cfg, const std::filesystem::path& file,
                         const std::vector<Record>& records) {
   const TaskLabels kind = task_spec(task).labels;
-  if (kind == TaskLabels::Value || kind == TaskLabels::Answers) return {};
+  if (!has_label_set(task)) return {};
   if (cfg.labels_given) {
     if (cfg.labels.empty()) throw UserError("data.labels: the label list is empty");
     return LabelSet::from_names(cfg.labels);

@@ -2,6 +2,7 @@
 #include "framework/metrics/metric_set.h"
 
 #include "framework/common/error.h"
+#include "framework/metrics/retrieval.h"
 
 namespace unif::framework {
 
@@ -26,9 +27,12 @@ std::vector<std::string> metric_names(MetricKind kind) {
     case MetricKind::token: return {"precision", "recall", "f1", "loss"};
     case MetricKind::span: return {"exact_match", "f1", "loss"};
     case MetricKind::masked_lm: return {"loss", "perplexity"};
-    case MetricKind::embedding:  // scored dev pairs; a retrieval dev set (data.retrieval)
-      return {"pearson_cosine", "spearman_cosine", "mrr@10",     "ndcg@10",    "map@100",     "recall@1",
-              "recall@5",       "recall@10",       "accuracy@1", "accuracy@5", "accuracy@10", "loss"};
+    case MetricKind::embedding: {  // scored dev pairs; a retrieval dev set (data.retrieval)
+      auto names = similarity_metric_names();
+      for (auto& n : retrieval_metric_names()) names.push_back(std::move(n));
+      names.emplace_back("loss");
+      return names;
+    }
   }
   return {};  // unreachable: every enumerator is handled above
 }

@@ -10,6 +10,7 @@
 #include "framework/metrics/metric_set.h"
 #include "framework/metrics/multilabel.h"
 #include "framework/metrics/regression.h"
+#include "framework/metrics/retrieval.h"
 #include "framework/metrics/report.h"
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/metrics/span.h"
@@ -288,8 +289,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
         gold.push_back(data.examples[static_cast<size_t>(data.encoded[static_cast<size_t>(i)].example)].value);
         cosine.push_back(torch::cosine_similarity(e[0].unsqueeze(0), e[1].unsqueeze(0), 1, 1e-8).item<double>());
       }
-      ev.metrics["pearson_cosine"] = pearson(cosine, gold);
-      ev.metrics["spearman_cosine"] = spearman(cosine, gold);
+      ev.metrics = similarity_metrics(gold, cosine);
       break;
     }
   }
@@ -315,6 +315,7 @@ std::optional<Report> evaluation_report(Task task, const TaskData& data, const L
     }
     case MetricKind::regression:
     case MetricKind::span:
+    case MetricKind::embedding:
     case MetricKind::masked_lm: break;
   }
   return std::nullopt;
