@@ -67,8 +67,12 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_BASEDIR="$PWD"   # clones in other folders share the cache
+# UNIF_CMAKE_ARGS: more configure arguments, e.g. -DUNIF_BUILD_BENCH=OFF (read when the build folder
+# is first configured, as the arguments of this script).
+read -r -a extra_args <<< "${UNIF_CMAKE_ARGS:-}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${torch_args[@]}" "$@"
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${torch_args[@]}" \
+    "${extra_args[@]}" "$@"
 elif [ -n "${torchrun:-}" ] && ! grep -qxF "UNIF_TORCHRUN:FILEPATH=$torchrun" "$BUILD_DIR/CMakeCache.txt"; then
   # A build folder configured before (or with another torchrun on PATH): Debian's torch 1.13
   # torchrun serves a store that LibTorch 2.x's client rejects, so the multi-process test needs the

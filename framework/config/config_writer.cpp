@@ -1,5 +1,6 @@
 // RunConfig -> YAML (every key of config_fields.h, in its order, defaults filled), and the keys that
 // differ between a written config and another (config_changes: "changed on resume" lines).
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -20,6 +21,11 @@ using detail::OneOrList;
 /// The shortest decimal that reads back as exactly `v`, always with a '.' or an exponent.
 std::string format_number(double v) {
   char buf[40];
+  // A whole number as one: 20.0, not the shorter round trip 2e+01.
+  if (v == std::floor(v) && std::abs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+  }
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, v);
     if (std::strtod(buf, nullptr) == v) break;

@@ -42,8 +42,16 @@ TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& label
     }
     return d;
   }
-  auto records = read_records(file, record_fields(task, data, require_labels));
-  d.examples = make_examples(task, data, labels, file, records, require_labels);
+  // Embedding: a dev or test file of scored pairs (the first two text fields and a score) beside a
+  // training file with hard negatives is evaluated as pairs; a file whose first record holds the
+  // third field is read with every field.
+  DataConfig fields = data;
+  if (task_spec(task).input == TaskInput::Texts && fields.text_fields.size() > 2) fields.text_fields.resize(2);
+  auto records = read_records(file, record_fields(task, fields, require_labels));
+  if (fields.text_fields.size() != data.text_fields.size() && !records.empty() && records.front().fields.is_object() &&
+      records.front().fields.contains(data.text_fields[2]))
+    fields = data;
+  d.examples = make_examples(task, fields, labels, file, records, require_labels);
   d.encoded = encode_examples(task, d.examples, tokenizer, static_cast<int>(max_seq_length),
                               parse_truncate_method(truncate_method), span);
   return d;

@@ -4,12 +4,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/architectures.h"
 #include "models/full_precision.h"
 
 namespace unif::models {
 
+// The family's base model as HF builds it (BertModel with its pooler, so that a pretrained
+// directory's pooler weights load and are saved again); the embedding never reads the pooler.
 EncoderForEmbeddingImpl::EncoderForEmbeddingImpl(const EncoderConfig& options)
-    : EncoderTaskModel(options, /*add_pooling_layer=*/false) {}
+    : EncoderTaskModel(options, models::architecture(options.model_type()).sequence_pooler) {}
 
 void EncoderForEmbeddingImpl::set_embedding_options(EmbeddingOptions options) {
   check_embedding_loss_options(options.loss, this->options().hidden_size());

@@ -72,7 +72,7 @@ for given in "$tmp/home/models/tiny" '$UNIF_HOME/models/tiny'; do
 done
 init_and_train regression "label_field: label" -- regression --data data/stsb_en/dev.jsonl
 
-expect bad_task 2 "unknown task 'clasification': expected one of classification \| multilabel \| regression \| token_classification \| span_extraction \| masked_lm \(did you mean 'classification'\?\)" -- \
+expect bad_task 2 "unknown task 'clasification': expected one of classification \| multilabel \| regression \| token_classification \| span_extraction \| masked_lm \| embedding \(did you mean 'classification'\?\)" -- \
     "$UNIF" init clasification
 expect no_task 2 "unif init TASK: name the task, one of classification \| multilabel" -- "$UNIF" init
 expect missing_data 2 "--data: '$tmp/none.csv' does not exist" -- "$UNIF" init classification --data "$tmp/none.csv"

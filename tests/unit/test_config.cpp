@@ -420,7 +420,7 @@ TEST_CASE("a control character in a config, an override or unif.yaml is an error
 TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
   CHECK(error_of("trainig:\n  batch_size: 8\n") ==
         "cfg.yaml: trainig: unknown key 'trainig' (did you mean 'training'?); known keys here: task, "
-        "output_dir, seed, model, data, training, parallel, adversarial, span, distill (line 1)");
+        "output_dir, seed, model, data, training, parallel, adversarial, span, distill, embedding (line 1)");
   CHECK_THAT(error_of("training:\n  batchsize: 8\n"),
              Catch::StartsWith("cfg.yaml: training.batchsize: unknown key 'batchsize' (did you mean 'batch_size'?)") &&
                  Catch::EndsWith("(line 2)"));
@@ -567,7 +567,7 @@ TEST_CASE("an out-of-range value names the key and the range", "[unit][config]")
 TEST_CASE("a value outside an enumeration lists the choices", "[unit][config]") {
   CHECK(error_of("task: clasification") ==
         "cfg.yaml: task: expected one of classification | multilabel | regression | token_classification | "
-        "span_extraction | masked_lm, got 'clasification' (did you mean 'classification'?) (line 1)");
+        "span_extraction | masked_lm | embedding, got 'clasification' (did you mean 'classification'?) (line 1)");
   CHECK_THAT(error_of("model: {truncate_method: lifo}"),
              Catch::Contains("model.truncate_method: expected one of LIFO | FIFO | longer-FO | longest_first, got "
                              "'lifo' (did you mean 'LIFO'?)"));
@@ -940,4 +940,31 @@ TEST_CASE("model.config: a mapping of HF fields kept as JSON, written back the s
              Catch::StartsWith("cfg.yaml: model.config: expected a mapping of HF config fields (e.g. "
                                "{hidden_dropout_prob: 0.2}), got '3'"));
   CHECK_THAT(error_of("model: {config: [a, b]}\n"), Catch::StartsWith("cfg.yaml: model.config: expected a mapping"));
+}
+
+TEST_CASE("task embedding: each class of bad embedding setting is an error naming its key", "[unit][config]") {
+  CHECK_THAT(error_of("task: embedding\ndata: {text_fields: [a]}"),
+             Catch::Contains("data.text_fields: expected 2 or more fields for embedding"));
+  CHECK_THAT(error_of("task: embedding\ndata: {text_fields: [a, b, a]}"),
+             Catch::Contains("data.text_fields: expected different fields, got 'a' twice"));
+  CHECK_THAT(error_of("task: embedding\ndata: {text_fields: [a, b, c]}\nembedding: {loss: cosent}"),
+             Catch::Contains("embedding.loss: expected mnrl or cached_mnrl with 3 data.text_fields"));
+  CHECK_THAT(error_of("task: embedding\nembedding: {loss: cosine, symmetric: true}"),
+             Catch::Contains("embedding.symmetric: expected false for loss cosine"));
+  CHECK_THAT(error_of("task: embedding\nembedding: {matryoshka_dims: [64, 32], matryoshka_weights: [1]}"),
+             Catch::Contains("embedding.matryoshka_weights: expected one weight per matryoshka_dims entry (2), got 1"));
+  CHECK_THAT(error_of("task: embedding\nembedding: {matryoshka_dims: [64, 64]}"),
+             Catch::Contains("embedding.matryoshka_dims: expected distinct sizes, got 64 twice"));
+  CHECK_THAT(error_of("task: embedding\nembedding: {matryoshka_dims: [64, -1]}"),
+             Catch::Contains("embedding.matryoshka_dims[1]: expected"));
+  CHECK_THAT(error_of("task: embedding\nembedding: {loss: triplet}"),
+             Catch::Contains("embedding.loss: expected one of mnrl | cached_mnrl | cosent | cosine"));
+  CHECK_THAT(error_of("task: embedding\nmodel: {pooling: avg}"),
+             Catch::Contains("model.pooling: expected one of mean | cls | max | lasttoken"));
+  CHECK_THAT(error_of("task: embedding\nmodel: {normalize: sometimes}"),
+             Catch::Contains("model.normalize: expected true, false or null"));
+  CHECK_THAT(error_of("task: classification\nmodel: {pooling: mean}"),
+             Catch::Contains("model.pooling: expected null for task classification"));
+  CHECK_THAT(error_of("task: embedding\nadversarial: {method: fgm}"),
+             Catch::Contains("adversarial.method: expected none for task embedding, got fgm"));
 }

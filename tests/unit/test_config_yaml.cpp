@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,14 @@ span:
   max_answer_length: 30
   n_best_size: 20
   metric: auto
+embedding:
+  loss: mnrl
+  similarity: cosine
+  scale: 20.0
+  symmetric: false
+  mini_batch_size: 32
+  matryoshka_dims: []
+  matryoshka_weights: []
 )";
   CHECK(to_yaml(RunConfig{}) == expected);
   CHECK(to_yaml(parse_config("", "c.yaml")) == expected);
@@ -201,6 +210,7 @@ adversarial:
   rdrop_alpha: 3
 span: {doc_stride: 64, max_query_length: 32, max_answer_length: 10, n_best_size: 5, metric: squad}
 distill: {teacher: runs/t, temperature: 3, alpha: 0.25}
+embedding: {loss: mnrl, similarity: dot, scale: 1, symmetric: true, mini_batch_size: 8, matryoshka_dims: [64, 16], matryoshka_weights: [1, 0.5]}
 )";
   const std::string expected = R"(task: token_classification
 output_dir: "123"
@@ -306,6 +316,14 @@ distill:
   teacher: runs/t
   temperature: 3.0
   alpha: 0.25
+embedding:
+  loss: mnrl
+  similarity: dot
+  scale: 1.0
+  symmetric: true
+  mini_batch_size: 8
+  matryoshka_dims: [64, 16]
+  matryoshka_weights: [1.0, 0.5]
 )";
   const RunConfig c = parse_config(input, "all.yaml");
   CHECK(to_yaml(c) == expected);
@@ -376,4 +394,17 @@ TEST_CASE("each choice's table maps its names and values one to one", "[unit][co
   check_table(ClassWeights{});
   CHECK(unif::join_names<AdversarialMethod>(" | ") == "none | fgm | pgd | freelb | freeat | smart | rdrop");
   CHECK(unif::join_names<SpanMetric>(", ", " or ") == "auto, squad or cmrc");
+}
+
+TEST_CASE("task embedding: model.pooling and model.normalize round trip, null left out", "[unit][config]") {
+  const RunConfig c = parse_config("task: embedding\nmodel: {pooling: cls, normalize: true}\n", "e.yaml");
+  REQUIRE(c.model.pooling == std::optional<std::string>("cls"));
+  REQUIRE(c.model.normalize == std::optional<bool>(true));
+  const std::string yaml = to_yaml(c);
+  CHECK(yaml.find("  pooling: cls\n  normalize: true\n") != std::string::npos);
+  check_round_trip(c);
+  const RunConfig unset = parse_config("task: embedding\nmodel: {pooling: null, normalize: null}\n", "e.yaml");
+  CHECK_FALSE(unset.model.pooling.has_value());
+  CHECK_FALSE(unset.model.normalize.has_value());
+  CHECK(to_yaml(unset).find("pooling") == std::string::npos);
 }

@@ -29,7 +29,7 @@ TEST_CASE("task table: one row per task, in enum order, names round trip", "[uni
     CHECK(to_string(t.task) == t.name);
   }
   CHECK(task_names() == std::vector<std::string>{"classification", "multilabel", "regression", "token_classification",
-                                                 "span_extraction", "masked_lm"});
+                                                 "span_extraction", "masked_lm", "embedding"});
   CHECK_FALSE(find_task("ner").has_value());
   CHECK(user_error_of([] { framework::parse_task("clasification"); }).find("unknown task 'clasification'") !=
         std::string::npos);
