@@ -55,7 +55,10 @@ Command add_eval(CLI::App& app) {
       if (!data->empty()) overrides.push_back("data.dev=" + nlohmann::json(*data).dump());
       cfg = framework::load_config(*config, overrides, framework::Purpose::Eval);
     } else {
-      predictor = Predictor::load(*model, PredictorOptions{"auto", 32, 0, 0, *quantize});
+      PredictorOptions first;
+      first.device = "auto";
+      first.quantize = *quantize;
+      predictor = Predictor::load(*model, first);
       cfg = predictor->eval_config(*data, *sets);
     }
     const auto options = Predictor::options_for(*cfg, *quantize);

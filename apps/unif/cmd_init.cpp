@@ -95,6 +95,8 @@ std::pair<std::string, std::string> sample_data(Task task) {
     case Task::TokenClassification: return {"data/weibo_ner_zh/train.jsonl", "data/weibo_ner_zh/dev.jsonl"};
     case Task::SpanExtraction: return {"data/cmrc2018_zh/train.jsonl", "data/cmrc2018_zh/dev.jsonl"};
     case Task::MaskedLm: return {"data/sib200_zh/train.jsonl", "data/sib200_zh/dev.jsonl"};
+    // SNLI (anchor, positive, hard negative) triplets; STS-B dev pairs with their scores.
+    case Task::Embedding: return {"data/snli_en/triplets.jsonl", "data/stsb_en/dev.jsonl"};
   }
   return {"", ""};
 }
@@ -186,6 +188,28 @@ Fields find_fields(Task task, const fs::path& file) {
                         "text and answer_start)");
       f.text = {q, c};
       f.label = a;
+      break;
+    }
+    case Task::Embedding: {
+      // Every text field, the anchor first (anchor / positive / negative..., else the string fields in
+      // name order: text_a, text_b, text_neg); a numeric score when there is one.
+      for (const char* name : {"anchor", "positive", "negative"})
+        if (first.contains(name) && first.at(name).is_string()) f.text.emplace_back(name);
+      if (f.text.empty())
+        for (const auto& [k, v] : first.items())
+          if (v.is_string()) f.text.push_back(k);
+      if (f.text.size() < 2)
+        throw UserError(listed +
+                        "; embedding reads two text fields or more (anchor, positive[, negatives]; or a scored "
+                        "pair): write data.text_fields yourself");
+      // Else `label`, the name STS-style dev files give the score, unless the training file holds
+      // something else there (an NLI class name): then `score`.
+      f.label = first.contains("label") ? "score" : "label";
+      for (const char* name : {"score", "label", "similarity_score"})
+        if (first.contains(name) && first.at(name).is_number()) {
+          f.label = name;
+          break;
+        }
       break;
     }
     default: {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # `unif init` prints a config that `unif train` accepts as is: classification from a CSV and from
 # a JSONL sentence-pair file, token_classification from CoNLL, with --model, and with no options
+# (token_classification, and embedding on the SNLI triplets with STS-B dev)
 # (the bundled tiny model and sample data); a bad task name lists the tasks. `unif help keys` lists
 # every key with its default; `unif train --help` points to init and docs/spec.md; an HF
 # TrainingArguments name in a config names the unif key.
@@ -56,6 +57,10 @@ init_and_train pair "text_fields: [text_a, text_b]" -- classification --data dat
 init_and_train model "pretrained: tests/fixtures/tiny-bert-zh" -- classification --model tests/fixtures/tiny-bert-zh \
     --data data/banking77_en/dev.jsonl
 init_and_train bare "pretrained: tests/fixtures/tiny-bert-zh" -- token_classification
+# Embedding: the SNLI triplets' three text fields, STS-B dev pairs scored by their `label`.
+init_and_train embedding "text_fields: [text_a, text_b, text_neg]" -- embedding
+grep -qF "label_field: label" "$tmp/embedding.yaml" && grep -q '"spearman_cosine"' "$tmp/run_embedding/metrics.jsonl" &&
+  ok "embedding: the dev pairs report spearman_cosine" || fail "embedding: no spearman_cosine in metrics.jsonl"
 # RoBERTa's positions start after its padding id: 66 position embeddings take 64 tokens.
 init_and_train roberta "max_seq_length: 64 " -- classification --model tests/fixtures/families/roberta \
     --data data/banking77_en/dev.jsonl
