@@ -269,6 +269,14 @@ LoadedModel load_model_dir(const fs::path& root, bool unpad_inputs) {
   po.num_labels = num_labels;
   po.unpad_inputs = unpad_inputs;
   auto loaded = load_pretrained(dir, lm.hf, po);
+  // An embedder never reads its pooler: a save without the pooler's weights (sentence-transformers
+  // saves of models without one) loads as HF's AutoModel loads it, the pooler left at its init.
+  if (lm.meta.task == Task::Embedding) {
+    auto& missing = loaded.report.missing;
+    missing.erase(std::remove_if(missing.begin(), missing.end(),
+                                 [](const std::string& k) { return k.find("pooler.") != std::string::npos; }),
+                  missing.end());
+  }
   if (!loaded.report.missing.empty())
     throw UserError(dir.string() + ": the checkpoint does not fit the model: " + describe(loaded.report));
   lm.model = loaded.model;
