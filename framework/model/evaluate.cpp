@@ -183,13 +183,13 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
         } catch (const std::invalid_argument&) {
         } catch (const UserError&) {}
       batch_labeled[static_cast<size_t>(k)] = computed ? 1 : 0;
-      out.logits = out.logits.to(torch::kCPU);
-    } else if (out.logits = out.logits.to(torch::kCPU); batch.labels.defined()) {
+    } else if (batch.labels.defined()) {
       batch_loss[static_cast<size_t>(k)] = out.example_losses.sum().item<double>();
       batch_z[static_cast<size_t>(k)] = loss_normalizer(task, batch, class_weights);
     } else {
       batch_labeled[static_cast<size_t>(k)] = 0;
     }
+    out.logits = out.logits.to(torch::kCPU);  // metrics read them on the CPU
     for (size_t b = 0; b < idx.size(); ++b) {
       auto row = out.logits[static_cast<int64_t>(b)];
       if (task_spec(task).logits_per_token)

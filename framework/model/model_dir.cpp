@@ -121,7 +121,7 @@ void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, 
       st.normalize = o.normalize;
       st.max_seq_length = meta.max_seq_length;
       st.similarity = name_of(o.loss.similarity);
-      write_sentence_transformers(tmp, st, model.options().hidden_size(), meta.do_lower_case);
+      write_sentence_transformers(tmp, st, model.options().hidden_size());
     }
     if (tokenizer_kind(arch.tokenizer).vocab_file || tokenizer.config.empty()) {
       const std::string lower =
@@ -285,7 +285,7 @@ LoadedModel load_model_dir(const fs::path& root, bool unpad_inputs) {
     if (const auto st = read_sentence_transformers(root)) {
       if (st->pooling) o.pooling = *enum_from_name<Pooling>(*st->pooling);
       o.normalize = st->normalize;
-      if (st->similarity == "dot") o.loss.similarity = Similarity::Dot;
+      if (const auto s = enum_from_name<Similarity>(st->similarity)) o.loss.similarity = *s;
     }
     embedder->set_embedding_options(std::move(o));
   }

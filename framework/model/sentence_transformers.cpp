@@ -78,8 +78,7 @@ std::optional<SentenceTransformersModules> read_sentence_transformers(const fs::
   return out;
 }
 
-void write_sentence_transformers(const fs::path& dir, const SentenceTransformersModules& m, int64_t dimension,
-                                 bool do_lower_case) {
+void write_sentence_transformers(const fs::path& dir, const SentenceTransformersModules& m, int64_t dimension) {
   nlohmann::json modules = nlohmann::json::array();
   modules.push_back({{"idx", 0}, {"name", "0"}, {"path", ""}, {"type", "sentence_transformers.models.Transformer"}});
   modules.push_back(
@@ -98,8 +97,8 @@ void write_sentence_transformers(const fs::path& dir, const SentenceTransformers
   detail::write_text_file_atomic(dir / "1_Pooling" / "config.json", pooling.dump(2) + "\n");
   if (m.normalize) fs::create_directories(dir / "2_Normalize");
 
+  // do_lower_case false: the tokenizer lower-cases (tokenizer_config.json); sentence-transformers must not again.
   nlohmann::json bert = {{"max_seq_length", m.max_seq_length.value_or(128)}, {"do_lower_case", false}};
-  (void)do_lower_case;  // the tokenizer lower-cases (tokenizer_config.json); sentence-transformers must not again
   detail::write_text_file_atomic(dir / "sentence_bert_config.json", bert.dump(2) + "\n");
   nlohmann::json config = {{"prompts", nlohmann::json::object()},
                            {"default_prompt_name", nullptr},

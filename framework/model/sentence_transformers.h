@@ -30,6 +30,6 @@ std::optional<SentenceTransformersModules> read_sentence_transformers(const std:
 /// Writes the sentence-transformers files of an embedding model into `dir`, whose HF files lie at its
 /// root: `pooling` of `dimension`-wide token embeddings, a Normalize module when `normalize`.
 void write_sentence_transformers(const std::filesystem::path& dir, const SentenceTransformersModules& modules,
-                                 int64_t dimension, bool do_lower_case);
+                                 int64_t dimension);
 
 }  // namespace unif::framework
