@@ -79,7 +79,11 @@ elif [ -n "${torchrun:-}" ] && ! grep -qxF "UNIF_TORCHRUN:FILEPATH=$torchrun" "$
   # wheel's own.
   cmake "$BUILD_DIR" -DUNIF_TORCHRUN="$torchrun" > /dev/null
 fi
-echo "[setup] building $BUILD_DIR ($UNIF_TORCH LibTorch) with $JOBS jobs"
+# UNIF_BUILD_TARGETS: build only these targets (default all), e.g. "tests_unit tests_parity" (the
+# tests of those labels and `unif`, see tests/CMakeLists.txt).
+read -r -a targets <<< "${UNIF_BUILD_TARGETS:-}"
+((${#targets[@]})) && targets=(--target "${targets[@]}")
+echo "[setup] building $BUILD_DIR ($UNIF_TORCH LibTorch) with $JOBS jobs${UNIF_BUILD_TARGETS:+: $UNIF_BUILD_TARGETS}"
 start=$SECONDS
-cmake --build "$BUILD_DIR" -j "$JOBS"
+cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}"
 echo "[setup] built $BUILD_DIR in $((SECONDS - start)) s"

@@ -8,6 +8,7 @@
 #include "models/bert/bert_model.h"
 #include "models/bert/family.h"
 #include "models/layers/init.h"
+#include "models/layers/norm.h"
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/bert/fields.h"
@@ -16,12 +17,6 @@
 #include "models/packing.h"
 
 namespace unif::models {
-
-namespace {
-torch::nn::LayerNorm layer_norm(int64_t width, double eps) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(eps));
-}
-}  // namespace
 
 AlbertAttentionImpl::AlbertAttentionImpl(const EncoderConfig& o) : heads(o.num_attention_heads()) {
   const int64_t h = o.hidden_size();

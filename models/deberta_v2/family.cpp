@@ -11,6 +11,7 @@
 #include "models/layers/activations.h"
 #include "models/bert/family.h"
 #include "models/layers/init.h"
+#include "models/layers/norm.h"
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
 #include "models/bert/fields.h"
@@ -22,10 +23,6 @@ namespace unif::models {
 namespace {
 
 const DebertaV2Config& deberta(const EncoderConfig& c) { return c.family<DebertaV2Config>(); }
-
-torch::nn::LayerNorm layer_norm(int64_t width, double eps) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({width}).eps(eps));
-}
 
 bool has(const std::vector<std::string>& list, const char* what) {
   return std::find(list.begin(), list.end(), what) != list.end();
