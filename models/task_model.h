@@ -32,6 +32,10 @@ class TaskModel : public torch::nn::Module {
   /// device) and the batch's labels, as sum_b l_b would be: the trainer divides by Z (the number of
   /// examples) as for every task. Only called when couples_examples().
   virtual torch::Tensor batch_loss(const ModelOutput& out, const Batch& batch) const;
+  /// For such a model, how many examples of `batch` each replica forwards at a time under a
+  /// gradient cache (framework/engines/gradient_cache.h: memory bounded by that piece, gradients
+  /// unchanged); 0 (the default): the whole shard at once, its graph kept.
+  virtual int64_t gradient_cache_rows(const Batch& batch) const { return 0; }
 };
 
 inline torch::Tensor TaskModel::batch_loss(const ModelOutput&, const Batch&) const {

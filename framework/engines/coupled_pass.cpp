@@ -11,7 +11,7 @@ PassResult run_coupled(GradientEngine& engine, const models::TaskModel& model, c
     throw StrategyError(
         "a loss over the whole batch (in-batch negatives) takes no adversarial method: it is not a sum of "
         "per-example losses to perturb (set adversarial.method: none)");
-  const models::ModelOutput kept = engine.forward_kept(batch);
+  const models::ModelOutput kept = engine.forward_kept(batch, model.gradient_cache_rows(batch));
   PassResult r;
   r.output.loss_count = kept.loss_count;
   if (!kept.logits.defined()) return r;  // an empty batch

@@ -292,8 +292,16 @@ PassResult DataParallelEngine::run_custom(const models::Batch& batch, const Pass
   return r;
 }
 
-models::ModelOutput DataParallelEngine::forward_kept(const models::Batch& batch) {
+GradientCache::Forward DataParallelEngine::replica_forward(int64_t i) {
+  return [this, i](const models::Batch& b) {
+    AutocastGuard autocast(precision_, devices_[static_cast<size_t>(i)].type());
+    return replicas_[static_cast<size_t>(i)]->forward(b, {});
+  };
+}
+
+models::ModelOutput DataParallelEngine::forward_kept(const models::Batch& batch, int64_t cache_rows) {
   const auto n = replicas();
+  caches_.assign(static_cast<size_t>(n), GradientCache());
   kept_shards_ = shard_batch(batch.size(), n);
   kept_active_.assign(static_cast<size_t>(n), false);
   for (int64_t i = 0; i < n; ++i) kept_active_[static_cast<size_t>(i)] = kept_shards_[static_cast<size_t>(i)].size > 0;
@@ -310,11 +318,14 @@ models::ModelOutput DataParallelEngine::forward_kept(const models::Batch& batch)
     const auto shard = to_device(slice_batch(batch, kept_shards_[static_cast<size_t>(i)]), device);
     torch::AutoGradMode grad_mode(true);  // per thread
     models::ModelOutput out;
-    {
+    if (cache_rows > 0) {
+      out = caches_[static_cast<size_t>(i)].forward(
+          shard, cache_rows, dropout_streams_.generators(static_cast<size_t>(i)), replica_forward(i));
+    } else {
       AutocastGuard autocast(precision_, device.type());
       out = replicas_[static_cast<size_t>(i)]->forward(shard, {});
+      kept_[static_cast<size_t>(i)] = out.logits;
     }
-    kept_[static_cast<size_t>(i)] = out.logits;
     logits[static_cast<size_t>(i)] = out.logits.detach();
     counts[static_cast<size_t>(i)] = out.loss_count;
   };
@@ -324,6 +335,7 @@ models::ModelOutput DataParallelEngine::forward_kept(const models::Batch& batch)
     on_workers(pass, kept_active_);
   } catch (...) {
     kept_.clear();
+    caches_.clear();
     throw;
   }
   timing_.compute_s = seconds_since(t0);
@@ -338,6 +350,8 @@ void DataParallelEngine::backward_kept(const torch::Tensor& logits_grad) {
     throw std::logic_error("DataParallelEngine::backward_kept without forward_kept");
   const std::function<void(int64_t)> pass = [&](int64_t i) {
     const auto& s = kept_shards_[static_cast<size_t>(i)];
+    auto& cache = caches_[static_cast<size_t>(i)];
+    if (cache.active()) return cache.backward(logits_grad.narrow(0, s.begin, s.size), replica_forward(i));
     torch::Tensor kept = std::move(kept_[static_cast<size_t>(i)]);
     const auto grad = logits_grad.narrow(0, s.begin, s.size).to(kept.device(), kept.scalar_type());
     torch::autograd::backward({kept}, {grad});
@@ -347,10 +361,12 @@ void DataParallelEngine::backward_kept(const torch::Tensor& logits_grad) {
     on_workers(pass, kept_active_);
   } catch (...) {
     kept_.clear();
+    caches_.clear();
     drop_replica_gradients();  // a failed pass must not leak into the next reduction
     throw;
   }
   kept_.clear();
+  caches_.clear();
   timing_.compute_s += seconds_since(t0);
   t0 = Clock::now();
   reduce_gradients(kept_active_);

@@ -33,6 +33,7 @@
 #include <ATen/core/Generator.h>
 #include <torch/types.h>
 
+#include "framework/engines/gradient_cache.h"
 #include "framework/engines/gradient_engine.h"
 #include "framework/common/precision.h"
 #include "framework/common/runtime.h"
@@ -106,8 +107,9 @@ class DataParallelEngine final : public GradientEngine {
   /// master and every replica; afterwards the master's values are restored and copied back out,
   /// also when the pass throws.
   models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
-  /// Every replica's forward on its shard, graphs kept; the logits gathered in batch order.
-  models::ModelOutput forward_kept(const models::Batch& batch) override;
+  /// Every replica's forward on its shard, graphs kept (or, with cache_rows, its pieces for a
+  /// gradient cache); the logits gathered in batch order.
+  models::ModelOutput forward_kept(const models::Batch& batch, int64_t cache_rows) override;
   /// Every replica's backward of its shard's rows of `logits_grad`, then the gradients reduced onto
   /// the master as after run().
   void backward_kept(const torch::Tensor& logits_grad) override;
@@ -160,6 +162,8 @@ class DataParallelEngine final : public GradientEngine {
   PassTiming timing_;
   // forward_kept's pass until backward_kept: each replica's logits with their graph, its shard.
   std::vector<torch::Tensor> kept_;
+  std::vector<GradientCache> caches_;                 // with cache_rows: each replica's pieces instead of its graph
+  GradientCache::Forward replica_forward(int64_t i);  // replica i's forward (autocast on its device)
   std::vector<Shard> kept_shards_;
   std::vector<bool> kept_active_;
   std::optional<ScopedBlasThreads> blas_threads_;  // 1 with several CPU replicas, until destruction

@@ -189,11 +189,11 @@ PassResult DistributedEngine::run_custom(const models::Batch& batch, const PassR
   return r;
 }
 
-models::ModelOutput DistributedEngine::forward_kept(const models::Batch& batch) {
+models::ModelOutput DistributedEngine::forward_kept(const models::Batch& batch, int64_t cache_rows) {
   const auto shards = shard_batch(batch.size(), group_->size());
   kept_slice_ = shards[static_cast<size_t>(group_->rank())];
   // Every rank's local engine runs, an empty slice too (same generator draws on every rank).
-  const auto local = local_->forward_kept(slice_batch(batch, kept_slice_));
+  const auto local = local_->forward_kept(slice_batch(batch, kept_slice_), cache_rows);
   const auto t0 = Clock::now();
   auto count = torch::tensor({static_cast<double>(local.loss_count)}, torch::kFloat64);
   group_->all_reduce_sum(count);

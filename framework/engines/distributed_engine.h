@@ -71,7 +71,7 @@ class DistributedEngine final : public GradientEngine {
   models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
   /// The local engine's forward_kept on this rank's slice, the logits all-gathered into global batch
   /// order (every rank then holds every rank's rows: a loss over the whole batch).
-  models::ModelOutput forward_kept(const models::Batch& batch) override;
+  models::ModelOutput forward_kept(const models::Batch& batch, int64_t cache_rows) override;
   /// This rank's rows of `logits_grad` through the local engine's backward_kept; the ranks'
   /// gradients are combined at optimizer_step() as after run().
   void backward_kept(const torch::Tensor& logits_grad) override;

@@ -98,8 +98,10 @@ class GradientEngine {
   /// A loss that couples the batch's examples (TaskModel::couples_examples), in two halves around
   /// the caller's loss (coupled_pass.h). forward_kept: forward on `batch` at delta 0, recording
   /// gradients, the graph kept until backward_kept; returns the outputs of the whole batch in batch
-  /// order (detached; a multi-process engine's gathered from every rank). The default throws.
-  virtual models::ModelOutput forward_kept(const models::Batch& batch);
+  /// order (detached; a multi-process engine's gathered from every rank). cache_rows > 0: each
+  /// replica forwards its shard in pieces of that many examples without keeping their graphs, and
+  /// backward_kept forwards each again (gradient caching, gradient_cache.h). The default throws.
+  virtual models::ModelOutput forward_kept(const models::Batch& batch, int64_t cache_rows);
   /// backward_kept: the kept outputs' backward with `logits_grad` (the rows forward_kept returned,
   /// d scaled loss / d logits), ACCUMULATING into the parameters' gradients as run() does; the
   /// graph is then released. The default throws.
@@ -119,7 +121,7 @@ inline PassResult GradientEngine::run_custom(const models::Batch& batch, const P
   return run(batch, request.delta, request.scale, request.want_delta_grad);
 }
 
-inline models::ModelOutput GradientEngine::forward_kept(const models::Batch&) {
+inline models::ModelOutput GradientEngine::forward_kept(const models::Batch&, int64_t) {
   throw std::logic_error("GradientEngine::forward_kept: this engine cannot run a loss over the whole batch");
 }
 

@@ -1,5 +1,6 @@
 #include "framework/engines/local_engine.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/autograd.h>
 
 #include "framework/engines/coupled_pass.h"
@@ -94,12 +95,20 @@ PassResult LocalEngine::run_custom(const models::Batch& input, const PassRequest
   return r;
 }
 
-models::ModelOutput LocalEngine::forward_kept(const models::Batch& input) {
+models::ModelOutput LocalEngine::forward_kept(const models::Batch& input, int64_t cache_rows) {
   reseed_dropout();
   kept_ = torch::Tensor();
+  cache_.clear();
   models::ModelOutput r;
   if (input.size() == 0) return r;  // a rank's empty slice: nothing to compute
   const models::Batch batch = to_device(input, device_);
+  if (cache_rows > 0) {
+    // The dropout masks come from the model's own generator on a GPU, else from the global one.
+    std::vector<at::Generator> generators = dropout_streams_.generators(0);
+    if (dropout_streams_.empty()) generators.push_back(at::detail::getDefaultCPUGenerator());
+    return cache_.forward(batch, cache_rows, std::move(generators),
+                          [this](const models::Batch& b) { return forward(b, {}); });
+  }
   torch::AutoGradMode grad_mode(true);
   auto out = forward(batch, {});
   kept_ = out.logits;
@@ -109,6 +118,7 @@ models::ModelOutput LocalEngine::forward_kept(const models::Batch& input) {
 }
 
 void LocalEngine::backward_kept(const torch::Tensor& logits_grad) {
+  if (cache_.active()) return cache_.backward(logits_grad, [this](const models::Batch& b) { return forward(b, {}); });
   torch::Tensor kept = std::move(kept_);
   kept_ = torch::Tensor();
   if (!kept.defined()) return;  // an empty batch

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 
+#include "framework/engines/gradient_cache.h"
 #include "framework/engines/gradient_engine.h"
 #include "framework/common/precision.h"
 #include "framework/parallel/dropout_streams.h"
@@ -24,7 +25,7 @@ class LocalEngine final : public GradientEngine {
   void optimizer_step() override { optimizer_step_(); }
   std::vector<torch::Tensor> parameters() override { return model_->parameters(); }
   models::ModelOutput forward_with(const models::Batch& batch, const std::vector<torch::Tensor>& params) override;
-  models::ModelOutput forward_kept(const models::Batch& batch) override;
+  models::ModelOutput forward_kept(const models::Batch& batch, int64_t cache_rows) override;
   void backward_kept(const torch::Tensor& logits_grad) override;
 
  private:
@@ -36,7 +37,8 @@ class LocalEngine final : public GradientEngine {
   // that masks are saved with it in checkpoints (exact resume). On the CPU dropout draws from the
   // global generator itself.
   DropoutStreams dropout_streams_;
-  torch::Tensor kept_;  // forward_kept's logits, with their graph, until backward_kept
+  torch::Tensor kept_;   // forward_kept's logits, with their graph, until backward_kept
+  GradientCache cache_;  // or its pieces, with cache_rows
   void reseed_dropout();
 
   models::ModelOutput forward(const models::Batch& batch, const torch::Tensor& delta);

@@ -31,6 +31,13 @@ void DropoutStreams::attach(torch::nn::Module& model, size_t replica, const torc
     if (auto* d = dynamic_cast<models::DropoutImpl*>(m.get())) d->set_generator(gen);
 }
 
+std::vector<at::Generator> DropoutStreams::generators(size_t replica) const {
+  std::vector<at::Generator> out;
+  for (const auto& [r, gen] : generators_)
+    if (r == replica) out.push_back(gen);
+  return out;
+}
+
 void DropoutStreams::reseed(uint64_t family) {
   if (generators_.empty()) return;
   uint64_t base = 0;

@@ -26,6 +26,8 @@ class DropoutStreams {
   /// Reseeds every attached generator from one draw of the global CPU generator (see above).
   void reseed(uint64_t family);
   bool empty() const { return generators_.empty(); }
+  /// The generators attached as replica `replica` (a gradient cache notes and replays their states).
+  std::vector<at::Generator> generators(size_t replica) const;
 
  private:
   std::vector<std::pair<size_t, at::Generator>> generators_;  // (replica, its generator)

@@ -1,6 +1,7 @@
 // The sentence-embedding head: see embedding_model.h.
 #include "models/heads/embedding_model.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -53,6 +54,12 @@ torch::Tensor EncoderForEmbeddingImpl::batch_loss(const ModelOutput& out, const 
   // then only for evaluation).
   const bool scored = embedding_.loss.loss == EmbeddingLoss::Cosent || embedding_.loss.loss == EmbeddingLoss::Cosine;
   return embedding_loss(out.logits, scored ? batch.labels : torch::Tensor(), embedding_.loss) * static_cast<double>(n);
+}
+
+int64_t EncoderForEmbeddingImpl::gradient_cache_rows(const Batch& batch) const {
+  if (embedding_.loss.loss != EmbeddingLoss::CachedMnrl || embedding_.mini_batch_size <= 0) return 0;
+  const int64_t columns = batch.input_ids.dim() == 3 ? batch.input_ids.size(1) : 1;
+  return std::max<int64_t>(1, embedding_.mini_batch_size / columns);
 }
 
 std::shared_ptr<TaskModel> EncoderForEmbeddingImpl::clone_model() const {

@@ -23,7 +23,7 @@ struct EmbeddingOptions {
   Pooling pooling = Pooling::Mean;
   bool normalize = false;
   EmbeddingLossOptions loss;
-  /// cached_mnrl: rows per forward of the gradient cache (the engines' business; 0 = whole batch).
+  /// cached_mnrl: texts per forward of the gradient cache (gradient_cache_rows; 0 = whole batch).
   int64_t mini_batch_size = 0;
 };
 
@@ -38,6 +38,9 @@ class EncoderForEmbeddingImpl : public EncoderTaskModel {
   bool couples_examples() const override { return true; }
   /// N · embedding_loss(logits, labels): the batch's loss in the sum form the trainer divides by N.
   torch::Tensor batch_loss(const ModelOutput& out, const Batch& batch) const override;
+  /// cached_mnrl: mini_batch_size texts per forward, i.e. mini_batch_size / C examples of C texts
+  /// (at least one); 0 for the other losses.
+  int64_t gradient_cache_rows(const Batch& batch) const override;
 
   void set_embedding_options(EmbeddingOptions options);
   const EmbeddingOptions& embedding_options() const { return embedding_; }

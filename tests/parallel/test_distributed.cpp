@@ -272,14 +272,15 @@ TEST_CASE("2 processes = 1 process: fgm, dense embeddings, adamw - the store ser
       /*agent=*/true);
 }
 
-TEST_CASE("2 processes (x 2 replicas) = 1 process: in-batch negatives gathered from every rank, batch 5 of 9",
+TEST_CASE("2 processes (x 2 replicas) = 1 process: in-batch negatives gathered from every rank, cached too",
           "[parallel][distributed][embedding]") {
-  // mnrl with a hard negative over slices 3 + 2 (then 2 + 2), and symmetric over 2 ranks x 2 replicas.
+  // mnrl with a hard negative over slices 3 + 2 (then 2 + 2), and cached_mnrl (one example per
+  // forward of its gradient cache), symmetric, over 2 ranks x 2 replicas.
   one_vs_two_processes({"training.batch_size=5", "training.max_steps=2"}, false, write_embedding_config);
-  one_vs_two_processes(
-      {"training.batch_size=5", "training.max_steps=2", "embedding.symmetric=true", "model.sparse_embeddings=false",
-       "parallel.devices=[cpu,cpu]", "parallel.threads_per_replica=1"},
-      false, write_embedding_config);
+  one_vs_two_processes({"training.batch_size=5", "training.max_steps=2", "embedding.loss=cached_mnrl",
+                        "embedding.mini_batch_size=3", "embedding.symmetric=true", "model.sparse_embeddings=false",
+                        "parallel.devices=[cpu,cpu]", "parallel.threads_per_replica=1"},
+                       false, write_embedding_config);
 }
 
 TEST_CASE("2 processes x 2 replicas = 1 process: pgd (delta-only passes), sparse embeddings",

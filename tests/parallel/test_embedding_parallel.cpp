@@ -5,8 +5,12 @@
 // dense word-embedding gradients. The one-device reference is plain autograd on the model's own
 // forward and batch_loss, not an engine. A deliberately broken gather (each replica scoring its
 // own shard only, as a per-device loss would) must differ from it, so the test can fail.
+// cached_mnrl's gradient cache (framework/engines/gradient_cache.h) forwards each replica's shard in
+// pieces and again in its backward: the same step as mnrl on the whole batch, and with dropout on
+// the same masks in both forwards (the cache checks that each piece's outputs repeat).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -25,8 +29,9 @@ using framework::LocalEngine;
 
 namespace {
 
-// A small random BERT embedder (dropout 0).
-std::shared_ptr<models::EncoderForEmbeddingImpl> embedder(bool sparse, models::EmbeddingOptions options) {
+// A small random BERT embedder (dropout 0 unless asked).
+std::shared_ptr<models::EncoderForEmbeddingImpl> embedder(bool sparse, models::EmbeddingOptions options,
+                                                          double dropout = 0.0) {
   torch::manual_seed(11);
   auto o = models::EncoderConfig()
                .vocab_size(90)
@@ -35,8 +40,8 @@ std::shared_ptr<models::EncoderForEmbeddingImpl> embedder(bool sparse, models::E
                .num_attention_heads(4)
                .intermediate_size(48)
                .max_position_embeddings(40)
-               .hidden_dropout_prob(0.0)
-               .attention_probs_dropout_prob(0.0)
+               .hidden_dropout_prob(dropout)
+               .attention_probs_dropout_prob(dropout)
                .initializer_range(0.2)
                .sparse_embeddings(sparse);
   auto model = std::dynamic_pointer_cast<models::EncoderForEmbeddingImpl>(
@@ -132,7 +137,8 @@ struct Case {
   bool symmetric;
   int64_t columns;
   std::vector<int64_t> matryoshka;
-  bool normalize = false;  // the model's Normalize (dot similarity on unit vectors, as Normalize + dot models)
+  bool normalize = false;       // the model's Normalize (dot similarity on unit vectors, as Normalize + dot models)
+  int64_t mini_batch_size = 0;  // cached_mnrl: texts per forward
 };
 
 }  // namespace
@@ -143,7 +149,23 @@ TEST_CASE("in-batch losses: one step on 1, 2, 3 replicas equals one device with 
       {"mnrl pairs", EmbeddingLoss::Mnrl, Similarity::Cosine, false, 2, {}},
       {"mnrl two hard negatives", EmbeddingLoss::Mnrl, Similarity::Cosine, false, 4, {}},
       {"mnrl symmetric, normalized, dot", EmbeddingLoss::Mnrl, Similarity::Dot, true, 3, {}, true},
-      {"cached_mnrl", EmbeddingLoss::CachedMnrl, Similarity::Cosine, false, 3, {}},
+      {"cached_mnrl, one example per forward", EmbeddingLoss::CachedMnrl, Similarity::Cosine, false, 3, {}, false, 3},
+      {"cached_mnrl, two examples per forward, symmetric, two hard negatives",
+       EmbeddingLoss::CachedMnrl,
+       Similarity::Cosine,
+       true,
+       4,
+       {},
+       false,
+       8},
+      {"cached_mnrl, matryoshka, a piece larger than a shard",
+       EmbeddingLoss::CachedMnrl,
+       Similarity::Cosine,
+       false,
+       2,
+       {32, 8},
+       false,
+       100},
       {"cosent", EmbeddingLoss::Cosent, Similarity::Cosine, false, 2, {}},
       {"cosine", EmbeddingLoss::Cosine, Similarity::Cosine, false, 2, {}},
       {"matryoshka mnrl", EmbeddingLoss::Mnrl, Similarity::Cosine, false, 3, {32, 16, 8}},
@@ -157,6 +179,7 @@ TEST_CASE("in-batch losses: one step on 1, 2, 3 replicas equals one device with 
         o.loss.symmetric = c.symmetric;
         o.normalize = c.normalize;
         o.loss.matryoshka_dims = c.matryoshka;
+        o.mini_batch_size = c.mini_batch_size;
         const bool scored = c.loss == EmbeddingLoss::Cosent || c.loss == EmbeddingLoss::Cosine;
         const auto batch = texts_batch(7, c.columns, scored);  // 7 = 4 + 3 = 3 + 2 + 2: uneven shards
         auto model = embedder(sparse, o);
@@ -203,4 +226,36 @@ TEST_CASE("in-batch losses take no adversarial pass: a perturbation is a Strateg
   request.param_grads = false;
   request.want_delta_grad = true;
   CHECK_THROWS_AS(engine.run_custom(batch, request), framework::StrategyError);
+}
+
+// With dropout on, the gradient cache's second forward of each piece must draw the masks its first
+// forward drew (else the cache throws: the outputs would differ). One piece per shard draws what mnrl's
+// single forward draws, so the two steps are equal; smaller pieces draw other masks (as
+// sentence-transformers' cached loss does), checked to run and to repeat.
+TEST_CASE("cached_mnrl with dropout: each piece's masks replayed, on 1 and 2 replicas", "[parallel][embedding]") {
+  const auto batch = texts_batch(5, 3, false);
+  for (int64_t replicas : {1, 2}) {
+    INFO(replicas << " replicas");
+    models::EmbeddingOptions mnrl;
+    auto plain = embedder(false, mnrl, 0.3);
+    torch::manual_seed(5);
+    const Step want = on_replicas(plain, batch, replicas);
+    models::EmbeddingOptions cached;
+    cached.loss.loss = EmbeddingLoss::CachedMnrl;
+    cached.mini_batch_size = 3 * 5;  // a piece holds a whole shard
+    auto whole = embedder(false, cached, 0.3);
+    torch::manual_seed(5);
+    same_step(on_replicas(whole, batch, replicas), want);
+    cached.mini_batch_size = 3;  // one example per forward
+    auto pieces = embedder(false, cached, 0.3);
+    torch::manual_seed(5);
+    const Step first = on_replicas(pieces, batch, replicas);
+    const double after_first = torch::rand({1}).item<double>();
+    CHECK(std::isfinite(first.loss));
+    CHECK(std::abs(first.loss - want.loss) > 1e-6);  // other masks
+    auto again = embedder(false, cached, 0.3);
+    torch::manual_seed(5);
+    same_step(on_replicas(again, batch, replicas), first);
+    CHECK(torch::rand({1}).item<double>() == after_first);
+  }
 }
