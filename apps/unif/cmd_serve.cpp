@@ -47,6 +47,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/unif/commands.h"
+#include "apps/unif/serve/embeddings_api.h"
 #include "apps/unif/serve/metrics.h"
 #include "apps/unif/serve/request.h"
 #include "framework/common/error.h"
@@ -96,11 +97,20 @@ bool client_gone(int fd) {
 // nginx's code for a request whose client closed the connection before the answer: only the log
 // and the metrics see it (no client reads it).
 constexpr int kClientClosedRequest = 499;
+// The most texts one request to an embedding route may hold (the OpenAI API's own bound).
+constexpr size_t kMaxEmbedInputs = 2048;
+
+// The routes that run the model (their requests are counted in /metrics).
+bool is_model_route(const std::string& path) {
+  return path == "/v1/predict" || path == "/embed" || path == "/" || path == "/v1/embeddings";
+}
 
 std::string status_text(int status) {
   switch (status) {
     case 400: return "bad request";
-    case 404: return "not found: the endpoints are POST /v1/predict, GET /health, GET /metrics";
+    case 404:
+      return "not found: the endpoints are POST /v1/predict, POST /embed and POST /v1/embeddings (embedding "
+             "models), GET /health, GET /metrics";
     case 405: return "method not allowed";
     case 413: return "the request body is larger than --max-body-bytes";
     case 414: return "the request URI is too long";
@@ -126,7 +136,7 @@ std::string what_of(std::exception_ptr ep) {
 
 // The methods a path takes, for 405's Allow header; nullptr: not one of ours (404).
 const char* allowed_methods(const std::string& path) {
-  if (path == "/v1/predict") return "POST";
+  if (is_model_route(path)) return "POST";
   if (path == "/health" || path == "/metrics") return "GET, HEAD";
   return nullptr;
 }
@@ -683,6 +693,63 @@ int run_server(const ServeOptions& o) {
     for (const auto& a : outputs) t_record_errors += a.contains("error");
     res.set_content(json{{"outputs", std::move(outputs)}}.dump() + "\n", "application/json");
   });
+  // text-embeddings-inference's POST /embed and the OpenAI API's POST /v1/embeddings (an embedding
+  // model only): each input a {"text": ...} record through the same batcher, the embedding cut and
+  // normalized as the request asks, answered in the API's shape (apps/unif/serve/embeddings_api.h).
+  const bool embedder = task_spec(predictor.task()).output == PredictKind::Embedding;
+  const auto embed_route = [&](serve::EmbeddingApi api) {
+    return [&, api](const httplib::Request& req, httplib::Response& res) {
+      const auto fail = [&](int status, const std::string& message, const std::string& param) {
+        res.status = status;
+        res.set_content(serve::embed_error(api, message, param).dump() + "\n", "application/json");
+      };
+      if (!embedder)
+        return fail(api == serve::EmbeddingApi::Tei ? 424 : 400,
+                    "this server's model is a " + to_string(predictor.task()) +
+                        " model, not an embedding model: use POST /v1/predict",
+                    "");
+      auto request = serve::decode_embed_request(api, req.body, req.get_header_value("Content-Type"), kMaxEmbedInputs);
+      if (request.status != 200) return fail(request.status, request.error, request.param);
+      std::vector<json> records;
+      records.reserve(request.texts.size());
+      for (const auto& t : request.texts) records.push_back(json{{"text", t}});
+      const size_t n = records.size();
+      const int fd = t_client_fd;
+      auto answers = batcher.submit(records, [fd] { return client_gone(fd); });
+      if (!answers) return fail(503, "the queue is full or the server is stopping: try again later", "");
+      t_records = n;
+      if (answers->dropped) {
+        metrics.dropped();
+        return fail(kClientClosedRequest, "the client closed the connection before the request's batch ran", "");
+      }
+      if (!answers->failed.empty()) {
+        const auto& [index, error] = answers->failed.front();
+        {
+          std::lock_guard<std::mutex> lock(log_mutex);
+          std::fprintf(stderr, "request %s: input %zu: %s\n", t_request_id.c_str(), index, what_of(error).c_str());
+        }
+        t_record_errors = answers->failed.size();
+        return fail(500, "internal error (request " + t_request_id + ", in the server's log)", "");
+      }
+      std::vector<std::vector<float>> embeddings;
+      embeddings.reserve(n);
+      int64_t tokens = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const auto& p = answers->outputs[i];
+        if (!p.ok()) {
+          t_record_errors = 1;
+          return fail(api == serve::EmbeddingApi::Tei ? 422 : 400, "input " + std::to_string(i) + ": " + p.error,
+                      api == serve::EmbeddingApi::Tei ? "inputs" : "input");
+        }
+        tokens += p.tokens;
+        embeddings.push_back(serve::shape_embedding(p.embedding, request.dimensions, request.normalize));
+      }
+      res.set_content(serve::embed_answer(api, request, embeddings, tokens).dump() + "\n", "application/json");
+    };
+  };
+  svr.Post("/embed", embed_route(serve::EmbeddingApi::Tei));
+  svr.Post("/", embed_route(serve::EmbeddingApi::Tei));  // TEI's root route: InferenceClient posts there
+  svr.Post("/v1/embeddings", embed_route(serve::EmbeddingApi::OpenAi));
   svr.Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}\n", "application/json");
   });
@@ -706,7 +773,7 @@ int run_server(const ServeOptions& o) {
     const double seconds = t_started ? std::chrono::duration<double>(Clock::now() - t_start).count() : 0.0;
     t_started = false;
     metrics.response(res.status);
-    if (req.path == "/v1/predict" && req.method == "POST")
+    if (is_model_route(req.path) && req.method == "POST")
       metrics.request(res.status, seconds, res.status == 200 ? t_records : 0, res.status == 200 ? t_record_errors : 0);
     std::lock_guard<std::mutex> lock(log_mutex);
     std::fprintf(stderr, "%s:%d \"%s %s\" %d %zu B, %zu records, %.1f ms%s%s\n", req.remote_addr.c_str(),

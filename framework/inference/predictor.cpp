@@ -153,6 +153,7 @@ PreparedRecord Predictor::State::prepare(const fw::Record& r, const std::string&
     in->forward = true;
     in->rows = 1;
     in->longest = static_cast<int64_t>(in->encoded.front().input_ids.size());
+    p.tokens = in->longest;
     return done();
   }
   try {
@@ -452,6 +453,23 @@ std::vector<Prediction> Predictor::predict(const std::vector<json>& records) con
 }
 
 Prediction Predictor::predict_one(const json& record) const { return predict(std::vector<json>{record}).at(0); }
+
+std::vector<std::vector<float>> Predictor::embed(const std::vector<std::string>& texts) const {
+  if (task_spec(task()).output != PredictKind::Embedding)
+    throw UserError("embed: the model is a " + to_string(task()) + " model, not an embedding model");
+  std::vector<json> records;
+  records.reserve(texts.size());
+  for (const auto& t : texts) records.push_back(json{{"text", t}});
+  const auto predictions = predict(records);
+  std::vector<std::vector<float>> out;
+  out.reserve(predictions.size());
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    const auto& p = predictions[i];
+    if (!p.ok()) throw UserError("embed: text:" + std::to_string(i + 1) + ": " + p.error);
+    out.emplace_back(p.embedding.begin(), p.embedding.end());
+  }
+  return out;
+}
 
 Task Predictor::task() const { return state_->lm.meta.task; }
 const std::vector<std::string>& Predictor::labels() const { return state_->labels.names; }

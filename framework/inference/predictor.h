@@ -127,8 +127,10 @@ struct Prediction {
   double score = 0.0;
   // masked_lm: per [MASK], the top 5 tokens with their probabilities
   std::vector<framework::MaskFill> masks;
-  // embedding: the text's embedding
+  // embedding: the text's embedding, and how many tokens the model read (special tokens counted;
+  // not written by to_json)
   std::vector<double> embedding;
+  int64_t tokens = 0;
 
   bool ok() const { return error.empty(); }
   /// The object `unif predict` writes for this record.
@@ -192,6 +194,11 @@ class Predictor {
   std::vector<Prediction> predict(const std::vector<framework::Record>& records, const std::string& source) const;
   /// One record.
   Prediction predict_one(const nlohmann::json& record) const;
+  /// An embedding model's embeddings of `texts`, in order (PredictorOptions' dimensions and
+  /// normalize applied; each text truncated to the model's max_seq_length). UserError for a model
+  /// of another task, or a text the model cannot embed (naming it "text:N", N from 1).
+  ///   auto e = unif::Predictor::load("runs/embed/final").embed({"a cat", "a dog"});  // e[0].size() == H
+  std::vector<std::vector<float>> embed(const std::vector<std::string>& texts) const;
 
   /// predict() in its three steps, for a caller that batches the records of many requests
   /// (unif::Batcher, `unif serve`): preprocess reads and tokenizes records on the calling thread

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "apps/unif/serve/embeddings_api.h"
 #include "apps/unif/serve/request.h"
 #include "framework/checkpoint/hf_config.h"
 #include "framework/checkpoint/safetensors.h"
@@ -499,6 +500,14 @@ bool run_serve_request(std::string_view input) {
     const nlohmann::json copy = record;
     FUZZ_CHECK(copy == record, "record copy");
     (void)record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  // The same body as the embedding routes' (TEI's /embed, OpenAI's /v1/embeddings) requests.
+  using unif::app::serve::EmbeddingApi;
+  for (const auto api : {EmbeddingApi::Tei, EmbeddingApi::OpenAi}) {
+    const auto e = unif::app::serve::decode_embed_request(api, body, type, 32);
+    FUZZ_CHECK(e.status == 200 ? e.error.empty() && !e.texts.empty() && e.texts.size() <= 32 : !e.error.empty(),
+               "embed request status " + std::to_string(e.status));
+    if (e.status != 200) (void)unif::app::serve::embed_error(api, e.error, e.param).dump();
   }
   return true;
 }

@@ -9,12 +9,7 @@
 set -u
 UNIF=$1
 cd "$2"
-tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. tests/regression/serve_lib.sh
 MODEL=tests/fixtures/tiny-bert-zh
 J='Content-Type: application/json'
 
@@ -22,25 +17,9 @@ J='Content-Type: application/json'
 grep -q -- '--max-batch-tokens' "$tmp/help" && grep -q 'default 16384' "$tmp/help" && ok "--help names --max-batch-tokens" ||
   fail "--help: $(cat "$tmp/help")"
 
-# start ARGS...: unif serve --port 0 ARGS; sets pid and PORT.
-start() {
-  "$UNIF" serve --port 0 --model $MODEL "$@" 2> "$tmp/serve.log" &
-  pid=$!
-  i=0
-  until grep -q '^listening on http://' "$tmp/serve.log" 2>/dev/null; do
-    i=$((i + 1))
-    if [ $i -gt 6000 ] || ! kill -0 $pid 2>/dev/null; then cat "$tmp/serve.log"; fail "no 'listening on' line"; exit 1; fi
-    sleep 0.01
-  done
-  PORT=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$tmp/serve.log")
-}
-stop() {
-  kill -TERM $pid
-  wait $pid
-  rc=$?
-  pid=""
-  [ $rc = 0 ] || fail "exit $rc after SIGTERM"
-}
+# start ARGS...: unif serve --port 0 --model the fixture ARGS; sets pid and PORT.
+start() { serve_start --model $MODEL "$@"; }
+stop() { serve_stop; }
 metric() { curl -s -m 10 "http://127.0.0.1:$PORT/metrics" | sed -n "s/^$1 //p"; }
 
 # ---- a token budget: 8 concurrent requests of 20 characters (22 tokens each) within 64 tokens ----

@@ -75,8 +75,9 @@ void Metrics::dropped() {
 std::string Metrics::render(size_t queued) const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
-  counter(out, "unif_requests_total", "POST /v1/predict requests answered.", requests_);
-  counter(out, "unif_request_errors_total", "POST /v1/predict requests answered with a status other than 200.",
+  counter(out, "unif_requests_total",
+          "Requests to the model routes answered (POST /v1/predict, /embed, /, /v1/embeddings).", requests_);
+  counter(out, "unif_request_errors_total", "Requests to the model routes answered with a status other than 200.",
           request_errors_);
   counter(out, "unif_requests_rejected_queue_full_total", "Requests answered 503 because the queue was full.",
           rejected_full_);

@@ -86,26 +86,35 @@ RequestFrame::State frame_chunks(std::string_view bytes, size_t at, size_t max_b
 
 }  // namespace
 
-PredictRequest decode_predict_request(std::string_view body, std::string_view content_type) {
-  PredictRequest r;
+JsonBody decode_json_body(std::string_view body, std::string_view content_type) {
+  JsonBody r;
   const auto type = media_type(content_type);
   if (!type.empty() && !is_json_type(type)) {
     r.status = 415;
     r.error = "Content-Type must be application/json, not '" + std::string(content_type.substr(0, 100)) + "'";
     return r;
   }
-  nlohmann::json j;
   try {
-    j = parse_json(body);
+    r.value = parse_json(body);
   } catch (const JsonInputError& e) {
     r.status = 400;
     r.error = std::string("invalid JSON: ") + e.what();
-    return r;
   } catch (const std::exception& e) {  // nlohmann's own errors, should parse_json let one through
     r.status = 400;
     r.error = std::string("invalid JSON: ") + e.what();
+  }
+  return r;
+}
+
+PredictRequest decode_predict_request(std::string_view body, std::string_view content_type) {
+  PredictRequest r;
+  JsonBody decoded = decode_json_body(body, content_type);
+  if (decoded.status != 200) {
+    r.status = decoded.status;
+    r.error = std::move(decoded.error);
     return r;
   }
+  nlohmann::json& j = decoded.value;
   if (!j.is_object() || !j.contains("inputs") || !j.at("inputs").is_array()) {
     r.status = 400;
     r.error = "expected a JSON object {\"inputs\": [record, ...]}";

@@ -21,6 +21,15 @@ struct PredictRequest {
   std::vector<nlohmann::json> inputs;
 };
 
+/// A JSON request body: 200 and its value, or 415 (a Content-Type other than JSON) or 400 (not
+/// JSON) and the message. Content-Type and JSON rules as decode_predict_request's. Never throws.
+struct JsonBody {
+  int status = 200;
+  std::string error;
+  nlohmann::json value;
+};
+JsonBody decode_json_body(std::string_view body, std::string_view content_type);
+
 /// Decodes a request body. `content_type` is the Content-Type header ("" when absent, which is
 /// accepted): application/json or any +json type, parameters (charset=...) ignored. JSON is read
 /// by parse_json (framework/common/json_input.h): at most kMaxJsonDepth levels deep, so every
