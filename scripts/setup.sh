@@ -20,6 +20,10 @@ PACKAGES=(
   clang-format              # the `format` test (scripts/format.sh --check)
 )
 [ "$UNIF_TORCH" = debian ] && PACKAGES+=(libtorch-dev libopenblas0-pthread)
+# UNIF_EXTRA_PACKAGES: more Debian packages in the same apt run (.ci/run installs the tests' ones
+# here, so that no second apt runs beside the PyPI download it starts next).
+read -r -a extra_packages <<< "${UNIF_EXTRA_PACKAGES:-}"
+PACKAGES+=("${extra_packages[@]}")
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
