@@ -4,6 +4,7 @@
 // distill apply as in training. Without a config the model directory says the task, the input fields
 // and the labels, and --data names the file. --report adds the per-class table (stderr) and its
 // numbers ("report" in the JSON).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -44,8 +45,12 @@ Command add_eval(CLI::App& app) {
   cmd->add_option("--set", *sets, "Override a config key: a.b=value (YAML syntax), repeatable");
   add_quantize_option(cmd, *quantize);
   return [config, model, data, report, quantize, sets] {
-    if (config->empty() && data->empty())
-      throw UserError("unif eval: give a config (its data.dev is evaluated) or --data FILE (or both)");
+    const bool retrieval =
+        std::any_of(sets->begin(), sets->end(), [](const std::string& s) { return s.rfind("data.retrieval", 0) == 0; });
+    if (config->empty() && data->empty() && !retrieval)
+      throw UserError(
+          "unif eval: give a config (its data.dev is evaluated) or --data FILE (or both); an embedding model also "
+          "takes a retrieval set alone (--set data.retrieval.queries=FILE --set data.retrieval.corpus=FILE)");
     // With a config: its devices and model.unpadded say how to load the model. Without one, the
     // model directory says the task and fields, and the --set overrides may ask for other options.
     std::optional<framework::RunConfig> cfg;

@@ -86,6 +86,16 @@ struct Fields<ModelConfig> {
 };
 
 template <>
+struct Fields<RetrievalFilesConfig> {
+  using S = RetrievalFilesConfig;
+  template <class V>
+  static void visit(V& v) {
+    v("queries", &S::queries, kNullable);
+    v("corpus", &S::corpus, kNullable);
+  }
+};
+
+template <>
 struct Fields<DataConfig> {
   using S = DataConfig;
   template <class V>
@@ -96,6 +106,7 @@ struct Fields<DataConfig> {
     v("text_fields", &S::text_fields, kOneOrList);
     v("label_field", &S::label_field, kNotNull);
     v("labels", &S::labels, &S::labels_given);  // null: labels_given false
+    v("retrieval", &S::retrieval);
   }
 };
 

@@ -356,6 +356,16 @@ void check(Section& s, DataConfig& d, const RunConfig& root) {
         i = n;
         break;
       }
+  if (d.retrieval.given()) {
+    const YAML::Node r = s.raw("retrieval");
+    if (task != Task::Embedding)
+      ctx.report(s.path("retrieval"), r,
+                 "expected null for task " + to_string(task) + " (a retrieval dev set is task embedding's)");
+    else if (d.retrieval.queries.empty() || d.retrieval.corpus.empty())
+      ctx.report(s.path("retrieval"), r,
+                 std::string("expected both queries and corpus (two JSONL files), got no ") +
+                     (d.retrieval.queries.empty() ? "queries" : "corpus"));
+  }
 }
 
 void check(Section& s, OptimizerConfig& o, const RunConfig&) {
@@ -464,9 +474,9 @@ void check(Section& s, RunConfig& c, const RunConfig&) {
     s.context().report(key, "expected a dev metric of task " + to_string(c.task) + " (" + list + "), got '" + *value +
                                 "'" + did_you_mean(*value, names));
   }
-  if (c.training.early_stopping.patience > 0 && c.data.dev.empty())
+  if (c.training.early_stopping.patience > 0 && c.data.dev.empty() && !c.data.retrieval.given())
     s.context().report("training.early_stopping.patience",
-                       "expected 0 without data.dev (early stopping watches "
+                       "expected 0 without data.dev or data.retrieval (early stopping watches "
                        "the dev evaluations), got " +
                            std::to_string(c.training.early_stopping.patience));
   if (!c.distill.teacher.empty() && !task_spec(c.task).distillation)
@@ -682,8 +692,9 @@ std::vector<std::string> purpose_problems(const RunConfig& c, Purpose purpose) {
                       "' needs a CUDA build of unif, and this one was built against a LibTorch without CUDA "
                       "(use cpu or auto here, or build with UNIF_TORCH=pypi scripts/setup.sh)");
 #endif
-  if (purpose == Purpose::Eval && c.data.dev.empty())
-    out.push_back(src + "data.dev: required for evaluation (a .jsonl or .tsv file)");
+  if (purpose == Purpose::Eval && c.data.dev.empty() && !c.data.retrieval.given())
+    out.push_back(src +
+                  "data.dev: required for evaluation (a .jsonl or .tsv file; or data.retrieval for task embedding)");
   return out;
 }
 
@@ -718,6 +729,8 @@ std::vector<std::string> path_problems(const RunConfig& c, Purpose purpose) {
     check_file(src, "data.test", c.data.test, out);
   }
   if (purpose == Purpose::Eval) check_file(src, "data.dev", c.data.dev, out);
+  check_file(src, "data.retrieval.queries", c.data.retrieval.queries, out);
+  check_file(src, "data.retrieval.corpus", c.data.retrieval.corpus, out);
   if (purpose == Purpose::Train)
     for (auto& p : overwrite_problems(c)) out.push_back(std::move(p));
   return out;
@@ -866,7 +879,9 @@ std::vector<std::string> overwrite_problems(const RunConfig& c) {
                                                               {"distill.teacher", &c.distill.teacher},
                                                               {"data.train", &c.data.train},
                                                               {"data.dev", &c.data.dev},
-                                                              {"data.test", &c.data.test}};
+                                                              {"data.test", &c.data.test},
+                                                              {"data.retrieval.queries", &c.data.retrieval.queries},
+                                                              {"data.retrieval.corpus", &c.data.retrieval.corpus}};
   for (const auto& [key, path] : reads) {
     if (path->empty()) continue;
     for (const char* name : kOverwriteRemoves) {

@@ -80,12 +80,20 @@ struct ModelConfig {
 /// classification, multilabel, regression: [text] / label; token_classification: [tokens] / tags
 /// (one token-list field); span_extraction: [question, context] / answers (the question field, then
 /// the context field; answers are SQuAD-style {text, answer_start} lists).
+/// `data.retrieval` (task embedding): a retrieval dev set, queries and corpus JSONL files
+/// (framework/data/retrieval.h); "" = not given (both or neither).
+struct RetrievalFilesConfig {
+  std::string queries, corpus;
+  bool given() const { return !queries.empty() || !corpus.empty(); }
+};
+
 struct DataConfig {
   std::string train, dev, test;  // "" = not given
   std::vector<std::string> text_fields{"text"};
   std::string label_field = "label";
   std::vector<std::string> labels;  // explicit label set, in id order
   bool labels_given = false;        // false: YAML null, collect the labels from train (sorted)
+  RetrievalFilesConfig retrieval;   // task embedding: ranked at every dev evaluation
 };
 
 struct OptimizerConfig {
@@ -265,6 +273,7 @@ std::vector<std::string> config_changes(const std::string& before, const RunConf
 // Value equality; RunConfig's `source` is ignored.
 bool operator==(const BertOverrides& a, const BertOverrides& b);
 bool operator==(const ModelConfig& a, const ModelConfig& b);
+bool operator==(const RetrievalFilesConfig& a, const RetrievalFilesConfig& b);
 bool operator==(const DataConfig& a, const DataConfig& b);
 bool operator==(const OptimizerConfig& a, const OptimizerConfig& b);
 bool operator==(const ScheduleConfig& a, const ScheduleConfig& b);

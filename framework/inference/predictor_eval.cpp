@@ -1,5 +1,6 @@
 // Predictor::evaluate and its configuration: what `unif eval` runs (see predictor.h).
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include <c10/core/InferenceMode.h>
@@ -10,7 +11,9 @@
 #include "framework/inference/predictor.h"
 #include "framework/inference/predictor_state.h"
 #include "framework/metrics/metric_set.h"
+#include "framework/data/retrieval.h"
 #include "framework/model/evaluate.h"
+#include "framework/model/retrieval_eval.h"
 #include "framework/model/setup.h"
 #include "models/quantize.h"
 
@@ -57,7 +60,9 @@ EvalResult Predictor::evaluate(const fw::RunConfig& cfg, bool report) const {
   const auto& lm = s.lm;
   const std::string source = cfg.source.string();
   const std::string model = s.dir.string();
-  if (cfg.data.dev.empty()) throw UserError(source + ": data.dev: required by `unif eval` (or give --data)");
+  if (cfg.data.dev.empty() && !cfg.data.retrieval.given())
+    throw UserError(source +
+                    ": data.dev: required by `unif eval` (or give --data; or data.retrieval for task embedding)");
   if (lm.meta.task != cfg.task)
     throw UserError(model + ": the model was trained for task " + to_string(lm.meta.task) + " but the config says " +
                     to_string(cfg.task));
@@ -68,9 +73,14 @@ EvalResult Predictor::evaluate(const fw::RunConfig& cfg, bool report) const {
       kind != fw::MetricKind::token)
     throw UserError("unif eval --report: task " + to_string(cfg.task) +
                     " has no classes to report on (classification, multilabel and token_classification do)");
-  const auto dev = fw::load_task_data(
-      cfg.task, cfg.data, s.labels, cfg.data.dev, *lm.tokenizer, lm.meta.max_seq_length, lm.meta.truncate_method, true,
-      cfg.span, cfg.task == Task::MaskedLm ? fw::mlm_masking(cfg, *lm.tokenizer) : fw::MlmMasking{});
+  fw::TaskData dev;
+  if (!cfg.data.dev.empty())
+    dev = fw::load_task_data(cfg.task, cfg.data, s.labels, cfg.data.dev, *lm.tokenizer, lm.meta.max_seq_length,
+                             lm.meta.truncate_method, true, cfg.span,
+                             cfg.task == Task::MaskedLm ? fw::mlm_masking(cfg, *lm.tokenizer) : fw::MlmMasking{});
+  std::optional<fw::RetrievalData> retrieval;
+  if (cfg.data.retrieval.given())
+    retrieval = fw::read_retrieval_data(cfg.data.retrieval.queries, cfg.data.retrieval.corpus);
   // The run's loss (training.loss, distill): the same ℓ and Z as the dev evaluations of training.
   // Its model is the loaded one (already on the device, int8 where asked), plus a distillation
   // teacher when the config has one, which joins it there.
@@ -90,12 +100,20 @@ EvalResult Predictor::evaluate(const fw::RunConfig& cfg, bool report) const {
   {
     std::lock_guard<std::mutex> lock(s.forward_mutex);
     c10::InferenceMode inference;
-    ev = fw::evaluate(*setup.model, cfg.task, dev, s.labels, cfg.training.evaluation_batch_size(), setup.class_weights,
-                      true, s.workers.get());
+    if (!dev.encoded.empty())
+      ev = fw::evaluate(*setup.model, cfg.task, dev, s.labels, cfg.training.evaluation_batch_size(),
+                        setup.class_weights, true, s.workers.get());
+    // data.retrieval (task embedding): the ranking metrics beside the pairs' (docs/spec.md §3).
+    if (retrieval)
+      for (const auto& [k, v] : fw::evaluate_retrieval(
+               *setup.model, *retrieval, *lm.tokenizer, static_cast<int>(lm.meta.max_seq_length),
+               fw::parse_truncate_method(lm.meta.truncate_method), cfg.training.evaluation_batch_size()))
+        ev.metrics[k] = v;
   }
   EvalResult out;
   out.metrics = ev.metrics;
-  out.examples = static_cast<int64_t>(dev.examples.size());
+  out.examples =
+      static_cast<int64_t>(dev.examples.size()) + (retrieval ? static_cast<int64_t>(retrieval->queries.size()) : 0);
   if (report) {
     const auto r = fw::evaluation_report(cfg.task, dev, s.labels, ev);
     if (!r) throw std::logic_error("unif eval --report: no report for task " + to_string(cfg.task));

@@ -14,6 +14,7 @@
 #include "framework/common/hf_dir.h"
 #include "framework/data/records.h"
 #include "framework/model/model_dir.h"
+#include "framework/model/retrieval_eval.h"
 #include "framework/model/tokenizer_files.h"
 #include "framework/text/tokenizer_kinds.h"
 #include "models/architectures.h"
@@ -243,6 +244,17 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     save_model_dir(dir, *model, describe_model(*model, labels, hf_base), tokenizer_files, meta, extra);
   };
   parts.load_model = [model](const fs::path& dir) { load_checkpoint_weights(*model, dir); };
+  if (cfg.data.retrieval.given()) {
+    const auto data = std::make_shared<const RetrievalData>(
+        read_retrieval_data(cfg.data.retrieval.queries, cfg.data.retrieval.corpus));
+    parts.notes.push_back("data.retrieval: " + std::to_string(data->queries.size()) + " queries, " +
+                          std::to_string(data->corpus.size()) + " documents, ranked at every dev evaluation");
+    parts.score_retrieval =
+        [model, data, tokenizer = tokenizer_files.tokenizer, length = static_cast<int>(cfg.model.max_seq_length),
+         method = parse_truncate_method(cfg.model.truncate_method), batch = cfg.training.evaluation_batch_size()] {
+          return evaluate_retrieval(*model, *data, *tokenizer, length, method, batch);
+        };
+  }
   return parts;
 }
 

@@ -18,7 +18,10 @@ std::string num(double v) {
 }  // namespace
 
 std::string best_metric_name(const RunConfig& cfg) {
-  return cfg.training.best_metric.empty() ? main_metric(metric_kind(cfg.task)) : cfg.training.best_metric;
+  if (!cfg.training.best_metric.empty()) return cfg.training.best_metric;
+  // An embedding run evaluated on a retrieval set only: its main metric (sentence-transformers').
+  if (cfg.data.dev.empty() && cfg.data.retrieval.given()) return "ndcg@10";
+  return main_metric(metric_kind(cfg.task));
 }
 
 bool improves(const std::string& name, double v, double best) {

@@ -12,6 +12,7 @@
 
 #include "framework/config/run_config.h"
 #include "framework/data/task_data.h"
+#include "framework/metrics/metric_set.h"
 #include "models/task_model.h"
 
 namespace unif::framework {
@@ -35,6 +36,9 @@ struct TrainerParts {
   /// training.loss class weights (C), undefined = none: the loss normaliser Z of a batch is then the
   /// sum of its targets' weights (torch's weighted mean), not their count.
   torch::Tensor class_weights;
+  /// data.retrieval (task embedding): the retrieval metrics of the model as it is (eval mode, no
+  /// gradients), added to every dev evaluation's; empty when not given.
+  std::function<MetricSet()> score_retrieval;
 };
 
 }  // namespace unif::framework

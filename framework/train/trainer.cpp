@@ -494,8 +494,12 @@ MetricSet Trainer::State::score(const TaskData& data, const char* split) {
   {
     // The evaluation runs alone on this thread: BLAS on every core, whatever the replicas set.
     ScopedBlasThreads blas(available_cores());
-    ev = evaluate(*parts.model, cfg.task, data, parts.labels, cfg.training.evaluation_batch_size(), parts.class_weights,
-                  /*sort_by_length=*/true, eval_workers.get());
+    if (!data.encoded.empty())
+      ev = evaluate(*parts.model, cfg.task, data, parts.labels, cfg.training.evaluation_batch_size(),
+                    parts.class_weights, /*sort_by_length=*/true, eval_workers.get());
+    // data.retrieval's ranking metrics join the dev evaluation's.
+    if (std::string_view(split) == "dev" && parts.score_retrieval)
+      for (const auto& [k, v] : parts.score_retrieval()) ev.metrics[k] = v;
   }
   json j{{"split", split}, {"step", st.step}};
   for (auto& [k, v] : ev.metrics) j[k] = v;
@@ -506,7 +510,7 @@ MetricSet Trainer::State::score(const TaskData& data, const char* split) {
 // A dev evaluation: metrics.jsonl and the log, best/ on a new best of training.best_metric (the
 // task's main metric by default), early stopping's counters.
 void Trainer::State::evaluate_dev() {
-  if (parts.dev.encoded.empty()) return;
+  if (parts.dev.encoded.empty() && !parts.score_retrieval) return;
   const auto metrics = score(parts.dev, "dev");
   log->info("dev @ step {}:{}", st.step, metrics_line(metrics));
   const auto key = best_metric_name(cfg);

@@ -61,6 +61,29 @@ init_and_train bare "pretrained: tests/fixtures/tiny-bert-zh" -- token_classific
 init_and_train embedding "text_fields: [text_a, text_b, text_neg]" -- embedding
 grep -qF "label_field: label" "$tmp/embedding.yaml" && grep -q '"spearman_cosine"' "$tmp/run_embedding/metrics.jsonl" &&
   ok "embedding: the dev pairs report spearman_cosine" || fail "embedding: no spearman_cosine in metrics.jsonl"
+# A retrieval dev set alone (data.retrieval, no data.dev): ranked at every dev evaluation, ndcg@10
+# chooses best/; unif eval ranks it for the saved model, with the same numbers.
+Q=data/xquad_en_retrieval/queries.jsonl C=data/xquad_en_retrieval/corpus.jsonl
+if "$UNIF" train "$tmp/embedding.yaml" --set training.max_steps=2 --set output_dir="$tmp/run_retrieval" \
+    --set data.dev=null --set data.retrieval.queries=$Q --set data.retrieval.corpus=$C > "$tmp/log" 2>&1 &&
+    grep '"split":"dev"' "$tmp/run_retrieval/metrics.jsonl" | grep -q '"ndcg@10"' && grep -q 'new best ndcg@10=' "$tmp/log" &&
+    [ -f "$tmp/run_retrieval/best/COMPLETE" ]; then
+  ok "embedding: data.retrieval alone is ranked at each evaluation and picks best/ by ndcg@10"
+else
+  fail "embedding with data.retrieval:"; tail -5 "$tmp/log"; cat "$tmp/run_retrieval/metrics.jsonl"
+fi
+"$UNIF" eval --model "$tmp/run_retrieval/best" --set data.retrieval.queries=$Q --set data.retrieval.corpus=$C \
+  > "$tmp/eval.json" 2> "$tmp/err"
+python3 - "$tmp/eval.json" "$tmp/run_retrieval/metrics.jsonl" <<'PY' && ok "embedding: unif eval ranks data.retrieval as training did" ||
+import json, sys
+got = json.load(open(sys.argv[1]))
+dev = [json.loads(l) for l in open(sys.argv[2]) if '"split":"dev"' in l.replace(" ", "")]
+best = max(dev, key=lambda d: d["ndcg@10"])
+assert got["examples"] == 203, got
+for k in ("ndcg@10", "mrr@10", "map@100", "recall@10", "accuracy@1"):
+    assert abs(got[k] - best[k]) < 1e-6, (k, got[k], best[k])
+PY
+  { fail "unif eval with data.retrieval:"; cat "$tmp/eval.json" "$tmp/err"; }
 # RoBERTa's positions start after its padding id: 66 position embeddings take 64 tokens.
 init_and_train roberta "max_seq_length: 64 " -- classification --model tests/fixtures/families/roberta \
     --data data/banking77_en/dev.jsonl

@@ -717,13 +717,14 @@ TEST_CASE("purpose-specific requirements", "[unit][config]") {
   CHECK(error_of("data: {train: t.jsonl}", {}, Purpose::Train) ==
         "cfg.yaml: model.vocab: required when model.pretrained is null (a vocab.txt file)");
   CHECK(error_of("data: {train: t.jsonl}", {}, Purpose::Eval) ==
-        "cfg.yaml: data.dev: required for evaluation (a .jsonl or .tsv file)");
+        "cfg.yaml: data.dev: required for evaluation (a .jsonl or .tsv file; or data.retrieval for task embedding)");
   CHECK_NOTHROW(parse_config("data: {dev: d.jsonl}", "e.yaml", {}, Purpose::Eval));
   CHECK_NOTHROW(parse_config("data: {train: t.jsonl}\nmodel: {vocab: v.txt}", "t.yaml", {}, Purpose::Train));
   const RunConfig c = parse_config("", "any.yaml");
   CHECK_NOTHROW(validate_for(c, Purpose::Any));
-  CHECK_THROWS_WITH(validate_for(c, Purpose::Eval),
-                    "any.yaml: data.dev: required for evaluation (a .jsonl or .tsv file)");
+  CHECK_THROWS_WITH(
+      validate_for(c, Purpose::Eval),
+      "any.yaml: data.dev: required for evaluation (a .jsonl or .tsv file; or data.retrieval for task embedding)");
 }
 
 TEST_CASE("to_yaml writes every key and reads back to the same config", "[unit][config]") {
@@ -967,4 +968,27 @@ TEST_CASE("task embedding: each class of bad embedding setting is an error namin
              Catch::Contains("model.pooling: expected null for task classification"));
   CHECK_THAT(error_of("task: embedding\nadversarial: {method: fgm}"),
              Catch::Contains("adversarial.method: expected none for task embedding, got fgm"));
+}
+
+TEST_CASE("data.retrieval: a queries and a corpus file for task embedding, written and read back", "[unit][config]") {
+  const RunConfig c = parse_config(
+      "task: embedding\ndata: {retrieval: {queries: q.jsonl, corpus: c.jsonl}}\ntraining: {best_metric: mrr@10}\n",
+      "cfg.yaml");
+  CHECK(c.data.retrieval.queries == "q.jsonl");
+  CHECK(c.data.retrieval.corpus == "c.jsonl");
+  CHECK(parse_config(to_yaml(c), "config.yaml") == c);
+  // Not given: written as nulls, read back as not given.
+  const RunConfig plain = parse_config("task: embedding\n", "cfg.yaml");
+  CHECK_FALSE(plain.data.retrieval.given());
+  CHECK_THAT(to_yaml(plain), Catch::Contains("  retrieval:\n    queries: ~\n    corpus: ~\n"));
+  CHECK(parse_config(to_yaml(plain), "config.yaml") == plain);
+  CHECK_THAT(error_of("task: classification\ndata: {retrieval: {queries: q.jsonl, corpus: c.jsonl}}"),
+             Catch::Contains("data.retrieval: expected null for task classification"));
+  CHECK_THAT(error_of("task: embedding\ndata: {retrieval: {queries: q.jsonl}}"),
+             Catch::Contains("data.retrieval: expected both queries and corpus (two JSONL files), got no corpus"));
+  CHECK_THAT(error_of("task: embedding\ndata: {retrieval: {corpus: c.jsonl, query: q.jsonl}}"),
+             Catch::Contains("data.retrieval.query"));
+  CHECK_THAT(error_of("task: embedding\ndata: {retrieval: {queries: q.jsonl, corpus: c.jsonl}}\n"
+                      "training: {best_metric: ndcg@100}"),
+             Catch::Contains("training.best_metric: expected a dev metric of task embedding"));
 }

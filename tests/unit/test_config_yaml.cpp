@@ -75,6 +75,9 @@ data:
   text_fields: [text]
   label_field: label
   labels: ~
+  retrieval:
+    queries: ~
+    corpus: ~
 training:
   batch_size: 32
   eval_batch_size: 0
@@ -171,6 +174,9 @@ data:
   text_fields: toks
   label_field: "yes"
   labels: [O, B-PER, "1", "true"]
+  retrieval:
+    queries: ~
+    corpus: ~
 training:
   batch_size: 8
   eval_batch_size: 12
@@ -252,6 +258,9 @@ data:
   text_fields: [toks]
   label_field: "yes"
   labels: [O, B-PER, "1", "true"]
+  retrieval:
+    queries: ~
+    corpus: ~
 training:
   batch_size: 8
   eval_batch_size: 12
