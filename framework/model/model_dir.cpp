@@ -228,7 +228,8 @@ LoadedModel load_model_dir(const fs::path& root, bool unpad_inputs) {
                     " (the best dev score)");
   LoadedModel lm;
   lm.hf = read_hf_config(dir / "config.json");
-  if (fs::exists(dir / "unif.yaml", ec)) {
+  const bool ours = fs::exists(dir / "unif.yaml", ec);
+  if (ours) {
     if (!is_complete(dir))
       throw UserError(dir.string() + ": incomplete model directory (no COMPLETE marker): it was not fully written");
     lm.meta = read_model_meta(dir / "unif.yaml");
@@ -286,6 +287,10 @@ LoadedModel load_model_dir(const fs::path& root, bool unpad_inputs) {
       if (st->pooling) o.pooling = *enum_from_name<Pooling>(*st->pooling);
       o.normalize = st->normalize;
       if (const auto s = enum_from_name<Similarity>(st->similarity)) o.loss.similarity = *s;
+      // A sentence-transformers save without unif.yaml: its own length (sentence_bert_config.json),
+      // as SentenceTransformer(dir) reads it.
+      if (!ours && st->max_seq_length)
+        lm.meta.max_seq_length = std::min<int64_t>(*st->max_seq_length, models::max_input_length(lm.hf.bert));
     }
     embedder->set_embedding_options(std::move(o));
   }
