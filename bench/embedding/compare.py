@@ -56,6 +56,11 @@ def run(cmd, **kw):
     return r
 
 
+def last_json(r):
+    """The JSON object a side printed last (a trainer may print its own lines before it)."""
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def peak_rss_mb(cmd):
     """The command's peak resident memory in MB (GNU time's maximum resident set size)."""
     r = run(["/usr/bin/time", "-f", "PEAK_RSS_KB %M"] + cmd)
@@ -87,9 +92,9 @@ def main():
     results = {"date": time.strftime("%Y-%m-%d"), "unif": a.unif, "model": a.model}
     with tempfile.TemporaryDirectory() as tmp:
         # 1. Quality and training speed.
-        base_st = json.loads(run([py, ST_SIDE, "eval", a.model, DEV]).stdout)["spearman_cosine"]
+        base_st = last_json(run([py, ST_SIDE, "eval", a.model, DEV]))["spearman_cosine"]
         cfg, _ = unif_train(a.unif, a.model, tmp, "base")
-        base_unif = json.loads(run([a.unif, "eval", cfg, "--model", a.model]).stdout)["spearman_cosine"]
+        base_unif = last_json(run([a.unif, "eval", cfg, "--model", a.model]))["spearman_cosine"]
         rows = []
         for seed in range(1, a.seeds + 1):
             cfg, out = unif_train(a.unif, a.model, tmp, f"unif{seed}", seed=seed)
@@ -97,7 +102,7 @@ def main():
             m = metrics(out)
             train = [r for r in m if r.get("split") == "train"][-1]
             dev = [r for r in m if r.get("split") == "dev"][-1]
-            st = json.loads(run([py, ST_SIDE, "train", a.model, TRIPLETS, DEV, str(seed)]).stdout)
+            st = last_json(run([py, ST_SIDE, "train", a.model, TRIPLETS, DEV, str(seed)]))
             rows.append({"seed": seed, "unif_spearman": dev["spearman_cosine"], "unif_train_s": train["train_s"],
                          "st_spearman": st["spearman_cosine"], "st_train_s": st["train_s"], "samples": st["samples"]})
             print(f"seed {seed}: {rows[-1]}", file=sys.stderr)
