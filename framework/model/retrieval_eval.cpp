@@ -7,6 +7,7 @@
 #include "framework/data/batching.h"
 #include "framework/data/dataset.h"
 #include "framework/metrics/retrieval.h"
+#include "framework/parallel/device_transfer.h"
 
 namespace unif::framework {
 
@@ -34,10 +35,7 @@ torch::Tensor embed_texts(models::TaskModel& model, const std::vector<std::strin
   for (int64_t begin = 0; begin < n; begin += std::max<int64_t>(1, batch_size)) {
     const std::vector<int64_t> idx(order.begin() + begin,
                                    order.begin() + std::min(n, begin + std::max<int64_t>(1, batch_size)));
-    auto batch = collate(Task::Embedding, encoded, examples, idx, 1);
-    batch.input_ids = batch.input_ids.to(device);
-    if (batch.token_type_ids.defined()) batch.token_type_ids = batch.token_type_ids.to(device);
-    if (batch.attention_mask.defined()) batch.attention_mask = batch.attention_mask.to(device);
+    const auto batch = to_device(collate(Task::Embedding, encoded, examples, idx, 1), device);
     const auto out = model.forward(batch).logits.to(torch::kCPU, torch::kFloat32);
     const auto flat = out.reshape({static_cast<int64_t>(idx.size()), -1});
     for (size_t b = 0; b < idx.size(); ++b) rows[static_cast<size_t>(idx[b])] = flat[static_cast<int64_t>(b)];
