@@ -9,11 +9,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include "framework/config/config_fields.h"
+#include "framework/config/yaml_writer.h"
 
 namespace unif::framework {
 
 namespace {
 
+using detail::emit_list;
+using detail::emit_string;
+using detail::emit_text;
 using detail::Fields;
 using detail::Null;
 using detail::OneOrList;
@@ -33,31 +37,6 @@ std::string format_number(double v) {
   std::string s = buf;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
-}
-
-/// A string value, double-quoted when a YAML reader would take it for a number or a boolean (a
-/// label named 1 or yes), so that config.yaml means the same to other YAML libraries.
-void emit_string(YAML::Emitter& out, const std::string& value) {
-  const YAML::Node plain(value);
-  if (detail::to_number(plain) || detail::to_bool(plain) || value.empty() || value == "~" || value == "null" ||
-      value == "Null" || value == "NULL")
-    out << YAML::DoubleQuoted << value;
-  else
-    out << value;
-}
-
-/// A string or null for "".
-void emit_text(YAML::Emitter& out, const std::string& value) {
-  if (value.empty())
-    out << YAML::Null;
-  else
-    emit_string(out, value);
-}
-
-void emit_list(YAML::Emitter& out, const std::vector<std::string>& values) {
-  out << YAML::Flow << YAML::BeginSeq;
-  for (const auto& v : values) emit_string(out, v);
-  out << YAML::EndSeq;
 }
 
 /// A JSON value (model.config) as YAML: mappings in block style ({} when empty), lists in flow style.

@@ -11,6 +11,7 @@
 
 #include "framework/common/error.h"
 #include "framework/config/yaml_reader.h"
+#include "framework/config/yaml_writer.h"
 
 namespace unif::framework {
 
@@ -31,12 +32,16 @@ void write_model_meta(const std::filesystem::path& file, const ModelMeta& meta) 
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "task" << YAML::Value << to_string(meta.task);
-  out << YAML::Key << "labels" << YAML::Value << YAML::Flow << meta.labels;
-  out << YAML::Key << "text_fields" << YAML::Value << YAML::Flow << meta.text_fields;
-  out << YAML::Key << "label_field" << YAML::Value << meta.label_field;
+  out << YAML::Key << "labels" << YAML::Value;
+  detail::emit_list(out, meta.labels);
+  out << YAML::Key << "text_fields" << YAML::Value;
+  detail::emit_list(out, meta.text_fields);
+  out << YAML::Key << "label_field" << YAML::Value;
+  detail::emit_string(out, meta.label_field);
   out << YAML::Key << "max_seq_length" << YAML::Value << meta.max_seq_length;
   out << YAML::Key << "do_lower_case" << YAML::Value << meta.do_lower_case;
-  out << YAML::Key << "truncate_method" << YAML::Value << meta.truncate_method;
+  out << YAML::Key << "truncate_method" << YAML::Value;
+  detail::emit_string(out, meta.truncate_method);
   if (meta.task == Task::SpanExtraction) {
     out << YAML::Key << "span" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "doc_stride" << YAML::Value << meta.span.doc_stride;

@@ -417,6 +417,30 @@ TEST_CASE("a control character in a config, an override or unif.yaml is an error
             "and printable characters only)");
 }
 
+// Found by fuzzing (tests/fuzz/corpus/model_meta/label_field_ending_in_carriage_return.yaml): a
+// string that ends in a carriage return was written plain, and the reader took the CR and the line
+// feed after it for one line break. Such strings are written double-quoted, in unif.yaml and in a
+// resolved config.yaml alike.
+TEST_CASE("strings holding a carriage return survive unif.yaml and config.yaml", "[unit][config]") {
+  unif::test::TempDir dir;
+  const auto file = dir / "unif.yaml";
+  std::ofstream(file) << "text_fields: [question, context]\nlabel_field: answer a\r";
+  const auto meta = read_model_meta(file);
+  REQUIRE(meta.label_field == "answer a\r");
+  write_model_meta(file, meta);
+  CHECK(read_model_meta(file).label_field == "answer a\r");
+  ModelMeta odd;
+  odd.labels = {"a\r", "\rb", "1", "c"};
+  odd.text_fields = {"t\r"};
+  write_model_meta(file, odd);
+  const auto back = read_model_meta(file);
+  CHECK(back.labels == odd.labels);
+  CHECK(back.text_fields == odd.text_fields);
+  const auto cfg = parse_config("seed: 1\ndata: {label_field: \"l\\r\", labels: [\"x\\r\", y]}\n", "cfg.yaml");
+  REQUIRE(cfg.data.label_field == "l\r");
+  CHECK(parse_config(to_yaml(cfg), "cfg.yaml") == cfg);
+}
+
 TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
   CHECK(error_of("trainig:\n  batch_size: 8\n") ==
         "cfg.yaml: trainig: unknown key 'trainig' (did you mean 'training'?); known keys here: task, "
