@@ -4,7 +4,7 @@
   st_side.py eval MODEL_DIR DEV                    the untrained model's STS-B dev Spearman
   st_side.py encode MODEL_DIR TEXTS_JSONL          SentenceTransformer.encode over the texts
 
-The hyperparameters are compare.py's for unif: batch 32, 1 epoch, AdamW lr 2e-5 (weight decay 0,
+The hyperparameters are compare.py's for unif: batch 32, 1 epoch, AdamW lr 5e-5 (weight decay 0,
 eps 1e-8), linear schedule with 10% warmup, max_grad_norm 1, max_seq_length 64, fp32 on the CPU, and
 the file order (a sequential batch sampler; unif: training.shuffle false).
 """
@@ -46,7 +46,8 @@ def main():
     from sentence_transformers.losses import MultipleNegativesRankingLoss
     from torch.utils.data import SequentialSampler
     triplets = read(sys.argv[3])
-    data = Dataset.from_dict({"anchor": [r["text_a"] for r in triplets], "positive": [r["text_b"] for r in triplets]})
+    data = Dataset.from_dict({"anchor": [r["text_a"] for r in triplets], "positive": [r["text_b"] for r in triplets],
+                              "negative": [r["text_neg"] for r in triplets]})
     seed = int(sys.argv[5])
 
     def sequential(dataset, **kwargs):  # the file order, as unif's training.shuffle: false
@@ -54,7 +55,7 @@ def main():
 
     args = SentenceTransformerTrainingArguments(
         output_dir="/tmp/st-bench-embedding", per_device_train_batch_size=32, num_train_epochs=1,
-        learning_rate=2e-5, weight_decay=0.0, adam_epsilon=1e-8, warmup_ratio=0.1, lr_scheduler_type="linear",
+        learning_rate=5e-5, weight_decay=0.0, adam_epsilon=1e-8, warmup_ratio=0.1, lr_scheduler_type="linear",
         max_grad_norm=1.0, seed=seed, data_seed=seed, batch_sampler=sequential, report_to=[], save_strategy="no",
         eval_strategy="no", logging_strategy="no", use_cpu=True, disable_tqdm=True)
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data,
