@@ -57,7 +57,8 @@ Command add_embed(CLI::App& app) {
     framework::DataConfig fields_cfg;
     fields_cfg.text_fields = {};
     fields_cfg.label_field = predictor.label_field();
-    const auto fields = framework::record_fields(predictor.task(), fields_cfg, /*require_labels=*/false);
+    auto fields = framework::record_fields(predictor.task(), fields_cfg, /*require_labels=*/false);
+    fields.bare_values = true;  // a string per line
     predict_lines(in, out, predictor, *batch_size, *keep_going, fields, "embed");
     out.commit();
     return 0;

@@ -130,6 +130,7 @@ Command add_predict(CLI::App& app) {
     auto fields = framework::record_fields(predictor.task(), fields_cfg, /*require_labels=*/false);
     const bool sequence_task = task_spec(predictor.task()).input == TaskInput::Text;
     if (predictor.plain_hf() && sequence_task) fields.text_fields.clear();
+    fields.bare_values = true;  // a string or a pair per line (framework/inference/standard_records.h)
     predict_lines(in, out, predictor, *batch_size, *keep_going, fields, "predict");
     out.commit();
     return 0;

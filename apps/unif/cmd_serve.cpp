@@ -1,6 +1,6 @@
 // `unif serve --model DIR [--host 127.0.0.1] [--port 8080] [--max-batch 32] [--max-batch-tokens 16384]
-// [--max-wait-ms 5] [--queue 1024] [--max-body-bytes 8388608] [--request-timeout 30]` (SPEC §8): the
-// model behind HTTP/1.1 JSON.
+// [--max-wait-ms 5] [--queue 1024] [--max-body-bytes 8388608] [--request-timeout 30] [--api-key KEY]`
+// (SPEC §8): the model behind HTTP/1.1 JSON.
 //
 //   POST /v1/predict {"inputs": [record, ...]} -> 200 {"outputs": [object, ...]}, object i being what
 //        `unif predict` writes for record i (a bad record: {"error": ...} in its place); 400 bad
@@ -8,6 +8,8 @@
 //        --max-body-bytes, 503 the queue is full.
 //   GET /health -> {"status": "ok"};  GET /metrics -> Prometheus text (serve/metrics.h).
 //   Another method on these paths: 405 with an Allow header; another path: 404.
+//   With --api-key (or UNIF_API_KEY), every request but GET /health without `Authorization: Bearer
+//   KEY` is answered 401 (serve/auth.h), before its path or body is looked at.
 //
 // Connections are read by one thread (Connections below) until they hold a whole request (its
 // framing: serve/request.h), so a slow client holds no worker thread: it has --request-timeout for
@@ -47,6 +49,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/unif/commands.h"
+#include "apps/unif/serve/auth.h"
 #include "apps/unif/serve/embeddings_api.h"
 #include "apps/unif/serve/metrics.h"
 #include "apps/unif/serve/request.h"
@@ -156,6 +159,7 @@ struct ServeOptions {
   int64_t max_batch = 32, max_batch_tokens = 16384, max_wait_ms = 5, queue = 1024, max_body_bytes = 8388608,
           request_timeout = 30;
   std::string quantize = "none";
+  std::string api_key;  // empty: no key asked for
 };
 
 // cpp-httplib's request handling (routing, handlers, answers) on a stream we give it.
@@ -650,6 +654,26 @@ int run_server(const ServeOptions& o) {
     t_records = t_record_errors = 0;
     t_request_id = std::to_string(++next_request_id);
     res.set_header("X-Request-Id", t_request_id);
+    if (!o.api_key.empty() && serve::needs_api_key(req.path) &&
+        !serve::bearer_matches(req.get_header_value("Authorization"), o.api_key)) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      const std::string message = req.has_header("Authorization")
+                                      ? "the API key is not this server's"
+                                      : "this server needs an API key: send the header Authorization: Bearer KEY";
+      res.status = 401;
+      if (req.path == "/v1/embeddings" || req.path == "/v1/models")
+        res.set_content(json{{"error",
+                              {{"message", message},
+                               {"type", "invalid_request_error"},
+                               {"param", nullptr},
+                               {"code", "invalid_api_key"}}}}
+                                .dump() +
+                            "\n",
+                        "application/json");
+      else
+        res.set_content(error_body(message), "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     // A path of ours with another method: 405 (before any body is looked at).
     const char* allow = allowed_methods(req.path);
     if (allow && !allows(allow, req.method)) {
@@ -805,6 +829,11 @@ int run_server(const ServeOptions& o) {
 
   int port = o.port;
   const int listening = listen_on(o.host, port);
+  if (o.api_key.empty() && !serve::is_loopback_host(o.host))
+    std::fprintf(stderr,
+                 "warning: %s is reachable from other machines and the server has no API key: anyone who reaches "
+                 "it can use the model (set UNIF_API_KEY, or --api-key)\n",
+                 o.host.c_str());
   std::fprintf(stderr, "listening on http://%s:%d\n", o.host.c_str(), port);
   std::fflush(stderr);
   int sig = 0;
@@ -856,8 +885,16 @@ Command add_serve(CLI::App& app) {
   cmd->add_option("--request-timeout", o->request_timeout,
                   "Seconds a request (head and body) has to arrive whole; a later one is answered 408 (default 30)")
       ->check(CLI::Range(int64_t{1}, int64_t{3600}));
+  cmd->add_option("--api-key", o->api_key,
+                  "Answer only requests with the header Authorization: Bearer KEY (all but GET /health); the "
+                  "environment variable keeps it out of the process list")
+      ->envname("UNIF_API_KEY");
   add_quantize_option(cmd, o->quantize);
-  return [o] { return run_server(*o); };
+  return [o] {
+    if (o->api_key.find_first_of(" \t\r\n") != std::string::npos)
+      throw UserError("--api-key: the key must not hold spaces or line breaks (it is sent in an HTTP header)");
+    return run_server(*o);
+  };
 }
 
 }  // namespace unif::app

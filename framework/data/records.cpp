@@ -203,6 +203,9 @@ void RecordReader::check_header(int64_t line) const {
   const auto has = [&](const std::string& f) { return std::find(header_.begin(), header_.end(), f) != header_.end(); };
   bool missing = false;
   for (const auto& f : fields_.text_fields) missing = missing || !has(f);
+  // Inputs to predict may name their text columns by the standard names (text, text_pair).
+  if (missing && fields_.bare_values && has("text") && (fields_.text_fields.size() < 2 || has("text_pair")))
+    missing = false;
   if (fields_.label_required && !fields_.label_field.empty()) missing = missing || !has(fields_.label_field);
   if (!missing) return;
   std::string asks = "text_fields " + bracket_list(fields_.text_fields);
@@ -359,7 +362,9 @@ bool RecordReader::next(Record& r) {
           at() + "invalid JSON (" + e.what() + ")" +
           (first_record && c != '{' && c != '[' ? "; the file does not look like JSONL: " + supported_formats() : ""));
     }
-    if (!r.fields.is_object()) throw UserError(at() + "expected a JSON object per line");
+    if (!r.fields.is_object() && !(fields_.bare_values && (r.fields.is_string() || r.fields.is_array())))
+      throw UserError(at() + (fields_.bare_values ? "expected a JSON object, a string or a list per line"
+                                                  : "expected a JSON object per line"));
     return true;
   }
   if (in_.bad()) throw UserError(name_ + ": read error");

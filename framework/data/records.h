@@ -50,6 +50,9 @@ struct RecordFields {
   bool label_required = false;           // the header must hold label_field; CoNLL lines need a tag
   std::string task;                      // the task's name, for messages ("" = not known)
   bool conll_ok = true;                  // whether the task takes CoNLL files (token classification)
+  // Inputs to predict: a JSONL line may be a string or a list, and a TSV / CSV header may name the
+  // text columns `text` (and `text_pair`) instead of text_fields.
+  bool bare_values = false;
 };
 
 /// Reads records from a stream one at a time (inputs too large to hold, standard input). `name`

@@ -2,6 +2,7 @@
 #include "framework/inference/predictor.h"
 
 #include "framework/inference/predictor_state.h"
+#include "framework/inference/standard_records.h"
 
 #include <algorithm>
 #include <cmath>
@@ -104,8 +105,14 @@ int64_t PreparedRecord::longest() const { return inputs_ ? inputs_->longest : 0;
 
 // Reads and tokenizes one record: its example(s) and their rows (masked_lm: its text's ids), or
 // the answer it gets without the model.
-PreparedRecord Predictor::State::prepare(const fw::Record& r, const std::string& source) const {
+PreparedRecord Predictor::State::prepare(const fw::Record& given, const std::string& source) const {
   const Task task = lm.meta.task;
+  // The standard shapes ({"text"}, a string, a pair) in the model's own field names.
+  const fw::Record r{
+      given.fields.is_null()
+          ? given.fields
+          : fw::with_model_fields(task, given.fields, plain_hf ? std::vector<std::string>{} : lm.meta.text_fields),
+      given.line};
   auto in = std::make_shared<PreparedRecord::Inputs>();
   Prediction& p = in->answer;
   p.task = task;
@@ -157,7 +164,9 @@ PreparedRecord Predictor::State::prepare(const fw::Record& r, const std::string&
     return done();
   }
   try {
-    if (!r.fields.is_object()) throw UserError(fw::where(source, r) + "expected a JSON object");
+    if (!r.fields.is_object())
+      throw UserError(fw::where(source, r) + "expected " +
+                      fw::accepted_record_shapes(task, plain_hf ? std::vector<std::string>{} : lm.meta.text_fields));
     fw::DataConfig dc;
     dc.text_fields = text_fields_for(r, source);
     dc.label_field = lm.meta.label_field;
@@ -415,13 +424,13 @@ std::vector<PreparedRecord> Predictor::preprocess(const std::vector<json>& recor
   out.reserve(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
     const auto line = static_cast<int64_t>(i) + first;
-    if (records[i].is_object()) {
+    if (records[i].is_object() || records[i].is_string() || records[i].is_array()) {
       out.push_back(state_->prepare(fw::Record{records[i], line}, "record"));
       continue;
     }
     auto in = std::make_shared<PreparedRecord::Inputs>();
     in->answer.task = task();
-    in->answer.error = "record:" + std::to_string(line) + ": expected a JSON object";
+    in->answer.error = "record:" + std::to_string(line) + ": expected a JSON object, a string or a pair of strings";
     in->answer.rejected = true;
     PreparedRecord p;
     p.inputs_ = std::move(in);

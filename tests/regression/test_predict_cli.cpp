@@ -117,6 +117,39 @@ TEST_CASE("predict on a plain HF directory takes text_a and text_b pairs as HF e
   CHECK(pairs >= 2);  // the comparison covers sentence pairs, not only single texts
 }
 
+TEST_CASE("predict takes a bare string, a pair [a, b] and text/text_pair lines, and a TSV with text columns",
+          "[predict]") {
+  unif::test::TempDir tmp;
+  write(tmp / "own.jsonl", "{\"text_a\": \"今天天气很好\"}\n{\"text_a\": \"今天\", \"text_b\": \"天气很好\"}\n");
+  write(tmp / "std.jsonl",
+        "\"今天天气很好\"\n[\"今天\", \"天气很好\"]\n{\"text\": \"今天\", \"text_pair\": \"天气很好\"}\n");
+  write(tmp / "std.tsv", "text\ttext_pair\n今天\t天气很好\n");
+  const std::string base = kUnif.string() + " predict --model " + q(kModel) + " --input ";
+  REQUIRE(sh(base + q(tmp / "own.jsonl") + " > " + q(tmp / "own.out")) == 0);
+  REQUIRE(sh(base + q(tmp / "std.jsonl") + " > " + q(tmp / "std.out")) == 0);
+  REQUIRE(sh(base + q(tmp / "std.tsv") + " > " + q(tmp / "tsv.out")) == 0);
+  const auto own = lines_of(tmp / "own.out"), standard = lines_of(tmp / "std.out"), tsv = lines_of(tmp / "tsv.out");
+  REQUIRE(own.size() == 2);
+  REQUIRE(standard.size() == 3);
+  REQUIRE(tsv.size() == 1);
+  // The same inputs in other batches: equal to float rounding.
+  const auto same = [](const std::string& a, const std::string& b) {
+    const auto x = json::parse(a).at("logits"), y = json::parse(b).at("logits");
+    bool close = x.size() == y.size();
+    for (size_t k = 0; close && k < x.size(); ++k) close = std::abs(x[k].get<double>() - y[k].get<double>()) <= 1e-6;
+    return close;
+  };
+  CHECK_FALSE(same(own[0], own[1]));
+  CHECK(same(standard[0], own[0]));
+  CHECK(same(standard[1], own[1]));
+  CHECK(same(standard[2], own[1]));
+  CHECK(same(tsv[0], own[1]));
+  // A number is none of the shapes: the error names them.
+  write(tmp / "bad.jsonl", "7\n");
+  CHECK(sh(base + q(tmp / "bad.jsonl") + " > /dev/null 2> " + q(tmp / "err")) == 2);
+  CHECK_THAT(slurp(tmp / "err"), Contains("bad.jsonl:1: expected a JSON object, a string or a list per line"));
+}
+
 TEST_CASE("predict reads standard input from - and /dev/stdin and writes standard output to -", "[predict]") {
   // Before the fix: "data file not found" for both inputs.
   unif::test::TempDir tmp;

@@ -4,7 +4,8 @@
 # histogram within the budget) while a request over it alone is still answered; a client that
 # sends a whole request and closes its connection while the request waits in the queue is dropped
 # before its batch runs (unif_requests_dropped_total, a 499 access log line), and the server stays
-# healthy and answers the next request; --help names the flag.
+# healthy and answers the next request; --help names the flag; --api-key guards every route but
+# /health.
 # Usage: test_serve_batching.sh UNIF SOURCE_DIR
 set -u
 UNIF=$1
@@ -72,5 +73,38 @@ code=$(curl -s -m 30 -o "$tmp/after" -w '%{http_code}' -H "$J" -d '{"inputs": [{
 [ "$code" = 200 ] && grep -q '"label"' "$tmp/after" && [ "$(curl -s -m 10 "http://127.0.0.1:$PORT/health")" = '{"status":"ok"}' ] &&
   ok "the server answers the next request and /health" || fail "after the dropped client: $code $(cat "$tmp/after")"
 stop
+
+# ---- --api-key, here from UNIF_API_KEY: 401 without the key or with another, 200 with it; /health
+# needs none; the key is never in the log. A server on a non-loopback address without a key warns. ----
+export UNIF_API_KEY=k3y-Secret-0123
+start
+unset UNIF_API_KEY
+url="http://127.0.0.1:$PORT"
+code_of() { curl -s -m 30 -o "$tmp/auth" -D "$tmp/auth.head" -w '%{http_code}' "$@"; }
+c1=$(code_of -H "$J" -d '{"inputs": [{"text": "北京"}]}' "$url/v1/predict")
+grep -qi '^WWW-Authenticate: Bearer' "$tmp/auth.head" && grep -q 'needs an API key' "$tmp/auth" && h1=yes || h1=no
+c2=$(code_of -H "$J" -H 'Authorization: Bearer k3y-Secret-012' -d '{"inputs": [{"text": "北京"}]}' "$url/v1/predict")
+c3=$(code_of -H "$J" -H 'Authorization: Bearer k3y-Secret-0123' -d '{"inputs": [{"text": "北京"}]}' "$url/v1/predict")
+grep -q '"label"' "$tmp/auth" && l3=yes || l3=no
+c4=$(code_of "$url/health")
+c5=$(code_of "$url/metrics")
+c6=$(code_of -H "$J" -d '{"input": "x"}' "$url/v1/embeddings")
+python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["error"]; sys.exit(0 if e["code"] == "invalid_api_key" else 1)' \
+  "$tmp/auth" && o6=yes || o6=no
+[ "$c1 $h1 $c2 $c3 $l3 $c4 $c5 $c6 $o6" = "401 yes 401 200 yes 200 401 401 yes" ] &&
+  ok "--api-key: 401 without it or with another key (OpenAI's error shape on /v1/embeddings), 200 with it, /health open" ||
+  fail "--api-key: $c1 $h1 $c2 $c3 $l3 $c4 $c5 $c6 $o6 (expected 401 yes 401 200 yes 200 401 401 yes)"
+stop
+! grep -q 'k3y-Secret' "$tmp/serve.log" && ok "the API key is not in the log" || fail "the API key is in the log"
+serve_start --model $MODEL --host 0.0.0.0
+grep -q '^warning: 0.0.0.0 is reachable from other machines and the server has no API key' "$tmp/serve.log" &&
+  ok "no key on a non-loopback address: a warning" || fail "no warning for 0.0.0.0 without a key: $(head -3 "$tmp/serve.log")"
+stop
+if "$UNIF" serve --model $MODEL --api-key 'two words' > "$tmp/out" 2>&1; then
+  fail "a key with a space was taken"
+else
+  grep -q '^error: --api-key: the key must not hold spaces' "$tmp/out" && ok "a key with a space: an error" ||
+    fail "a key with a space: $(cat "$tmp/out")"
+fi
 
 [ $fails = 0 ] && echo "all serve batching checks passed" || { echo "$fails serve batching checks failed"; exit 1; }

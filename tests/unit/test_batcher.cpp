@@ -86,7 +86,7 @@ TEST_CASE("predictor steps: preprocess, forward, postprocess answer as predict d
   for (size_t i : {0, 3, 4}) CHECK(answered[i].to_json() == together[i].to_json());
   CHECK(answered[1].to_json() ==
         json{{"error", "record:2: missing field 'text' (or 'text_a' and 'text_b' for a sentence pair)"}});
-  CHECK(answered[2].to_json() == json{{"error", "record:3: expected a JSON object"}});
+  CHECK(answered[2].to_json() == json{{"error", "record:3: expected a JSON object, a string or a pair of strings"}});
   CHECK(answered[4].to_json().at("input") == json{{"text", "北京"}, {"id", 7}});
   // predict() is the three steps.
   const auto alone = p.predict(b);

@@ -140,7 +140,7 @@ TEST_CASE("predict through the C++ API gives scores by label name and predict's 
   CHECK(out[1].rejected);
   CHECK(out[1].to_json() ==
         json{{"error", "record:2: missing field 'text' (or 'text_a' and 'text_b' for a sentence pair)"}});
-  CHECK(out[2].to_json() == json{{"error", "record:3: expected a JSON object"}});
+  CHECK(out[2].to_json() == json{{"error", "record:3: expected a JSON object, a string or a pair of strings"}});
   CHECK(out[3].ok());
   // A label field is not an input: a class the model lacks, or a number, predicts as without it, and
   // the record comes back whole.
@@ -161,6 +161,57 @@ TEST_CASE("predict through the C++ API gives scores by label name and predict's 
     });
   for (auto& t : threads) t.join();
   CHECK(same == 12);
+}
+
+// A model trained on a column named `utterance` (or a pair `premise`, `hypothesis`) also takes the
+// standard shapes: {"text"} or a string; {"text", "text_pair"} or [a, b]. A plain HF directory too.
+TEST_CASE("predict takes records by the standard names as well as the model's own", "[predict]") {
+  unif::test::TempDir tmp;
+  const auto fixture = std::filesystem::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh";
+  const auto make = [&](const std::string& name, const std::string& fields) {
+    const auto dir = tmp / name;
+    std::filesystem::create_directories(dir);
+    for (const char* f : {"config.json", "vocab.txt", "model.safetensors"})
+      std::filesystem::copy_file(fixture / f, dir / f);
+    std::ofstream(dir / "unif.yaml") << "task: classification\nlabels: [neg, pos]\ntext_fields: " << fields
+                                     << "\nlabel_field: label\nmax_seq_length: 32\n";
+    std::ofstream(dir / "COMPLETE") << "ok\n";
+    return unif::Predictor::load(dir);
+  };
+  const auto score = [](const unif::Prediction& p) {
+    REQUIRE(p.ok());
+    return p.scores.at(0).score;
+  };
+  const auto single = make("single", "[utterance]");
+  const auto own = single.predict({json{{"utterance", "今天天气很好"}}, json{{"utterance", "北京"}}});
+  const auto standard = single.predict({json{{"text", "今天天气很好"}}, json("北京")});
+  CHECK(score(own[0]) != score(own[1]));
+  CHECK(score(standard[0]) == score(own[0]));
+  CHECK(score(standard[1]) == score(own[1]));
+  CHECK(standard[0].to_json().at("input").at("utterance") == "今天天气很好");
+  // A pair is not a single-text model's input; a record with neither name says what it takes.
+  const auto bad = single.predict({json::array({"a", "b"}), json{{"sentence", "x"}}});
+  CHECK(bad[0].rejected);
+  CHECK_THAT(bad[0].error, Catch::Contains("{\"utterance\": ...}, {\"text\": ...} or a string"));
+  CHECK(bad[1].rejected);
+  CHECK_THAT(bad[1].error, Catch::Contains("utterance"));
+
+  const auto pair = make("pair", "[premise, hypothesis]");
+  const auto pair_own = pair.predict({json{{"premise", "今天"}, {"hypothesis", "天气很好"}}});
+  const auto pair_standard =
+      pair.predict({json{{"text", "今天"}, {"text_pair", "天气很好"}}, json::array({"今天", "天气很好"})});
+  CHECK(score(pair_standard[0]) == score(pair_own[0]));
+  CHECK(score(pair_standard[1]) == score(pair_own[0]));
+  CHECK(pair.predict({json("今天")})[0].rejected);  // one text is not a pair
+
+  const auto plain = unif::Predictor::load(fixture);
+  const auto plain_own = plain.predict({json{{"text", "今天"}}, json{{"text_a", "今天"}, {"text_b", "天气很好"}}});
+  const auto plain_standard = plain.predict(
+      {json("今天"), json{{"text", "今天"}, {"text_pair", "天气很好"}}, json::array({"今天", "天气很好"})});
+  CHECK(score(plain_standard[0]) == score(plain_own[0]));
+  CHECK(score(plain_standard[1]) == score(plain_own[1]));
+  CHECK(score(plain_standard[2]) == score(plain_own[1]));
+  CHECK(score(plain_own[0]) != score(plain_own[1]));
 }
 
 TEST_CASE("evaluate through the C++ API: unif eval's metrics, agreeing with the predictions", "[predict]") {
