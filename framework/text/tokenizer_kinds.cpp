@@ -1,6 +1,7 @@
 // The tokenizer kinds' table: see tokenizer_kinds.h.
 #include "framework/text/tokenizer_kinds.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <system_error>
 
@@ -33,6 +34,14 @@ LoadedTokenizer load_wordpiece(const fs::path& dir, const fs::path& vocab, bool 
   const fs::path file = vocab.empty() ? dir / "vocab.txt" : vocab;
   auto v = std::make_shared<const Vocab>(Vocab::load(file.string()));
   return {std::make_shared<BertTokenizer>(v, do_lower_case), {file}};
+}
+
+// WordPiece with MPNet's added tokens and template (vocab.txt or model.vocab; the directory's
+// tokenizer.json and tokenizer_config.json name the added and special tokens when present).
+LoadedTokenizer load_wordpiece_mpnet(const fs::path& dir, const fs::path& vocab, bool do_lower_case,
+                                     const std::string&) {
+  const fs::path file = vocab.empty() ? dir / "vocab.txt" : vocab;
+  return {std::make_shared<BertTokenizer>(BertTokenizer::load_mpnet(dir, file, do_lower_case)), {file}};
 }
 
 // Byte-level BPE: tokenizer.json, or vocab.json + merges.txt.
@@ -84,6 +93,7 @@ const std::vector<TokenizerKind>& tokenizer_kinds() {
        load_sentencepiece_fairseq},
       {"SentencePiece", {"spiece.model"}, "spiece.model", false, load_sentencepiece},
       {"SentencePieceDeberta", {"spm.model"}, "spm.model", false, load_sentencepiece_deberta},
+      {"WordPieceMPNet", {"vocab.txt"}, "vocab.txt", true, load_wordpiece_mpnet},
   };
   return rows;
 }
@@ -105,7 +115,12 @@ bool has_tokenizer_files(const fs::path& dir) {
 
 std::string tokenizer_files_text() {
   std::string out;
-  for (const auto& k : tokenizer_kinds()) out += (out.empty() ? "" : ", ") + std::string(k.needs);
+  std::vector<std::string> listed;  // two kinds may read the same files (WordPiece's vocab.txt)
+  for (const auto& k : tokenizer_kinds()) {
+    if (std::find(listed.begin(), listed.end(), k.needs) != listed.end()) continue;
+    listed.emplace_back(k.needs);
+    out += (out.empty() ? "" : ", ") + std::string(k.needs);
+  }
   return out;
 }
 

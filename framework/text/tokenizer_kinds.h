@@ -29,7 +29,7 @@ struct TokenizerKind {
   /// What a directory needs, for messages: "vocab.txt", "vocab.json + merges.txt or tokenizer.json".
   const char* needs;
   /// Whether the vocabulary may come from another file (model.vocab, `unif tokenize --vocab`):
-  /// WordPiece's vocab.txt; the other kinds are read from the model directory only.
+  /// WordPiece's vocab.txt (BERT's and MPNet's); the other kinds are read from the model directory only.
   bool vocab_file;
   /// Reads the tokenizer of `dir` (`vocab`, when given and vocab_file, instead of dir's own);
   /// UserError naming the missing file (the `family` tokenizer's file), std::runtime_error or

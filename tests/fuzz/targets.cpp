@@ -441,15 +441,28 @@ const fs::path& family_fixtures() {
 const char* const kFamilyTexts[] = {"Hello <mask> world, it's 2024!", "今天天气很好 ｈｅｌｌｏ ½ e\u0301",
                                     "  a\tb\n\nc  ", ""};
 
-// ---- RoBERTa's, XLM-R's and ModernBERT's tokenizers on arbitrary bytes ----
+// ---- RoBERTa's, XLM-R's, ModernBERT's and MPNet's tokenizers on arbitrary bytes ----
 bool run_family_tokenizers(std::string_view input) {
   static const auto bpe = ByteLevelBpe::load((family_fixtures() / "roberta-bpe").string());
   static const auto spm = SentencePieceTokenizer::load((family_fixtures() / "xlmr-spm").string());
   // ModernBERT's tokenizer.json: NFC before the byte-level split, untrimmed offsets.
   static const auto modern = ByteLevelBpe::load((family_fixtures() / ".." / "families" / "modernbert").string());
+  // MPNet's WordPiece: its added tokens cut out of the raw text (<mask> lstrip); and with <mask> matched
+  // in the normalized text (a tokenizer.json marking it normalized).
+  static const fs::path mpnet_dir = family_fixtures() / ".." / "families" / "mpnet";
+  static const auto mpnet = BertTokenizer::load_mpnet(mpnet_dir, mpnet_dir / "vocab.txt", true);
+  static const auto mpnet_normalized = [] {
+    const fs::path dir = scratch_dir() / "mpnet-normalized";
+    fs::create_directories(dir);
+    std::ofstream(dir / "tokenizer.json")
+        << R"({"added_tokens": [{"id": 4004, "content": "<mask>", "lstrip": true, "normalized": true}]})";
+    return BertTokenizer::load_mpnet(dir, mpnet_dir / "vocab.txt", true);
+  }();
   check_family_tokenized(bpe, input);
   check_family_tokenized(spm, input);
   check_family_tokenized(modern, input);
+  check_family_tokenized(mpnet, input);
+  check_family_tokenized(mpnet_normalized, input);
   return true;
 }
 
@@ -531,7 +544,7 @@ const std::vector<Target>& targets() {
       {"family_tokenizers",
        run_family_tokenizers,
        {"tokenizer"},
-       "byte-level BPE and SentencePiece on arbitrary bytes"},
+       "byte-level BPE, SentencePiece and MPNet's WordPiece on arbitrary bytes"},
       {"bpe_files", run_bpe_files, {"bpe_files"}, "a byte-level BPE's tokenizer.json, or vocab.json + merges.txt"},
       {"spm_model", run_spm_model, {"spm_model"}, "a SentencePiece model (sentencepiece.bpe.model)"},
       {"serve_request",

@@ -7,7 +7,9 @@
 //                         encode_words()'s ids, offsets and where each word starts
 // Families: roberta (byte-level BPE), xlm-roberta (SentencePiece, fairseq ids), distilbert and electra
 // (WordPiece, lower-cased), albert (SentencePiece, ALBERT's ids and normalisation), deberta-v2
-// (SentencePiece spm.model, DeBERTa-v3's ids, [MASK] added last, Metaspace without a white-space split).
+// (SentencePiece spm.model, DeBERTa-v3's ids, [MASK] added last, Metaspace without a white-space split),
+// modernbert (byte-level BPE in tokenizer.json), mpnet (WordPiece with MPNet's added tokens, <mask>
+// lstrip, RoBERTa's template).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 #include "framework/text/sentencepiece_tokenizer.h"
 #include "framework/text/vocab.h"
 #include "support/fixture_config.h"
+#include "support/temp_dir.h"
 
 using namespace unif::framework;
 namespace fs = std::filesystem;
@@ -63,10 +66,12 @@ std::unique_ptr<Tokenizer> load_family(const std::string& family) {
     return std::make_unique<SentencePieceTokenizer>(SentencePieceTokenizer::load_albert(dir.string()));
   if (family == "deberta-v2")
     return std::make_unique<SentencePieceTokenizer>(SentencePieceTokenizer::load_deberta(dir.string()));
-  // WordPiece: do_lower_case from tokenizer_config.json (true for both fixtures).
+  // WordPiece: do_lower_case from tokenizer_config.json (true for the three fixtures).
   std::ifstream config(dir / "tokenizer_config.json");
   REQUIRE(config.good());
   const bool lower = json::parse(config).value("do_lower_case", true);
+  if (family == "mpnet")
+    return std::make_unique<BertTokenizer>(BertTokenizer::load_mpnet(dir, dir / "vocab.txt", lower));
   auto vocab = std::make_shared<const Vocab>(Vocab::load((dir / "vocab.txt").string()));
   return std::make_unique<BertTokenizer>(vocab, lower);
 }
@@ -244,21 +249,24 @@ void check_all_texts(const std::string& family) {
 
 TEST_CASE("families: encode() gives HF's ids, types, offsets and tokens (edge texts, pairs, truncation)",
           "[unit][tokenizer][families]") {
-  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert"}) {
+  for (const char* family :
+       {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert", "mpnet"}) {
     SECTION(family) { check_references(family); }
   }
 }
 
 TEST_CASE("families: every text of the bundled datasets with special tokens as HF encodes it",
           "[unit][tokenizer][families]") {
-  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert"}) {
+  for (const char* family :
+       {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert", "mpnet"}) {
     SECTION(family) { check_all_texts(family); }
   }
 }
 
 TEST_CASE("families: encode_words() gives HF's pieces, offsets and word starts for pre-split words",
           "[unit][tokenizer][families][words]") {
-  for (const char* family : {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert"}) {
+  for (const char* family :
+       {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert", "mpnet"}) {
     SECTION(family) { check_words(family); }
   }
 }
@@ -391,4 +399,105 @@ TEST_CASE("families: DeBERTa-v3's ids, specials and options", "[unit][tokenizer]
   fs::remove(dir / "spm.model");
   CHECK_THROWS_WITH(SentencePieceTokenizer::load_deberta(dir.string()), Catch::Contains("spm.model: cannot be read"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("families: MPNet's ids, specials, added tokens and files", "[unit][tokenizer][families][mpnet]") {
+  const fs::path fixture = kFamilies / "mpnet";
+  const auto mp = BertTokenizer::load_mpnet(fixture, fixture / "vocab.txt", true);
+  CHECK(mp.vocab_size() == 4005);
+  CHECK(mp.convert_tokens_to_ids({"<s>", "<pad>", "</s>", "<unk>", "[UNK]", "<mask>", "no such piece"}) ==
+        std::vector<int64_t>{0, 1, 2, 3, 5, 4004, 5});
+  const SpecialTokens& s = mp.specials();
+  CHECK(s.cls == "<s>");
+  CHECK(s.sep == "</s>");
+  CHECK(s.pad == "<pad>");
+  CHECK(s.mask == "<mask>");
+  CHECK(s.unk == "[UNK]");
+  CHECK(s.pair_double_sep);
+  CHECK_FALSE(s.pair_token_types);
+  // tokenizer.json's added tokens: <mask> alone takes the white space before it; none is normalized.
+  std::vector<std::string> contents;
+  for (const auto& a : mp.added_tokens()) {
+    contents.push_back(a.content);
+    CHECK(a.lstrip == (a.content == "<mask>"));
+    CHECK_FALSE(a.rstrip);
+  }
+  CHECK(contents == std::vector<std::string>{"<s>", "<pad>", "</s>", "[UNK]", "<mask>"});
+  CHECK(mp.normalized_added_tokens().empty());
+  struct Case {
+    std::string text;
+    std::vector<int64_t> ids;
+    std::vector<CharSpan> offsets;
+  };
+  auto check = [](const BertTokenizer& tok, const std::vector<Case>& cases) {
+    for (const auto& c : cases) {
+      INFO("'" << c.text << "'");
+      const Tokenized t = tok.tokenize_with_offsets(c.text);
+      CHECK(tok.convert_tokens_to_ids(t.tokens) == c.ids);
+      CHECK(t.offsets == c.offsets);
+    }
+  };
+  // HF's MPNetTokenizer on the same texts: "<unk>" is no added token here, "[UNK]" is, the specials of
+  // BERT's layout are plain text; an unknown "<" is [UNK].
+  const std::vector<Case> plain{
+      {"Hello <mask>!", {2870, 1033, 4004, 9}, {{0, 4}, {4, 5}, {6, 12}, {12, 13}}},
+      {"x <unk> [UNK] <s>", {61, 5, 3872, 1029, 5, 5, 0}, {{0, 1}, {2, 3}, {3, 5}, {5, 6}, {6, 7}, {8, 13}, {14, 17}}},
+  };
+  check(mp, plain);
+
+  unif::test::TempDir tmp;
+  fs::copy_file(fixture / "vocab.txt", tmp.path / "vocab.txt");
+  // vocab.txt alone: MPNetTokenizer's defaults, the same tokens as tokenizer.json's.
+  const auto defaults = BertTokenizer::load_mpnet(tmp.path, tmp.path / "vocab.txt", true);
+  check(defaults, plain);
+  CHECK(defaults.specials().unk == "[UNK]");
+  // tokenizer_config.json's added_tokens_decoder (HF's reading without tokenizer.json): <unk> cut out too.
+  std::ofstream(tmp.path / "tokenizer_config.json")
+      << R"({"do_lower_case": true, "added_tokens_decoder": {"3": {"content": "<unk>", "lstrip": false,
+            "rstrip": false, "normalized": false, "single_word": false, "special": true}}})";
+  check(BertTokenizer::load_mpnet(tmp.path, tmp.path / "vocab.txt", true),
+        {{"x <unk> [UNK] <s>", {61, 3, 5, 0}, {{0, 1}, {2, 7}, {8, 13}, {14, 17}}}});
+  fs::remove(tmp.path / "tokenizer_config.json");
+
+  // A normalized added token is matched in BertNormalizer's text (lower-cased, cleaned, accents
+  // stripped, CJK spaced), lstrip taking the white space there; HF tokenizers' ids and offsets.
+  json j = json::parse(std::ifstream(fixture / "tokenizer.json"));
+  for (auto& a : j.at("added_tokens"))
+    if (a.at("content") == "<mask>") a["normalized"] = true;
+  std::ofstream(tmp.path / "tokenizer.json") << j.dump();
+  const auto normalized = BertTokenizer::load_mpnet(tmp.path, tmp.path / "vocab.txt", true);
+  REQUIRE(normalized.normalized_added_tokens().size() == 1);
+  check(normalized, {
+                        {"Hello <MASK>!", {2870, 1033, 4004, 9}, {{0, 4}, {4, 5}, {6, 12}, {12, 13}}},
+                        {"x <Mask> y", {61, 4004, 62}, {{0, 1}, {2, 8}, {9, 10}}},
+                        {"x  <mask>", {61, 4004}, {{0, 1}, {3, 9}}},
+                        {"\xC3\xA9<M\xC3\x81SK>", {42, 4004}, {{0, 1}, {1, 7}}},
+                        {std::string("<ma\x01sk>"), {4004}, {{0, 7}}},
+                        {"\xE4\xBB\x8A<mask>\xE5\xA4\xA9", {126, 4004, 333}, {{0, 1}, {1, 7}, {7, 8}}},
+                        {"a<MASK>b <s>", {38, 4004, 39, 0}, {{0, 1}, {1, 7}, {7, 8}, {9, 12}}},
+                    });
+
+  // Files that do not describe this vocabulary are refused by name.
+  j = json::parse(std::ifstream(fixture / "tokenizer.json"));
+  j.at("added_tokens").back()["id"] = 17;
+  std::ofstream(tmp.path / "tokenizer.json") << j.dump();
+  CHECK_THROWS_WITH(BertTokenizer::load_mpnet(tmp.path, tmp.path / "vocab.txt", true),
+                    Catch::Contains("tokenizer.json: the added token '<mask>' has id 17, but ") &&
+                        Catch::Contains("vocab.txt gives it id 4004"));
+  j = json::parse(std::ifstream(fixture / "tokenizer.json"));
+  j.at("added_tokens").back()["single_word"] = true;
+  std::ofstream(tmp.path / "tokenizer.json") << j.dump();
+  CHECK_THROWS_WITH(BertTokenizer::load_mpnet(tmp.path, tmp.path / "vocab.txt", true),
+                    Catch::Contains("tokenizer.json: the added token '<mask>' has single_word true"));
+  fs::remove(tmp.path / "tokenizer.json");
+  std::ofstream(tmp.path / "tokenizer_config.json") << R"({"cls_token": "[CLS]", "mask_token": 3})";
+  CHECK_THROWS_WITH(BertTokenizer::load_mpnet(tmp.path, tmp.path / "vocab.txt", true),
+                    Catch::Contains("tokenizer_config.json: mask_token: expected a token, got 3"));
+  std::ofstream(tmp.path / "tokenizer_config.json") << R"({"cls_token": "<cls>"})";
+  CHECK_THROWS_WITH(BertTokenizer::load_mpnet(tmp.path, tmp.path / "vocab.txt", true),
+                    Catch::Contains("vocab.txt: has no '<cls>' (MPNet's cls_token)"));
+  fs::remove(tmp.path / "tokenizer_config.json");
+  // BERT's vocabulary (no <s>) is not MPNet's.
+  CHECK_THROWS_WITH(BertTokenizer::load_mpnet(tmp.path, kFamilies / "distilbert" / "vocab.txt", true),
+                    Catch::Contains("has no '<s>' (MPNet's cls_token)"));
 }

@@ -40,6 +40,7 @@ TEST_CASE("tokenizer kinds: each row reads its family's directory and names the 
       {"SentencePieceFairseq", kFamilies / "xlm-roberta", {"sentencepiece.bpe.model"}},
       {"SentencePiece", kFamilies / "albert", {"spiece.model"}},
       {"SentencePieceDeberta", kFamilies / "deberta-v2", {"spm.model"}},
+      {"WordPieceMPNet", kFamilies / "mpnet", {"vocab.txt"}},
   };
   for (const auto& c : cases) {
     INFO(c.kind << " on " << c.dir.string());
@@ -49,14 +50,26 @@ TEST_CASE("tokenizer kinds: each row reads its family's directory and names the 
     CHECK(names(t.files) == c.files);
     CHECK(has_tokenizer_files(c.dir));
   }
-  // WordPiece alone takes a vocabulary from elsewhere (model.vocab).
+  // WordPiece (BERT's and MPNet's) alone takes a vocabulary from elsewhere (model.vocab).
   CHECK(tokenizer_kind("WordPiece").vocab_file);
+  CHECK(tokenizer_kind("WordPieceMPNet").vocab_file);
   for (const auto& k : tokenizer_kinds())
-    if (std::string(k.name) != "WordPiece") CHECK_FALSE(k.vocab_file);
+    if (std::string(k.name) != "WordPiece" && std::string(k.name) != "WordPieceMPNet") CHECK_FALSE(k.vocab_file);
   const fs::path vocab = fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh" / "vocab.txt";
   const LoadedTokenizer w = tokenizer_kind("WordPiece").load(kFamilies / "roberta", vocab, true, "Test");
   CHECK(names(w.files) == std::vector<std::string>{"vocab.txt"});
   CHECK(w.files.front() == vocab);
+  const fs::path mpnet_vocab = kFamilies / "mpnet" / "vocab.txt";
+  // No model directory (from scratch, model.vocab): MPNetTokenizer's special tokens.
+  const LoadedTokenizer m = tokenizer_kind("WordPieceMPNet").load(fs::path(), mpnet_vocab, true, "Test");
+  CHECK(names(m.files) == std::vector<std::string>{"vocab.txt"});
+  CHECK(m.files.front() == mpnet_vocab);
+  CHECK(m.tokenizer->specials().cls == "<s>");
+  CHECK(m.tokenizer->tokenize("a <mask>") == std::vector<std::string>{"a", "<mask>"});
+  // A model directory's added tokens name ids of its own vocabulary: another one is refused by name.
+  CHECK_THROWS_WITH(tokenizer_kind("WordPieceMPNet").load(kFamilies / "roberta", mpnet_vocab, true, "Test"),
+                    Catch::Contains("roberta/tokenizer.json: the added token '<mask>' has id 4, but ") &&
+                        Catch::Contains("mpnet/vocab.txt gives it id 4004"));
 }
 
 TEST_CASE("tokenizer kinds: a missing file, an empty directory and an unknown kind are refused by name",
@@ -68,6 +81,8 @@ TEST_CASE("tokenizer kinds: a missing file, an empty directory and an unknown ki
                     Catch::Contains("has no spiece.model (the Albert tokenizer's file)"));
   CHECK_THROWS_WITH(tokenizer_kind("SentencePieceDeberta").load(kFamilies / "albert", {}, false, "DebertaV2"),
                     Catch::Contains("has no spm.model (the DebertaV2 tokenizer's file)"));
+  CHECK_THROWS_WITH(tokenizer_kind("WordPieceMPNet").load(empty, {}, true, "MPNet"),
+                    Catch::Contains("vocab.txt: not found"));
   CHECK_THROWS_WITH(tokenizer_kind("Unigram"), Catch::Contains("unknown tokenizer kind \"Unigram\""));
   CHECK(tokenizer_files_text() ==
         "vocab.txt, vocab.json + merges.txt or tokenizer.json, sentencepiece.bpe.model, spiece.model, spm.model");
