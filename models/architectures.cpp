@@ -11,6 +11,7 @@
 #include "models/distilbert/family.h"
 #include "models/electra/family.h"
 #include "models/modernbert/family.h"
+#include "models/mpnet/family.h"
 #include "models/roberta/family.h"
 
 namespace unif::models {
@@ -18,8 +19,9 @@ namespace unif::models {
 const std::vector<Architecture>& architectures() {
   // One row per family, built in the family's folder; this order is the order messages list them in.
   static const std::vector<Architecture> rows{
-      bert_architecture(),    roberta_architecture(), xlm_roberta_architecture(), distilbert_architecture(),
-      electra_architecture(), albert_architecture(),  deberta_v2_architecture(),  modernbert_architecture(),
+      bert_architecture(),       roberta_architecture(),    xlm_roberta_architecture(),
+      distilbert_architecture(), electra_architecture(),    albert_architecture(),
+      deberta_v2_architecture(), modernbert_architecture(), mpnet_architecture(),
   };
   return rows;
 }
@@ -58,7 +60,9 @@ double parameter_estimate(const EncoderConfig& options) {
 
 int64_t max_input_length(const EncoderConfig& options) {
   const Architecture& a = architecture(options.model_type());
-  return options.max_position_embeddings() - (a.positions == PositionScheme::Offset ? options.pad_token_id() + 1 : 0);
+  if (a.positions != PositionScheme::Offset) return options.max_position_embeddings();
+  const int64_t padding_idx = a.position_padding_idx >= 0 ? a.position_padding_idx : options.pad_token_id();
+  return options.max_position_embeddings() - (padding_idx + 1);
 }
 
 int64_t usable_token_types(const EncoderConfig& options) {

@@ -77,9 +77,12 @@ struct Architecture {
   const char* class_prefix = "";  // HF class names: <class_prefix>Model, <class_prefix>ForMaskedLM, ...
   const char* encoder_name = "";  // the encoder's module name: checkpoint keys start with "<encoder_name>."
   /// The tokenizer kind, a row of framework/text/tokenizer_kinds.h by name ("WordPiece",
-  /// "ByteLevelBPE", "SentencePieceFairseq", "SentencePiece", "SentencePieceDeberta").
+  /// "ByteLevelBPE", "SentencePieceFairseq", "SentencePiece", "SentencePieceDeberta", "WordPieceMPNet").
   const char* tokenizer = "WordPiece";
   PositionScheme positions = PositionScheme::Absolute;
+  /// PositionScheme::Offset: the id whose rows pad the position table, positions starting after it;
+  /// negative: pad_token_id (RoBERTa). MPNet's is 1 whatever pad_token_id says (HF's MPNetEmbeddings).
+  int64_t position_padding_idx = -1;
   bool token_type_ids = false;   // the model reads token types (a pair's second segment is type 1)
   bool sequence_pooler = false;  // sequence heads read the encoder's pooler (BERT, ALBERT)
   /// The family's encoder, HF-initialised (default torch generator); std::invalid_argument on bad options.
@@ -134,7 +137,7 @@ std::string hf_class_name(const Architecture& arch, Task task);
 double parameter_estimate(const EncoderConfig& options);
 
 /// The longest input (in tokens, specials included) the model's position embeddings hold:
-/// max_position_embeddings, less pad_token_id + 1 where positions are offset (RoBERTa).
+/// max_position_embeddings, less the padding id + 1 where positions are offset (RoBERTa, MPNet).
 int64_t max_input_length(const EncoderConfig& options);
 
 /// How many token types a pair may use with this model: type_vocab_size where the family reads

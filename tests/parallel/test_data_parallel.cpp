@@ -912,7 +912,7 @@ TEST_CASE("dropout on 3 replicas repeats exactly from the same global seed (per-
 TEST_CASE("every encoder family: 2 and 3 replicas equal one device (token classification, masked_lm, freelb)",
           "[parallel][families]") {
   const std::string family =
-      GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert");
+      GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert", "mpnet");
   const fs::path dir = fs::path(UNIF_TEST_FIXTURES) / "families" / family;
   auto [batch, z] = token_batch(7, 12, 5);
   torch::manual_seed(13);

@@ -1,7 +1,8 @@
-// Parity of every encoder family (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ALBERT, DeBERTa-v2, ModernBERT) with HF
-// transformers 5 on the tiny checkpoints of tests/fixtures/families (see its README.md): for each task
-// head, the head's parameter names and values, the logits, the loss and the gradient of every
-// parameter after one backward pass (eval mode), against what HF computed on the same batch.
+// Parity of every encoder family (RoBERTa, XLM-RoBERTa, DistilBERT, ELECTRA, ALBERT, DeBERTa-v2, ModernBERT,
+// MPNet) with HF transformers 5 on the tiny checkpoints of tests/fixtures/families (see its README.md): for
+// each task head, the head's parameter names and values, the logits, the loss and the gradient of every
+// parameter after one backward pass (eval mode), against what HF computed on the same batch; and the
+// encoder's embeddings output and last hidden state against HF's output_hidden_states.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "framework/checkpoint/pretrained.h"
 #include "framework/checkpoint/safetensors.h"
 #include "models/architectures.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace unif;
@@ -170,9 +172,45 @@ void check_family_head(const std::string& family, const Head& head, const nlohma
 
 TEST_CASE("every family's task heads equal HF's: names, logits, loss and one-step gradients", "[parity][families]") {
   const std::string family =
-      GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert");
+      GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert", "mpnet");
   const bool unpadded = GENERATE(true, false);
   for (const Head& head : kHeads) check_family_head(family, head, {}, unpadded);
+}
+
+TEST_CASE("every family's encoder gives HF's embeddings output and last hidden state", "[parity][families]") {
+  const std::string family =
+      GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert", "mpnet");
+  const bool unpadded = GENERATE(true, false);
+  INFO(family << (unpadded ? " unpadded" : " padded"));
+  const fs::path dir = kFamilies / family;
+  const TensorMap ref = framework::read_safetensors(dir / "reference.safetensors").tensors;
+  framework::PretrainedOptions po;
+  po.task = Task::TokenClassification;  // the encoder without a pooler, every position out
+  po.num_labels = 5;
+  po.fresh_mismatched_head = true;
+  po.unpad_inputs = unpadded;
+  auto loaded = framework::load_pretrained(dir, po);
+  loaded.model->eval();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor ids = ref.at("inputs.input_ids"), mask = ref.at("inputs.attention_mask");
+  const torch::Tensor types = ref.count("inputs.token_type_ids") ? ref.at("inputs.token_type_ids") : torch::Tensor();
+  const models::EncoderOutput out = loaded.model->encoder().encode(ids, types, mask, {}, false);
+  // HF's output_hidden_states: [0] the embeddings' output, the last the encoder's output.
+  int64_t last = 0;
+  while (ref.count("encoder.hidden_states." + std::to_string(last + 1))) ++last;
+  REQUIRE(last >= 1);
+  // Unpadded, the padded positions are zeros, not HF's: compared where the mask is 1.
+  const torch::Tensor real = mask.to(torch::kBool).unsqueeze(-1).expand_as(out.last_hidden_state);
+  // ELECTRA's and ALBERT's embeddings output is before the projection to hidden_size, HF's after it.
+  if (out.embedding_output.sizes() == ref.at("encoder.hidden_states.0").sizes())
+    CHECK(worst_excess(out.embedding_output, ref.at("encoder.hidden_states.0"), 1e-5, 1e-5) <= 0);
+  else
+    CHECK((family == "electra" || family == "albert"));
+  CHECK(worst_excess(out.last_hidden_state.masked_select(real),
+                     ref.at("encoder.hidden_states." + std::to_string(last)).masked_select(real), 1e-5, 1e-5) <= 0);
+  if (!unpadded)
+    CHECK(worst_excess(out.last_hidden_state, ref.at("encoder.hidden_states." + std::to_string(last)), 1e-5, 1e-5) <=
+          0);
 }
 
 TEST_CASE("ModernBERT's sequence head pooling the first position (classifier_pooling cls) equals HF's",
@@ -181,4 +219,64 @@ TEST_CASE("ModernBERT's sequence head pooling the first position (classifier_poo
   // model loaded with classifier_pooling "cls".
   check_family_head("modernbert", {"sequence_classification_cls", Task::Classification, 3},
                     {{"classifier_pooling", "cls"}});
+}
+
+TEST_CASE("MPNet: a checkpoint lacking its relative-position bias, or of another shape, is refused; MPNetModel's loads",
+          "[parity][families][mpnet]") {
+  const fs::path fixture = kFamilies / "mpnet";
+  const TensorMap weights = framework::read_safetensors(fixture / "model.safetensors").tensors;
+  const std::string bias = "mpnet.encoder.relative_attention_bias.weight";
+  REQUIRE(weights.at(bias).sizes() == torch::IntArrayRef({32, 4}));
+  unif::test::TempDir tmp;
+  // The fixture's directory with other weights.
+  auto model_dir = [&](const std::string& name, const TensorMap& tensors) {
+    const fs::path dir = tmp.path / name;
+    fs::create_directories(dir);
+    for (const auto& entry : fs::directory_iterator(fixture))
+      if (entry.path().filename() != "model.safetensors") fs::copy_file(entry.path(), dir / entry.path().filename());
+    framework::write_safetensors(dir / "model.safetensors", tensors);
+    return dir;
+  };
+  {
+    TensorMap w = weights;
+    w.erase(bias);
+    const fs::path dir = model_dir("missing", w);
+    CHECK_THROWS_WITH(framework::load_pretrained(dir),
+                      Catch::Contains("lacks 1 encoder weight(s) named by config.json: " + bias) &&
+                          Catch::Contains("(expected HF MPNetModel names, each starting with mpnet.)"));
+  }
+  for (const auto& shape : {std::vector<int64_t>{16, 4}, std::vector<int64_t>{4, 32}}) {
+    TensorMap w = weights;
+    w[bias] = torch::zeros(shape);
+    const fs::path dir = model_dir("shape" + std::to_string(shape[0]), w);
+    CHECK_THROWS_WITH(
+        framework::load_pretrained(dir),
+        Catch::StartsWith((dir / "config.json").string() +
+                          ": its relative_attention_num_buckets, num_attention_heads make " + bias + " [32, 4], but " +
+                          (dir / "model.safetensors").string() + " holds it as [" + std::to_string(shape[0]) + ", " +
+                          std::to_string(shape[1]) + "]: the config does not describe this checkpoint"));
+  }
+  // A plain MPNetModel save (sentence-transformers/all-mpnet-base-v2's layout): names without "mpnet.",
+  // a pooler, no head. It loads as the encoder of the fixture's model, the same hidden states.
+  TensorMap bare;
+  for (const auto& [name, t] : weights)
+    if (name.rfind("mpnet.", 0) == 0) bare.emplace(name.substr(6), t);
+  bare.emplace("pooler.dense.weight", torch::randn({32, 32}));
+  bare.emplace("pooler.dense.bias", torch::zeros({32}));
+  const fs::path plain = model_dir("plain", bare);
+  framework::PretrainedOptions po;
+  po.task = Task::Embedding;
+  po.unpad_inputs = false;  // HF's values at padding too
+  auto from_plain = framework::load_pretrained(plain, po).model;
+  auto from_fixture = framework::load_pretrained(fixture, po).model;
+  from_plain->eval();
+  from_fixture->eval();
+  const TensorMap ref = framework::read_safetensors(fixture / "reference.safetensors").tensors;
+  torch::NoGradGuard no_grad;
+  const auto a =
+      from_plain->encoder().encode(ref.at("inputs.input_ids"), {}, ref.at("inputs.attention_mask"), {}, false);
+  const auto b =
+      from_fixture->encoder().encode(ref.at("inputs.input_ids"), {}, ref.at("inputs.attention_mask"), {}, false);
+  CHECK(torch::equal(a.last_hidden_state, b.last_hidden_state));
+  CHECK(worst_excess(a.last_hidden_state, ref.at("encoder.hidden_states.2"), 1e-5, 1e-5) <= 0);
 }

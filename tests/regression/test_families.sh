@@ -12,7 +12,7 @@ set -u
 UNIF=$1
 cd "$2"
 shift 2
-families=${*:-roberta xlm-roberta distilbert electra albert deberta-v2 modernbert}
+families=${*:-roberta xlm-roberta distilbert electra albert deberta-v2 modernbert mpnet}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -34,6 +34,7 @@ for family in $families; do
     albert) field=classifier_dropout_prob ;;
     deberta-v2) field=cls_dropout ;;
     modernbert) field=classifier_dropout ;;
+    mpnet) field=initializer_range ;;
     *) field=classifier_dropout ;;
   esac
   cat > "$tmp/$family.yaml" <<YAML

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/deberta_v2/family.h"
+#include "models/mpnet/family.h"
 
 #include <cmath>
 #include <set>
@@ -357,4 +358,30 @@ TEST_CASE("DeBERTa's log buckets with max_relative_positions 1 are HF's: finite,
   // The usual setting (DeBERTa-v3: 256 buckets, 512 positions): near distances kept, far ones logged.
   const auto usual = unif::models::make_log_bucket_position(torch::tensor({0, 5, -127, 128, 129, 300, -300}), 256, 512);
   CHECK(usual.to(torch::kLong).equal(torch::tensor({0, 5, -127, 128, 129, 207, -207})));
+}
+
+TEST_CASE("MPNet's relative-position buckets are HF's T5 buckets: exact near, logarithmic far, capped",
+          "[unit][bert][mpnet]") {
+  // HF MPNetEncoder.relative_position_bucket(arange(-700, 701)) (32 buckets, max_distance 128): the
+  // first distance |j - i| of each bucket, keys before the query (buckets 0-15) and after it (17-31;
+  // 16 is never used). 16, 32 and 64 fall exactly on a log boundary in float32.
+  const std::vector<int64_t> firsts{0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 23, 32, 46, 64, 91};
+  auto expected = [&](int64_t rel) {
+    const int64_t n = rel < 0 ? -rel : rel;
+    int64_t bucket = 0;
+    while (bucket + 1 < static_cast<int64_t>(firsts.size()) && firsts[static_cast<size_t>(bucket + 1)] <= n) ++bucket;
+    return rel > 0 ? 16 + bucket : bucket;
+  };
+  const auto rel = torch::arange(-700, 701, torch::kLong);
+  const auto got = unif::models::mpnet_relative_position_bucket(rel);
+  REQUIRE(got.scalar_type() == torch::kLong);
+  std::vector<int64_t> want;
+  for (int64_t r = -700; r <= 700; ++r) want.push_back(expected(r));
+  CHECK(torch::equal(got, torch::tensor(want, torch::kLong)));
+  // Buckets of j - i over a length-5 input: the table compute_position_bias looks up.
+  const auto ids = torch::arange(5, torch::kLong);
+  CHECK(torch::equal(
+      unif::models::mpnet_relative_position_bucket(ids.unsqueeze(0) - ids.unsqueeze(1)),
+      torch::tensor({{0, 17, 18, 19, 20}, {1, 0, 17, 18, 19}, {2, 1, 0, 17, 18}, {3, 2, 1, 0, 17}, {4, 3, 2, 1, 0}},
+                    torch::kLong)));
 }

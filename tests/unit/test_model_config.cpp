@@ -54,7 +54,8 @@ TEST_CASE("model.config sets a field of every family by the family's own name", 
                         {"distilbert", "dropout", hidden},
                         {"electra", "hidden_dropout_prob", hidden},
                         {"albert", "classifier_dropout_prob", classifier},
-                        {"deberta-v2", "pooler_dropout", pooler}};
+                        {"deberta-v2", "pooler_dropout", pooler},
+                        {"mpnet", "hidden_dropout_prob", hidden}};
   TempDir tmp;
   for (const auto& c : cases) {
     INFO(c.family);
@@ -256,6 +257,13 @@ const std::vector<FamilyKeys>& family_keys() {
        "norm_eps",
        {"attention_dropout", "embedding_dropout", "mlp_dropout", "classifier_dropout"},
        {}},
+      {"mpnet",
+       "hidden_size",
+       "num_hidden_layers",
+       "num_attention_heads",
+       "layer_norm_eps",
+       {"hidden_dropout_prob", "attention_probs_dropout_prob"},
+       {}},
   };
   return keys;
 }
@@ -356,6 +364,14 @@ TEST_CASE("family-specific crafted config values are user errors", "[unit][model
       {"modernbert",
        {{"classifier_activation", "tanh"}},
        "key 'classifier_activation': must be gelu, gelu_new or relu"},
+      {"mpnet", {{"max_position_embeddings", 2}}, "key 'max_position_embeddings': must be > padding_idx + 1 (2"},
+      {"mpnet",
+       {{"relative_attention_num_buckets", 16}},
+       "key 'relative_attention_num_buckets': must be at least 32 (HF's MPNet looks up 32 relative-position "
+       "buckets whatever the table holds), got 16"},
+      {"mpnet",
+       {{"relative_attention_num_buckets", 0}},
+       "key 'relative_attention_num_buckets': must be an integer in [1, 2147483647], got 0"},
   };
   for (const auto& b : bad) {
     INFO(b.family << " " << b.changes.dump());
@@ -383,6 +399,7 @@ TEST_CASE("a config whose sizes are not the checkpoint's is refused before the m
       {"albert", "albert.embeddings.word_embeddings.weight", "vocab_size, embedding_size"},
       {"deberta-v2", "deberta.embeddings.word_embeddings.weight", "vocab_size, hidden_size"},
       {"modernbert", "model.embeddings.tok_embeddings.weight", "vocab_size, hidden_size"},
+      {"mpnet", "mpnet.embeddings.word_embeddings.weight", "vocab_size, hidden_size"},
   };
   for (const auto& c : cases) {
     INFO(c.family);
@@ -406,6 +423,12 @@ TEST_CASE("a config whose sizes are not the checkpoint's is refused before the m
              Catch::Contains("max_position_embeddings, hidden_size make bert.embeddings.position_embeddings.weight "
                              "[2147483647, 32]") &&
                  Catch::Contains("holds it as [64, 32]"));
+  // MPNet's relative-position table: its rows are relative_attention_num_buckets.
+  const fs::path buckets = crafted_model("mpnet", json{{"relative_attention_num_buckets", 64}}, tmp.path);
+  CHECK_THAT(user_error_of([&] { unif::framework::load_pretrained(buckets); }),
+             Catch::Contains("relative_attention_num_buckets, num_attention_heads make "
+                             "mpnet.encoder.relative_attention_bias.weight [64, 4]") &&
+                 Catch::Contains("holds it as [32, 4]"));
   const fs::path wide = crafted_model("distilbert", json{{"hidden_dim", 1 << 30}}, tmp.path);
   CHECK_THAT(user_error_of([&] { unif::framework::load_pretrained(wide); }),
              Catch::Contains("hidden_dim, dim make distilbert.transformer.layer.0.ffn.lin1.weight [1073741824, 32]"));

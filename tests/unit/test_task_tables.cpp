@@ -70,6 +70,27 @@ TEST_CASE("architecture table: bert's row; an unknown model type names the suppo
     CHECK(models::task_from_hf({models::hf_class_name(bert, t.task)}, t.problem_type, 1) == t.task);
 }
 
+TEST_CASE("architecture table: MPNet's row, its classes and its input length", "[unit][tables][mpnet]") {
+  const models::Architecture& mpnet = models::architecture("mpnet");
+  CHECK(mpnet.checkpoint_prefix() == "mpnet.");
+  CHECK(std::string(mpnet.tokenizer) == "WordPieceMPNet");
+  CHECK(mpnet.positions == models::PositionScheme::Offset);
+  CHECK_FALSE(mpnet.token_type_ids);
+  CHECK_FALSE(mpnet.sequence_pooler);
+  CHECK(models::hf_class_name(mpnet, Task::Classification) == "MPNetForSequenceClassification");
+  CHECK(models::hf_class_name(mpnet, Task::SpanExtraction) == "MPNetForQuestionAnswering");
+  CHECK(models::hf_class_name(mpnet, Task::MaskedLm) == "MPNetForMaskedLM");
+  CHECK(models::task_from_hf({"MPNetForTokenClassification"}, "", 5) == Task::TokenClassification);
+  CHECK(models::task_from_hf({"MPNetModel"}, "", 2) == Task::Embedding);
+  // Positions start after HF's padding_idx 1 whatever pad_token_id says (MPNetEmbeddings); RoBERTa's
+  // after pad_token_id.
+  models::EncoderConfig o;
+  o.model_type("mpnet").max_position_embeddings(514).pad_token_id(0);
+  CHECK(models::max_input_length(o) == 512);
+  o.model_type("roberta");
+  CHECK(models::max_input_length(o) == 513);
+}
+
 TEST_CASE("the loaders read the same task from config.json (HF's rule for num_labels 1)", "[unit][tables]") {
   const std::vector<std::vector<std::string>> architectures{{},
                                                             {"BertForSequenceClassification"},

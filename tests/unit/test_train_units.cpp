@@ -292,6 +292,12 @@ TEST_CASE("parameter groups by every family's names: DistilBERT and ALBERT layer
   CHECK(encoder_depth(architecture("modernbert"), "model.embeddings.tok_embeddings.weight") == 0);
   CHECK(encoder_depth(architecture("modernbert"), "model.layers.3.mlp.Wi.weight") == 4);
   CHECK_FALSE(encoder_depth(architecture("modernbert"), "model.final_norm.weight").has_value());
+  // MPNet's relative-position bias, as DeBERTa's table: with the first layer.
+  const auto& mpnet = architecture("mpnet");
+  CHECK(encoder_depth(mpnet, "mpnet.encoder.relative_attention_bias.weight") == 1);
+  CHECK(encoder_depth(mpnet, "mpnet.embeddings.position_embeddings.weight") == 0);
+  CHECK(encoder_depth(mpnet, "mpnet.encoder.layer.1.attention.attn.q.weight") == 2);
+  CHECK_FALSE(encoder_depth(mpnet, "lm_head.dense.weight").has_value());
   CHECK(encoder_layer_index(architecture("bert"), "bert.encoder.layer.11.output.dense.weight") == 11);
   CHECK_FALSE(encoder_layer_index(architecture("roberta"), "classifier.out_proj.weight").has_value());
 }
