@@ -234,7 +234,9 @@ LoadedModel load_model_dir(const fs::path& root, bool unpad_inputs) {
       throw UserError(dir.string() + ": incomplete model directory (no COMPLETE marker): it was not fully written");
     lm.meta = read_model_meta(dir / "unif.yaml");
   } else {
-    lm.meta.task = plain_hf_task(lm.hf, dir / "config.json");
+    // A sentence-transformers save is an embedding model whatever config.json's architectures say:
+    // SentenceTransformer reads its base model (all-mpnet-base-v2's config names MPNetForMaskedLM).
+    lm.meta.task = fs::exists(root / "modules.json", ec) ? Task::Embedding : plain_hf_task(lm.hf, dir / "config.json");
     lm.meta.labels = lm.hf.id2label;
     lm.meta.max_seq_length = std::min<int64_t>(128, models::max_input_length(lm.hf.bert));
     auto fields = default_fields(lm.meta.task);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "framework/checkpoint/pretrained.h"
@@ -18,9 +19,11 @@
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
 #include "framework/config/run_config.h"
+#include "framework/model/model_dir.h"
 #include "framework/train/build.h"
 #include "models/architectures.h"
 #include "models//heads/factory.h"
+#include "models/heads/embedding_model.h"
 #include "support/temp_dir.h"
 #include "support/user_error.h"
 #include "support/files.h"
@@ -205,4 +208,45 @@ TEST_CASE("model.pretrained: a leading $UNIF_HOME or ~/ names the fetch-model.sh
   CHECK(unif_home() == fs::path(std::getenv("HOME")) / ".cache" / "unif");
   CHECK(expand_model_path("~/m") == std::string(std::getenv("HOME")) + "/m");
   if (old) ::setenv("UNIF_HOME", saved.c_str(), 1);
+}
+
+TEST_CASE("--model: a sentence-transformers save is an embedding model whatever its architectures say",
+          "[unit][pretrained]") {
+  // sentence-transformers/all-mpnet-base-v2's layout: config.json names MPNetForMaskedLM, the weights
+  // are a plain MPNetModel's (pooler included), modules.json pools by the mean and normalizes.
+  const fs::path fixture = fs::path(UNIF_TEST_FIXTURES) / "families" / "mpnet";
+  TempDir tmp;
+  for (const char* name : {"vocab.txt", "tokenizer.json", "tokenizer_config.json"})
+    fs::copy_file(fixture / name, tmp.path / name);
+  std::ifstream in(fixture / "config.json");
+  nlohmann::json config = nlohmann::json::parse(in);
+  config["architectures"] = {"MPNetForMaskedLM"};
+  config.erase("id2label");
+  config.erase("label2id");
+  write_text(tmp.path / "config.json", config.dump(2));
+  TensorMap plain;
+  for (const auto& [name, t] : framework::read_safetensors(fixture / "model.safetensors").tensors)
+    if (name.rfind("mpnet.", 0) == 0) plain.emplace(name.substr(6), t);
+  plain.emplace("pooler.dense.weight", torch::zeros({32, 32}));
+  plain.emplace("pooler.dense.bias", torch::zeros({32}));
+  framework::write_safetensors(tmp.path / "model.safetensors", plain);
+  // Without modules.json it is the masked LM config.json names, whose head the file lacks.
+  CHECK_THAT(user_error_of([&] { framework::load_model_dir(tmp.path); }),
+             Catch::Contains("the checkpoint does not fit the model") && Catch::Contains("lm_head.dense.weight"));
+  fs::create_directories(tmp.path / "1_Pooling");
+  write_text(tmp.path / "modules.json",
+             R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+      {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+      {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}])");
+  write_text(tmp.path / "1_Pooling" / "config.json",
+             R"({"word_embedding_dimension": 32, "pooling_mode_mean_tokens": true})");
+  write_text(tmp.path / "sentence_bert_config.json", R"({"max_seq_length": 40, "do_lower_case": false})");
+  const auto lm = framework::load_model_dir(tmp.path);
+  CHECK(lm.meta.task == Task::Embedding);
+  CHECK(lm.meta.max_seq_length == 40);
+  const auto* embedder = dynamic_cast<const models::EncoderForEmbeddingImpl*>(lm.model.get());
+  REQUIRE(embedder != nullptr);
+  CHECK(embedder->embedding_options().pooling == Pooling::Mean);
+  CHECK(embedder->embedding_options().normalize);
+  CHECK(lm.tokenizer->specials().cls == "<s>");
 }
