@@ -7,10 +7,12 @@
   2. embedding throughput: every STS-B sentence (train and dev) through `unif embed` and through
      SentenceTransformer.encode, batch 32, each a whole process (load included);
   3. memory: peak resident memory of one training step at batch 256, mnrl against cached_mnrl
-     (mini_batch_size 32), one CPU replica.
+     (mini_batch_size 32), one CPU replica;
+  4. with --base-model DIR (all-mpnet-base-v2, scripts/fetch-model.sh all-mpnet-base-v2): the
+     embedding throughput of 2. on that base-size model, over the STS-B dev sentences.
 
 Prints a Markdown table and writes the numbers to .cache/bench-embedding/results.json.
-  compare.py --unif build-pypi/bin/unif --model DIR [--seeds 3]
+  compare.py --unif build-pypi/bin/unif --model DIR [--seeds 3] [--base-model DIR]
 """
 import argparse
 import json
@@ -88,6 +90,7 @@ def main():
     ap.add_argument("--unif", default=os.path.join(ROOT, "build-pypi/bin/unif"))
     ap.add_argument("--model", required=True)
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--base-model", default="")
     a = ap.parse_args()
     py = sys.executable
     results = {"date": time.strftime("%Y-%m-%d"), "unif": a.unif, "model": a.model}
@@ -115,25 +118,29 @@ def main():
                               "unif_samples_per_s": samples / mean("unif_train_s"),
                               "st_samples_per_s": samples / mean("st_train_s")}
         # 2. Embedding throughput, whole processes.
-        texts = os.path.join(tmp, "texts.jsonl")
-        n_texts = 0
-        with open(texts, "w") as f:
-            for split in ("train", "dev"):
-                for line in open(os.path.join(ROOT, f"data/stsb_en/{split}.jsonl")):
-                    if line.strip():
-                        r = json.loads(line)
-                        for t in (r["text_a"], r["text_b"]):
-                            f.write(json.dumps({"text": t}) + "\n")
-                            n_texts += 1
-        t = time.perf_counter()
-        run([a.unif, "embed", "--model", a.model, "--input", texts, "--output", os.path.join(tmp, "emb.jsonl"),
-             "--batch-size", "32"])
-        unif_s = time.perf_counter() - t
-        t = time.perf_counter()
-        run([py, ST_SIDE, "encode", a.model, texts])
-        st_s = time.perf_counter() - t
-        results["embed"] = {"texts": n_texts, "unif_s": unif_s, "st_s": st_s,
-                            "unif_texts_per_s": n_texts / unif_s, "st_texts_per_s": n_texts / st_s}
+        def throughput(model, splits):
+            texts = os.path.join(tmp, "texts.jsonl")
+            n_texts = 0
+            with open(texts, "w") as f:
+                for split in splits:
+                    for line in open(os.path.join(ROOT, f"data/stsb_en/{split}.jsonl")):
+                        if line.strip():
+                            r = json.loads(line)
+                            for t in (r["text_a"], r["text_b"]):
+                                f.write(json.dumps({"text": t}) + "\n")
+                                n_texts += 1
+            t = time.perf_counter()
+            run([a.unif, "embed", "--model", model, "--input", texts, "--output", os.path.join(tmp, "emb.jsonl"),
+                 "--batch-size", "32"])
+            unif_s = time.perf_counter() - t
+            t = time.perf_counter()
+            run([py, ST_SIDE, "encode", model, texts])
+            st_s = time.perf_counter() - t
+            return {"texts": n_texts, "unif_s": unif_s, "st_s": st_s,
+                    "unif_texts_per_s": n_texts / unif_s, "st_texts_per_s": n_texts / st_s}
+        results["embed"] = throughput(a.model, ("train", "dev"))
+        if a.base_model:
+            results["embed_base"] = throughput(a.base_model, ("dev",))
         # 3. Peak memory of one step at batch 256 on one replica.
         mem = {}
         for loss in ("mnrl", "cached_mnrl"):
@@ -155,6 +162,11 @@ def main():
           f"{e['st_texts_per_s']:.1f} | {e['unif_texts_per_s'] / e['st_texts_per_s']:.2f}x |")
     print(f"| peak memory of one step at batch 256, MB: mnrl / cached_mnrl | {mem['mnrl']:.0f} / "
           f"{mem['cached_mnrl']:.0f} | | {mem['cached_mnrl'] / mem['mnrl']:.2f} |")
+    if "embed_base" in results:
+        b = results["embed_base"]
+        print(f"| all-mpnet-base-v2 embedding texts/s ({b['texts']} texts, whole process) | "
+              f"{b['unif_texts_per_s']:.1f} | {b['st_texts_per_s']:.1f} | "
+              f"{b['unif_texts_per_s'] / b['st_texts_per_s']:.2f}x |")
 
 
 if __name__ == "__main__":

