@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-10}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(config model_meta jsonl tsv safetensors torch_bin hf_config vocab tokenizer family_tokenizers bpe_files spm_model serve_request)
+((${#targets[@]})) || targets=(config model_meta jsonl tsv safetensors torch_bin hf_config vocab tokenizer family_tokenizers bpe_files spm_model serve_request tei_request)
 
 # Debian's clang and its libFuzzer runtime (libclang-rt-dev), and the libraries the parsers use.
 missing=()

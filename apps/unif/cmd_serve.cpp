@@ -6,6 +6,9 @@
 //        `unif predict` writes for record i (a bad record: {"error": ...} in its place); 400 bad
 //        JSON or no "inputs" array, 415 a Content-Type other than JSON, 413 a body over
 //        --max-body-bytes, 503 the queue is full.
+//   POST /embed, /v1/embeddings (embedding models: serve/embeddings_api.h); POST /predict, /rerank,
+//        /similarity, /tokenize, GET /info (text-embeddings-inference's shapes), POST / (TEI's route
+//        of the model's kind), GET /v1/models (OpenAI's list): serve/tei_api.h.
 //   GET /health -> {"status": "ok"};  GET /metrics -> Prometheus text (serve/metrics.h).
 //   Another method on these paths: 405 with an Allow header; another path: 404.
 //   With --api-key (or UNIF_API_KEY), every request but GET /health without `Authorization: Bearer
@@ -15,10 +18,11 @@
 // framing: serve/request.h), so a slow client holds no worker thread: it has --request-timeout for
 // the whole request and 5 s between its bytes, then is answered 408 and closed. A whole request
 // goes to a worker thread, which hands it to cpp-httplib (Debian's libcpp-httplib-dev: routing,
-// header parsing, the answer) through a stream over the bytes read. POST /v1/predict has its own
+// header parsing, the answer) through a stream over the bytes read. The routes that run the model
+// (POST /v1/predict, /embed, /, /v1/embeddings, /predict, /rerank, /similarity) have their own
 // workers, which read and tokenize their request's records and wait on the batcher
 // (unif::Batcher, framework/inference/batcher.h); the other requests have theirs, so /health and
-// /metrics are answered while every predict worker waits. The batcher's one thread runs the
+// /metrics are answered while every model worker waits. The batcher's one thread runs the
 // records of concurrent requests as one batch through unif::Predictor, bounded by --max-batch
 // records and --max-batch-tokens padded tokens; a request whose client has closed its connection
 // by then is dropped (not run; logged with status 499, counted in
@@ -41,8 +45,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <httplib.h>
@@ -53,9 +59,11 @@
 #include "apps/unif/serve/embeddings_api.h"
 #include "apps/unif/serve/metrics.h"
 #include "apps/unif/serve/request.h"
+#include "apps/unif/serve/tei_api.h"
 #include "framework/common/error.h"
 #include "framework/inference/batcher.h"
 #include "framework/inference/predictor.h"
+#include "framework/inference/standard_records.h"
 
 namespace unif::app {
 
@@ -105,15 +113,17 @@ constexpr size_t kMaxEmbedInputs = 2048;
 
 // The routes that run the model (their requests are counted in /metrics).
 bool is_model_route(const std::string& path) {
-  return path == "/v1/predict" || path == "/embed" || path == "/" || path == "/v1/embeddings";
+  return path == "/v1/predict" || path == "/embed" || path == "/" || path == "/v1/embeddings" || path == "/predict" ||
+         path == "/rerank" || path == "/similarity";
 }
 
 std::string status_text(int status) {
   switch (status) {
     case 400: return "bad request";
     case 404:
-      return "not found: the endpoints are POST /v1/predict, POST /embed and POST /v1/embeddings (embedding "
-             "models), GET /health, GET /metrics";
+      return "not found: the endpoints are POST /v1/predict, POST /predict and POST /rerank (classifiers), POST "
+             "/embed, POST /similarity and POST /v1/embeddings (embedding models), POST /, POST /tokenize, GET /info, "
+             "GET /v1/models, GET /health, GET /metrics";
     case 405: return "method not allowed";
     case 413: return "the request body is larger than --max-body-bytes";
     case 414: return "the request URI is too long";
@@ -139,8 +149,8 @@ std::string what_of(std::exception_ptr ep) {
 
 // The methods a path takes, for 405's Allow header; nullptr: not one of ours (404).
 const char* allowed_methods(const std::string& path) {
-  if (is_model_route(path)) return "POST";
-  if (path == "/health" || path == "/metrics") return "GET, HEAD";
+  if (is_model_route(path) || path == "/tokenize") return "POST";
+  if (path == "/health" || path == "/metrics" || path == "/info" || path == "/v1/models") return "GET, HEAD";
   return nullptr;
 }
 
@@ -479,7 +489,7 @@ class Connections {
       ++in_flight_;
     }
     const std::string path = f.target.substr(0, f.target.find('?'));
-    auto& pool = f.method == "POST" && path == "/v1/predict" ? *predict_ : *other_;
+    auto& pool = f.method == "POST" && is_model_route(path) ? *predict_ : *other_;
     pool.enqueue([this, c, size, whole] { serve(c, size, whole); });
   }
 
@@ -609,6 +619,11 @@ bool accept_waiting(int listening, Connections& conns) {
     return errno == EAGAIN || errno == EWOULDBLOCK;
   }
 }
+
+// Every waiting request to a model route holds a worker: enough for the queue (up to 256) and a few
+// more, which find the queue full (503, 429) rather than wait for a worker. Each reads and tokenizes
+// its own request.
+int64_t model_workers(const ServeOptions& o) { return std::min<int64_t>(o.queue, 256) + 4; }
 
 int run_server(const ServeOptions& o) {
   if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
@@ -772,8 +787,195 @@ int run_server(const ServeOptions& o) {
     };
   };
   svr.Post("/embed", embed_route(serve::EmbeddingApi::Tei));
-  svr.Post("/", embed_route(serve::EmbeddingApi::Tei));  // TEI's root route: InferenceClient posts there
   svr.Post("/v1/embeddings", embed_route(serve::EmbeddingApi::OpenAi));
+
+  // text-embeddings-inference's other routes (apps/unif/serve/tei_api.h): POST /predict and /rerank
+  // (classifiers and regression models), /similarity (embedding models), /tokenize and GET /info (any
+  // model), POST / routed by the model as TEI routes it; and OpenAI's GET /v1/models. Their records go
+  // through the same batcher; errors in TEI's shape, 429 for a full queue (TEI's "overloaded").
+  const Task task = predictor.task();
+  const bool takes_pairs = predictor.plain_hf() || predictor.text_fields().size() == 2;
+  const auto tei_fail = [](httplib::Response& res, int status, const std::string& message, const char* type) {
+    res.status = status;
+    res.set_content(serve::tei_error_body(message, type), "application/json");
+  };
+  const auto tei_refused = [&](httplib::Response& res, const serve::TeiStatus& s) {
+    tei_fail(res, s.status, s.error, s.error_type.c_str());
+  };
+  // TEI's `truncate: false`: an input longer than the model takes is refused (413), not cut.
+  const auto tei_too_long = [&](httplib::Response& res, std::string_view text, std::optional<std::string_view> pair) {
+    const auto n = static_cast<int64_t>(predictor.tokenize(text, pair).size());
+    if (n <= predictor.max_seq_length()) return false;
+    tei_fail(res, 413,
+             "Input validation error: `inputs` must have less than " + std::to_string(predictor.max_seq_length()) +
+                 " tokens. Given: " + std::to_string(n),
+             "Validation");
+    return true;
+  };
+  // `records` through the batcher: their predictions, or nullopt once the error is answered (429
+  // the queue is full, 499 the client has gone, 424 the model failed or gave no finite output, 422
+  // a record the model does not take).
+  const auto tei_run = [&](httplib::Response& res,
+                           const std::vector<json>& records) -> std::optional<std::vector<Prediction>> {
+    const int fd = t_client_fd;
+    auto answers = batcher.submit(records, [fd] { return client_gone(fd); });
+    if (!answers) {
+      tei_fail(res, 429,
+               "Model is overloaded: the queue is full (" + std::to_string(o.queue) +
+                   " requests waiting) or the server is stopping: try again later",
+               "Overloaded");
+      return std::nullopt;
+    }
+    t_records = records.size();
+    if (answers->dropped) {
+      metrics.dropped();
+      tei_fail(res, kClientClosedRequest, "the client closed the connection before the request's batch ran", "Backend");
+      return std::nullopt;
+    }
+    if (!answers->failed.empty()) {
+      const auto& [index, error] = answers->failed.front();
+      {
+        std::lock_guard<std::mutex> lock(log_mutex);
+        std::fprintf(stderr, "request %s: input %zu: %s\n", t_request_id.c_str(), index, what_of(error).c_str());
+      }
+      t_record_errors = answers->failed.size();
+      tei_fail(res, 424, "Inference failed: internal error (request " + t_request_id + ", in the server's log)",
+               "Backend");
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < answers->outputs.size(); ++i) {
+      const auto& p = answers->outputs[i];
+      if (p.ok()) continue;
+      t_record_errors = 1;
+      tei_fail(res, p.rejected ? 422 : 424, "input " + std::to_string(i) + ": " + p.error,
+               p.rejected ? "Validation" : "Backend");
+      return std::nullopt;
+    }
+    return std::move(answers->outputs);
+  };
+  const auto tei_predict = [&](const httplib::Request& req, httplib::Response& res) {
+    if (const auto why = serve::tei_predict_refusal(task); !why.empty()) return tei_fail(res, 424, why, "Backend");
+    const auto request = serve::decode_tei_predict(req.body, req.get_header_value("Content-Type"), kMaxEmbedInputs);
+    if (!request.ok()) return tei_refused(res, request);
+    std::vector<json> records;
+    records.reserve(request.inputs.size());
+    for (const auto& in : request.inputs) {
+      if (!request.truncate && tei_too_long(res, in.text, in.pair)) return;
+      records.push_back(in.pair ? json::array({in.text, *in.pair}) : json(in.text));
+    }
+    const auto predictions = tei_run(res, records);
+    if (!predictions) return;
+    const auto labels = serve::tei_labels(task, predictor.labels());
+    json answer = json::array();
+    for (const auto& p : *predictions)
+      answer.push_back(serve::tei_predictions(labels, serve::tei_scores(task, p.logits, p.value, request.raw_scores)));
+    res.set_content((request.batch ? answer : answer.at(0)).dump() + "\n", "application/json");
+  };
+  const auto tei_rerank = [&](const httplib::Request& req, httplib::Response& res) {
+    if (const auto why = serve::tei_rerank_refusal(task, predictor.labels().size(), takes_pairs); !why.empty())
+      return tei_fail(res, 424, why, "Backend");
+    const auto request = serve::decode_tei_rerank(req.body, req.get_header_value("Content-Type"), kMaxEmbedInputs);
+    if (!request.ok()) return tei_refused(res, request);
+    std::vector<json> records;
+    records.reserve(request.texts.size());
+    for (const auto& text : request.texts) {
+      if (!request.truncate && tei_too_long(res, request.query, text)) return;
+      records.push_back(json::array({request.query, text}));
+    }
+    const auto predictions = tei_run(res, records);
+    if (!predictions) return;
+    std::vector<double> scores;
+    scores.reserve(predictions->size());
+    for (const auto& p : *predictions)
+      scores.push_back(serve::tei_rerank_score(task, p.logits, p.value, request.raw_scores));
+    res.set_content(serve::tei_ranks(request, scores).dump() + "\n", "application/json");
+  };
+  const auto tei_similarity = [&](const httplib::Request& req, httplib::Response& res) {
+    if (!embedder)
+      return tei_fail(
+          res, 424,
+          "this server's model is a " + to_string(task) + " model, not an embedding model: use POST /v1/predict",
+          "Backend");
+    const auto request = serve::decode_tei_similarity(req.body, req.get_header_value("Content-Type"), kMaxEmbedInputs);
+    if (!request.ok()) return tei_refused(res, request);
+    std::vector<json> records{json{{"text", request.source_sentence}}};
+    for (const auto& s : request.sentences) records.push_back(json{{"text", s}});
+    if (!request.truncate)
+      for (const auto& r : records)
+        if (tei_too_long(res, r.at("text").get_ref<const std::string&>(), std::nullopt)) return;
+    const auto predictions = tei_run(res, records);
+    if (!predictions) return;
+    std::vector<std::vector<double>> embeddings;
+    embeddings.reserve(predictions->size());
+    for (const auto& p : *predictions) embeddings.push_back(p.embedding);
+    res.set_content(json(serve::cosine_to_first(embeddings)).dump() + "\n", "application/json");
+  };
+  svr.Post("/predict", tei_predict);
+  svr.Post("/rerank", tei_rerank);
+  svr.Post("/similarity", tei_similarity);
+  // TEI's POST / is the route of the model's kind (where huggingface_hub's InferenceClient posts for
+  // a server URL): /predict for a classifier, /rerank for a regression model (TEI's reranker: one
+  // output) that takes pairs, /embed for an embedding model (/similarity for a similarity request,
+  // which InferenceClient.sentence_similarity also posts there).
+  const auto embed_tei = embed_route(serve::EmbeddingApi::Tei);
+  svr.Post("/", [&](const httplib::Request& req, httplib::Response& res) {
+    switch (task_spec(task).output) {
+      case PredictKind::Label:
+      case PredictKind::Labels: return tei_predict(req, res);
+      case PredictKind::Value: return takes_pairs ? tei_rerank(req, res) : tei_predict(req, res);
+      case PredictKind::Embedding:
+        if (serve::is_similarity_body(req.body)) return tei_similarity(req, res);
+        return embed_tei(req, res);
+      default: return embed_tei(req, res);  // 424: not an embedding model
+    }
+  });
+  svr.Post("/tokenize", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto request = serve::decode_tei_tokenize(req.body, req.get_header_value("Content-Type"), kMaxEmbedInputs);
+    if (!request.ok()) return tei_refused(res, request);
+    json answer = json::array();
+    for (const auto& text : request.inputs) {
+      std::vector<serve::TeiToken> tokens;
+      for (auto& t : predictor.tokenize(text, std::nullopt, request.add_special_tokens))
+        tokens.push_back({t.id, std::move(t.token), t.special, t.start, t.end});
+      answer.push_back(serve::tei_tokens(text, tokens));
+    }
+    res.set_content(answer.dump() + "\n", "application/json");
+  });
+  serve::TeiServerInfo info;
+  {
+    auto dir = std::filesystem::path(o.model).lexically_normal();
+    if (dir.filename().empty()) dir = dir.parent_path();
+    if (dir.filename().empty() || dir.filename() == "." || dir.filename() == "..")
+      dir = std::filesystem::absolute(dir).lexically_normal();
+    if (dir.filename().empty()) dir = dir.parent_path();
+    info.model_id = dir.filename().string();
+  }
+  info.model_dtype = predictor.quantization().empty() ? "float32" : "int8";
+  info.task = task;
+  info.labels = predictor.labels();
+  info.pooling = predictor.pooling();
+  info.accepted_records = framework::accepted_record_shapes(
+      task, predictor.plain_hf() ? std::vector<std::string>{} : predictor.text_fields());
+  info.max_concurrent_requests = o.queue;
+  info.max_input_length = predictor.max_seq_length();
+  info.max_batch_tokens = o.max_batch_tokens;
+  info.max_batch_requests = o.max_batch;
+  info.max_client_batch_size = static_cast<int64_t>(kMaxEmbedInputs);
+  info.tokenization_workers = model_workers(o);
+  info.version = UNIF_VERSION;
+  const std::string info_body = serve::tei_info(info).dump() + "\n";
+  svr.Get("/info", [&info_body](const httplib::Request&, httplib::Response& res) {
+    res.set_content(info_body, "application/json");
+  });
+  const std::string models_body =
+      serve::openai_model_list(
+          info.model_id,
+          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count())
+          .dump() +
+      "\n";
+  svr.Get("/v1/models", [&models_body](const httplib::Request&, httplib::Response& res) {
+    res.set_content(models_body, "application/json");
+  });
   svr.Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}\n", "application/json");
   });
@@ -810,9 +1012,7 @@ int run_server(const ServeOptions& o) {
   Connections::Settings cs;
   cs.max_body = static_cast<size_t>(o.max_body_bytes);
   cs.request_timeout = milliseconds(o.request_timeout * 1000);
-  // Every waiting predict request holds a worker: enough for the queue (up to 256) and a few more,
-  // which find the queue full (503) rather than wait for a worker.
-  cs.predict_workers = static_cast<size_t>(std::min<int64_t>(o.queue, 256)) + 4;
+  cs.predict_workers = static_cast<size_t>(model_workers(o));
   Connections conns(
       cs,
       [&svr](httplib::Stream& strm, bool close_connection, bool& connection_closed) {

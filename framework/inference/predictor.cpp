@@ -339,6 +339,7 @@ Prediction Predictor::State::postprocess(const PreparedRecord& record, const For
       for (int64_t c = 0; c < probs.size(0); ++c)
         if (probs[c].item<double>() > 0.5) p.labels.push_back(labels.names.at(static_cast<size_t>(c)));
       p.probs = to_vec(probs);
+      p.logits = to_vec(row);
       p.scores = ranked(labels.names, p.probs);
       break;
     }

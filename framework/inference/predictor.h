@@ -92,6 +92,16 @@ struct Word {
   int64_t end = 0;
 };
 
+/// One token of a text as the model reads it (Predictor::tokenize).
+struct TextToken {
+  int64_t id = 0;
+  std::string token;     // the vocabulary's piece: "##ing", "Ġworld", "[CLS]"
+  bool special = false;  // added by the model's template ([CLS], [SEP], <s>, </s>), not from the text
+  int segment = 0;       // 0: from the text, 1: from the pair (a special token: -1)
+  int64_t start = -1;    // code point span [start, end) in its segment's text; -1 for a special token
+  int64_t end = -1;
+};
+
 /// The answer to one record. Which fields are set depends on the task (see to_json()).
 struct Prediction {
   Task task = Task::Classification;
@@ -105,7 +115,8 @@ struct Prediction {
   nlohmann::json input;
 
   // classification: `label`, `probs` (softmax), `logits`; multilabel: `labels` (probability above
-  // 0.5), `probs` (sigmoid). Both: `scores`, every label with its probability, highest first.
+  // 0.5), `probs` (sigmoid), `logits` (not written by to_json). Both: `scores`, every label with its
+  // probability, highest first.
   std::string label;
   std::vector<std::string> labels;
   std::vector<double> probs, logits;
@@ -199,6 +210,14 @@ class Predictor {
   /// of another task, or a text the model cannot embed (naming it "text:N", N from 1).
   ///   auto e = unif::Predictor::load("runs/embed/final").embed({"a cat", "a dog"});  // e[0].size() == H
   std::vector<std::vector<float>> embed(const std::vector<std::string>& texts) const;
+  /// The model's tokens of `text` (and of `pair`, a second text), whole (not truncated to
+  /// max_seq_length): with add_special_tokens, in the model's template ([CLS] text [SEP] pair
+  /// [SEP], <s> text </s></s> pair </s>, ...). Ids and pieces as `unif tokenize --model` gives.
+  ///   p.tokenize("今天")  // [CLS] 今 天 [SEP]: ids, pieces, spans {0,1} {1,2}, specials flagged
+  std::vector<TextToken> tokenize(std::string_view text, std::optional<std::string_view> pair = std::nullopt,
+                                  bool add_special_tokens = true) const;
+  /// An embedding model's pooling: "mean", "cls", "max" or "lasttoken"; "" for another task.
+  std::string pooling() const;
 
   /// predict() in its three steps, for a caller that batches the records of many requests
   /// (unif::Batcher, `unif serve`): preprocess reads and tokenizes records on the calling thread

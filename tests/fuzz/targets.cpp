@@ -17,6 +17,7 @@
 
 #include "apps/unif/serve/embeddings_api.h"
 #include "apps/unif/serve/request.h"
+#include "apps/unif/serve/tei_api.h"
 #include "framework/checkpoint/hf_config.h"
 #include "framework/checkpoint/safetensors.h"
 #include "framework/checkpoint/torch_bin.h"
@@ -525,6 +526,66 @@ bool run_serve_request(std::string_view input) {
   return true;
 }
 
+// ---- unif serve's text-embeddings-inference routes ----
+// The first line is the Content-Type, the rest the body, read by each route's decoder (/predict,
+// /rerank, /tokenize, /similarity); what one accepts is shaped into its answer.
+bool run_tei_request(std::string_view input) {
+  namespace serve = unif::app::serve;
+  const size_t nl = input.find('\n');
+  const std::string_view type = nl == std::string_view::npos ? std::string_view() : input.substr(0, nl);
+  const std::string_view body = nl == std::string_view::npos ? input : input.substr(nl + 1);
+  constexpr size_t kMax = 8;
+  const auto verdict = [](const serve::TeiStatus& r, const char* route) {
+    if (r.ok()) {
+      FUZZ_CHECK(r.error.empty() && r.error_type.empty(), std::string(route) + ": an accepted request has no error");
+      return true;
+    }
+    FUZZ_CHECK(r.status == 400 || r.status == 413 || r.status == 415 || r.status == 422,
+               std::string(route) + ": status " + std::to_string(r.status));
+    FUZZ_CHECK(!r.error.empty() && !r.error_type.empty(), std::string(route) + ": a refusal names its error");
+    FUZZ_CHECK(!serve::tei_error_body(r.error, r.error_type).empty(), std::string(route) + ": the error's body");
+    return false;
+  };
+  bool accepted = false;
+  const auto predict = serve::decode_tei_predict(body, type, kMax);
+  if (verdict(predict, "predict")) {
+    accepted = true;
+    FUZZ_CHECK(!predict.inputs.empty() && predict.inputs.size() <= kMax, "predict: 1..max inputs");
+    FUZZ_CHECK(predict.batch || predict.inputs.size() == 1, "predict: one input unless a batch");
+    const auto scores = serve::tei_scores(Task::Classification, {1.0, -2.0, 0.5}, 0.0, predict.raw_scores);
+    FUZZ_CHECK(serve::tei_predictions({"a", "b", "c"}, scores).size() == 3, "predict: every label");
+  }
+  const auto rerank = serve::decode_tei_rerank(body, type, kMax);
+  if (verdict(rerank, "rerank")) {
+    accepted = true;
+    FUZZ_CHECK(!rerank.texts.empty() && rerank.texts.size() <= kMax, "rerank: 1..max texts");
+    std::vector<double> scores(rerank.texts.size(), 0.5);
+    const auto ranks = serve::tei_ranks(rerank, scores);
+    FUZZ_CHECK(ranks.size() == rerank.texts.size(), "rerank: a rank per text");
+    (void)ranks.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  const auto tokenize = serve::decode_tei_tokenize(body, type, kMax);
+  if (verdict(tokenize, "tokenize")) {
+    accepted = true;
+    FUZZ_CHECK(!tokenize.inputs.empty() && tokenize.inputs.size() <= kMax, "tokenize: 1..max inputs");
+    for (const auto& text : tokenize.inputs) {
+      FUZZ_CHECK(serve::code_point_slice(text, 0, static_cast<int64_t>(text.size()) + 1) == text, "whole slice");
+      std::string joined;
+      for (int64_t i = 0; i <= static_cast<int64_t>(text.size()); ++i)
+        joined += serve::code_point_slice(text, i, i + 1);
+      FUZZ_CHECK(joined == text, "code points joined give the text");
+      (void)serve::tei_tokens(text, {{1, "[CLS]", true, -1, -1}, {2, "x", false, 0, 3}}).dump();
+    }
+  }
+  const auto similarity = serve::decode_tei_similarity(body, type, kMax);
+  if (verdict(similarity, "similarity")) {
+    accepted = true;
+    FUZZ_CHECK(!similarity.sentences.empty() && similarity.sentences.size() + 1 <= kMax, "similarity: 1..max-1");
+    FUZZ_CHECK(serve::is_similarity_body(body), "a similarity request is recognised as one");
+  }
+  return accepted;
+}
+
 }  // namespace
 
 const std::vector<Target>& targets() {
@@ -551,6 +612,11 @@ const std::vector<Target>& targets() {
        run_serve_request,
        {"serve_request"},
        "unif serve's POST /v1/predict body (first line: the Content-Type)"},
+      {"tei_request",
+       run_tei_request,
+       {"tei_request"},
+       "unif serve's text-embeddings-inference bodies: /predict, /rerank, /tokenize, /similarity (first line: the "
+       "Content-Type)"},
   };
   return all;
 }

@@ -10,6 +10,9 @@ fails=0
 ok() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 serve_start() {
+  # Emptied here, not only by the background redirection: the wait below must not read the line a
+  # previous server wrote.
+  : > "$tmp/serve.log"
   "$UNIF" serve --port 0 "$@" 2> "$tmp/serve.log" &
   pid=$!
   i=0

@@ -50,7 +50,7 @@ void Metrics::request(int status, double seconds, size_t records, size_t record_
   std::lock_guard<std::mutex> lock(mutex_);
   ++requests_;
   if (status != 200) ++request_errors_;
-  if (status == 503) ++rejected_full_;
+  if (status == 503 || status == 429) ++rejected_full_;  // 429: the TEI routes' answer
   records_ += records;
   record_errors_ += record_errors;
   duration_.observe(seconds);
@@ -76,11 +76,13 @@ std::string Metrics::render(size_t queued) const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
   counter(out, "unif_requests_total",
-          "Requests to the model routes answered (POST /v1/predict, /embed, /, /v1/embeddings).", requests_);
+          "Requests to the model routes answered (POST /v1/predict, /embed, /, /v1/embeddings, /predict, "
+          "/rerank, /similarity).",
+          requests_);
   counter(out, "unif_request_errors_total", "Requests to the model routes answered with a status other than 200.",
           request_errors_);
-  counter(out, "unif_requests_rejected_queue_full_total", "Requests answered 503 because the queue was full.",
-          rejected_full_);
+  counter(out, "unif_requests_rejected_queue_full_total",
+          "Requests answered 503 (429 on the TEI routes) because the queue was full.", rejected_full_);
   counter(out, "unif_requests_dropped_total",
           "Requests dropped before their batch ran because the client had closed the connection (status 499).",
           dropped_);
