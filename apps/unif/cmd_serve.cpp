@@ -131,7 +131,10 @@ std::string status_text(int status) {
   }
 }
 
-std::string error_body(const std::string& message) { return json{{"error", message}}.dump() + "\n"; }
+// Invalid UTF-8 in a message (bytes a client sent) becomes U+FFFD rather than a failed answer.
+std::string error_body(const std::string& message) {
+  return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
 
 void answer_error(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
@@ -740,7 +743,9 @@ int run_server(const ServeOptions& o) {
     return [&, api](const httplib::Request& req, httplib::Response& res) {
       const auto fail = [&](int status, const std::string& message, const std::string& param) {
         res.status = status;
-        res.set_content(serve::embed_error(api, message, param).dump() + "\n", "application/json");
+        res.set_content(
+            serve::embed_error(api, message, param).dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+            "application/json");
       };
       if (!embedder)
         return fail(api == serve::EmbeddingApi::Tei ? 424 : 400,

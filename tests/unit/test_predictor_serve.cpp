@@ -306,6 +306,11 @@ TEST_CASE("serve decodes a request body or says why it refuses it", "[serve]") {
   CHECK(decode_predict_request(R"({"inputs": []})", "").status == 200);
   CHECK(decode_predict_request(R"({"inputs": []})", "application/vnd.api+json").status == 200);
   CHECK(decode_predict_request(R"({"inputs": []})", "text/plain").status == 415);
+  // A Content-Type holding bytes that are not UTF-8 is named with them replaced: the answer is JSON.
+  const auto odd = decode_predict_request(R"({"inputs": []})", "text/\xff\xfe\x01plain");
+  CHECK(odd.status == 415);
+  CHECK(odd.error == "Content-Type must be application/json, not 'text/???plain'");
+  CHECK_NOTHROW(json{{"error", odd.error}}.dump());
   CHECK(decode_predict_request(R"({"inputs": [)", "application/json").status == 400);
   CHECK(decode_predict_request(R"({"input": []})", "application/json").status == 400);
   CHECK(decode_predict_request(R"({"inputs": {}})", "application/json").status == 400);

@@ -84,6 +84,15 @@ RequestFrame::State frame_chunks(std::string_view bytes, size_t at, size_t max_b
   }
 }
 
+// A header value for a message: printable ASCII kept, any other byte (a header may hold anything,
+// invalid UTF-8 too, which a JSON answer cannot carry) as '?', at most 100 bytes.
+std::string printable(std::string_view value) {
+  std::string out(value.substr(0, 100));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7E) c = '?';
+  return out;
+}
+
 }  // namespace
 
 JsonBody decode_json_body(std::string_view body, std::string_view content_type) {
@@ -91,7 +100,7 @@ JsonBody decode_json_body(std::string_view body, std::string_view content_type) 
   const auto type = media_type(content_type);
   if (!type.empty() && !is_json_type(type)) {
     r.status = 415;
-    r.error = "Content-Type must be application/json, not '" + std::string(content_type.substr(0, 100)) + "'";
+    r.error = "Content-Type must be application/json, not '" + printable(content_type) + "'";
     return r;
   }
   try {
