@@ -14,6 +14,7 @@
 #include "apps/unif/commands.h"
 #include "framework/common/error.h"
 #include "framework/config/run_config.h"
+#include "framework/data/ranking.h"
 #include "framework/inference/predictor.h"
 
 namespace unif::app {
@@ -37,7 +38,9 @@ Command add_eval(CLI::App& app) {
   auto sets = std::make_shared<std::vector<std::string>>();
   cmd->add_option("config", *config, "YAML run configuration (optional with --data)");
   cmd->add_option("--model", *model, "Model directory (ours or a plain HF one)")->required();
-  cmd->add_option("--data", *data, "Labelled file to evaluate on (JSONL, TSV, CSV, CoNLL); replaces data.dev");
+  cmd->add_option("--data", *data,
+                  "Labelled file to evaluate on (JSONL, TSV, CSV, CoNLL); replaces data.dev. A pair model also takes a "
+                  "ranking file: {\"query\", \"texts\": [...], \"labels\": [...]} a line");
   cmd->add_flag("--report", *report,
                 "Per-class precision, recall, F1 and support (per label for multilabel, per entity type for "
                 "token classification; the confusion matrix for classification): the table on stderr, its numbers "
@@ -51,6 +54,19 @@ Command add_eval(CLI::App& app) {
       throw UserError(
           "unif eval: give a config (its data.dev is evaluated) or --data FILE (or both); an embedding model also "
           "takes a retrieval set alone (--set data.retrieval.queries=FILE --set data.retrieval.corpus=FILE)");
+    // A ranking file (one {"query", "texts", "labels"} a line) ranks each query's texts by a pair
+    // model's scores: the retrieval metrics (Predictor::evaluate_ranking).
+    if (!data->empty() && framework::is_ranking_file(*data)) {
+      PredictorOptions options;
+      options.quantize = *quantize;
+      if (!config->empty())
+        options = Predictor::options_for(framework::load_config(*config, *sets, framework::Purpose::Eval), *quantize);
+      const auto ranker = Predictor::load(*model, options);
+      if (!ranker.quantization().empty()) std::fprintf(stderr, "%s\n", ranker.quantization().c_str());
+      if (*report) throw UserError("--report: a ranking has no classes to report on");
+      std::cout << ranker.evaluate_ranking(*data).to_json().dump() << std::endl;
+      return 0;
+    }
     // With a config: its devices and model.unpadded say how to load the model. Without one, the
     // model directory says the task and fields, and the --set overrides may ask for other options.
     std::optional<framework::RunConfig> cfg;

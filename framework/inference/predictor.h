@@ -240,6 +240,17 @@ class Predictor {
   /// UserError when config.task is not the model's, the data's fields do not fit the model, or the
   /// task has no classes to report on.
   EvalResult evaluate(const framework::RunConfig& config, bool report = false) const;
+  /// A pair model as a reranker on a ranking file (framework/data/ranking.h: one {"query", "texts",
+  /// "labels"} a line): each query's texts ranked by the model's score of (query, text), the ranking
+  /// metrics of framework/metrics/retrieval.h (mrr@10, ndcg@10, map@100, recall@K, accuracy@K) over
+  /// the queries with a relevant text; "examples" counts those, "queries_without_relevant" the rest.
+  /// The score of a pair: a regression model's value, a 2-label classifier's last logit minus its
+  /// first (the order of the last label's probability), a 1-label multilabel model's logit.
+  /// UserError for another model, or a bad file.
+  EvalResult evaluate_ranking(const std::filesystem::path& file) const;
+  /// The ranking score of one answer of a pair model (see evaluate_ranking); UserError for a
+  /// model that is not one, or an answer with an error.
+  double ranking_score(const Prediction& p) const;
   /// The configuration evaluate() takes for a model without a config file: the directory's task,
   /// input fields, label field and span settings, `data` as data.dev, then `sets` (--set a.b=v).
   framework::RunConfig eval_config(const std::string& data, const std::vector<std::string>& sets = {}) const;

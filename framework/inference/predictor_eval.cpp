@@ -11,7 +11,9 @@
 #include "framework/inference/predictor.h"
 #include "framework/inference/predictor_state.h"
 #include "framework/metrics/metric_set.h"
+#include "framework/data/ranking.h"
 #include "framework/data/retrieval.h"
+#include "framework/metrics/retrieval.h"
 #include "framework/model/evaluate.h"
 #include "framework/model/retrieval_eval.h"
 #include "framework/model/setup.h"
@@ -121,6 +123,70 @@ EvalResult Predictor::evaluate(const fw::RunConfig& cfg, bool report) const {
     out.report = r->json();
   }
   return out;
+}
+
+double Predictor::ranking_score(const Prediction& p) const {
+  if (!p.ok()) throw UserError(p.error);
+  const Task t = task();
+  const auto n = labels().size();
+  if (t == Task::Regression) return p.value;
+  if (t == Task::Classification && n == 2 && p.logits.size() == 2) return p.logits[1] - p.logits[0];
+  if (t == Task::Multilabel && n == 1 && p.logits.size() == 1) return p.logits[0];
+  throw UserError(
+      "ranking needs a pair model that scores a pair: a regression model, a classifier with 2 labels or a "
+      "multilabel model with 1; this one is a " +
+      to_string(t) + " model with " + std::to_string(n) + " labels");
+}
+
+EvalResult Predictor::evaluate_ranking(const std::filesystem::path& file) const {
+  const auto groups = fw::read_ranking_file(file);
+  {  // the model kind first: a wrong model is one error, not one per record
+    Prediction probe;
+    probe.task = task();
+    probe.value = 0;
+    probe.logits.assign(task() == Task::Regression ? 0 : labels().size(), 0.0);
+    (void)ranking_score(probe);
+  }
+  // Every (query, text) pair, in chunks: predict() sorts each chunk by length over the workers.
+  std::vector<nlohmann::json> pairs;
+  std::vector<std::pair<size_t, size_t>> slot;  // (group, text)
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t i = 0; i < groups[g].texts.size(); ++i) {
+      pairs.push_back(nlohmann::json::array({groups[g].query, groups[g].texts[i]}));
+      slot.emplace_back(g, i);
+    }
+  std::vector<std::vector<double>> scores(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) scores[g].resize(groups[g].texts.size());
+  constexpr size_t kChunk = 4096;
+  for (size_t at = 0; at < pairs.size(); at += kChunk) {
+    const std::vector<nlohmann::json> chunk(
+        pairs.begin() + static_cast<std::ptrdiff_t>(at),
+        pairs.begin() + static_cast<std::ptrdiff_t>(std::min(pairs.size(), at + kChunk)));
+    const auto answers = predict(chunk);
+    for (size_t k = 0; k < answers.size(); ++k) {
+      const auto [g, i] = slot[at + k];
+      if (!answers[k].ok())
+        throw UserError(file.string() + ":" + std::to_string(groups[g].line) + ": texts[" + std::to_string(i) +
+                        "]: " + answers[k].error);
+      scores[g][i] = ranking_score(answers[k]);
+    }
+  }
+  std::vector<fw::RankingQuery> queries;
+  int64_t without = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].relevant.empty()) {
+      ++without;
+      continue;
+    }
+    queries.push_back({scores[g], groups[g].relevant});
+  }
+  if (queries.empty())
+    throw UserError(file.string() + ": no query has a relevant text (a label above 0): nothing to rank");
+  EvalResult r;
+  for (const auto& [name, value] : fw::retrieval_metrics(queries)) r.metrics[name] = value;
+  r.metrics["queries_without_relevant"] = static_cast<double>(without);
+  r.examples = static_cast<int64_t>(queries.size());
+  return r;
 }
 
 }  // namespace unif
