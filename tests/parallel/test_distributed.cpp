@@ -500,7 +500,7 @@ TEST_CASE("a save slower than UNIF_DIST_TIMEOUT does not fail the other ranks", 
   // Saves at steps 2 and 3 take over twice the collectives' timeout (the hook slows rank 0's only:
   // the other ranks do not save).
   run_two(cfg, {"training.batch_size=4", "training.max_steps=3", "training.save_every=2", "training.eval_every=1"},
-          tmp.path, "slow", {{"UNIF_DIST_TIMEOUT", "5"}, {"UNIF_TEST_SLOW_SAVE_MS", "12000"}});
+          tmp.path, "slow", {{"UNIF_DIST_TIMEOUT", "3"}, {"UNIF_TEST_SLOW_SAVE_MS", "7000"}});
   CHECK(fs::exists(tmp.path / "out" / "final" / "COMPLETE"));
 }
 
