@@ -22,7 +22,7 @@ targets=("$@")
 # Debian's clang and its libFuzzer runtime (libclang-rt-dev), and the libraries the parsers use.
 missing=()
 for p in clang libclang-rt-dev cmake ninja-build ccache libtorch-dev libyaml-cpp-dev nlohmann-json3-dev \
-         libutf8proc-dev libzip-dev; do
+         libutf8proc-dev libzip-dev pkg-config libcpp-httplib-dev; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then

@@ -27,7 +27,9 @@ Command add_embed(CLI::App& app) {
   auto no_normalize = std::make_shared<bool>(false);
   auto keep_going = std::make_shared<bool>(false);
   auto quantize = std::make_shared<std::string>("none");
-  cmd->add_option("--model", *model, "Embedding model directory (unif's, sentence-transformers', or a plain HF one)")
+  cmd->add_option("--model", *model,
+                  "Embedding model directory (unif's, sentence-transformers', or a plain HF one), or a Hub id "
+                  "(org/name) through the Hugging Face cache")
       ->required();
   cmd->add_option("--input", *input, "JSONL, .tsv or .csv file of texts; - reads standard input")->required();
   cmd->add_option("--output", *output, "Write here instead of standard output (- is standard output)");

@@ -100,7 +100,9 @@ Command add_predict(CLI::App& app) {
   auto keep_going = std::make_shared<bool>(false);
   auto top_k = std::make_shared<int64_t>(0);
   auto quantize = std::make_shared<std::string>("none");
-  cmd->add_option("--model", *model, "Model directory (ours or a plain HF one)")->required();
+  cmd->add_option("--model", *model,
+                  "Model directory (ours or a plain HF one), or a Hub id (org/name) through the Hugging Face cache")
+      ->required();
   cmd->add_option("--input", *input,
                   "JSONL, .tsv, .csv (or .conll for token classification) file of inputs; - reads standard input")
       ->required();

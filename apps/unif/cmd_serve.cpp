@@ -61,6 +61,7 @@
 #include "apps/unif/serve/request.h"
 #include "apps/unif/serve/tei_api.h"
 #include "framework/common/error.h"
+#include "framework/common/hub_cache.h"
 #include "framework/inference/batcher.h"
 #include "framework/inference/predictor.h"
 #include "framework/inference/standard_records.h"
@@ -947,7 +948,9 @@ int run_server(const ServeOptions& o) {
     res.set_content(answer.dump() + "\n", "application/json");
   });
   serve::TeiServerInfo info;
-  {
+  if (is_hub_model_name(o.model)) {
+    info.model_id = o.model;  // the Hub id, as text-embeddings-inference names its model
+  } else {
     auto dir = std::filesystem::path(o.model).lexically_normal();
     if (dir.filename().empty()) dir = dir.parent_path();
     if (dir.filename().empty() || dir.filename() == "." || dir.filename() == "..")
@@ -1071,7 +1074,9 @@ int run_server(const ServeOptions& o) {
 Command add_serve(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "Serve a model directory over HTTP (POST /v1/predict, /health, /metrics)");
   auto o = std::make_shared<ServeOptions>();
-  cmd->add_option("--model", o->model, "Model directory (ours or a plain HF one)")->required();
+  cmd->add_option("--model", o->model,
+                  "Model directory (ours or a plain HF one), or a Hub id (org/name) through the Hugging Face cache")
+      ->required();
   cmd->add_option("--host", o->host, "Address to listen on (default 127.0.0.1: this machine only)");
   cmd->add_option("--port", o->port, "Port (default 8080; 0 picks a free one)")->check(CLI::Range(0, 65535));
   cmd->add_option("--max-batch", o->max_batch, "Most records run as one batch (default 32)")

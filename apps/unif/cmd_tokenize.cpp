@@ -12,6 +12,7 @@
 #include "framework/checkpoint/hf_config.h"
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
+#include "framework/common/hub_cache.h"
 #include "framework/model/tokenizer_files.h"
 #include "framework/text/bert_tokenizer.h"
 #include "framework/text/encoding.h"
@@ -39,7 +40,7 @@ int run_tokenize(const TokenizeArgs& args, bool encode_inputs) {
   if (!args.model.empty()) {
     // The model's family (config.json's model_type) names its tokenizer; lower-casing as its
     // tokenizer_config.json says (else true, as HF's BertTokenizer), --cased keeps case.
-    const std::filesystem::path dir = resolve_hf_dir(expand_model_path(args.model));
+    const std::filesystem::path dir = resolve_hf_dir(resolve_model(args.model, "main", "--model"));
     if (!std::filesystem::is_regular_file(dir / "config.json"))
       throw UserError("--model: '" + args.model + "' has no config.json (expected a model directory)");
     const auto hf = read_hf_config(dir / "config.json");
@@ -99,7 +100,9 @@ Command add_tokenize(CLI::App& app) {
       "each of length N: [CLS] text [SEP] (the model's own template, e.g. <s> text </s>), truncated\n"
       "and padded; a line containing a TAB is a sentence pair: the text before the first TAB is a,\n"
       "the rest is b ([CLS] a [SEP] b [SEP], token types 0/1). \\r\\n line endings are accepted.");
-  cmd->add_option("--model", args->model, "a model directory (config.json + its tokenizer files)");
+  cmd->add_option("--model", args->model,
+                  "a model directory (config.json + its tokenizer files), or a Hub id (org/name) through the "
+                  "Hugging Face cache");
   cmd->add_option("--vocab", args->vocab, "vocab.txt: one WordPiece token per line");
   cmd->add_flag("--cased", args->cased, "keep case and accents (default: lower-case, strip accents)");
   auto* len =

@@ -70,6 +70,7 @@ struct Fields<ModelConfig> {
   template <class V>
   static void visit(V& v) {
     v("pretrained", &S::pretrained, kNullable);
+    v("revision", &S::revision, kNotNull);  // of a Hub id pretrained
     v("bert", &S::bert);
     v("config", &S::config);  // a mapping of HF config fields, passed through
     v("vocab", &S::vocab, kNullable);

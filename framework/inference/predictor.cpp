@@ -14,6 +14,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "framework/common/error.h"
+#include "framework/common/hub_cache.h"
 #include "framework/data/dataset.h"
 #include "framework/data/word_windows.h"
 #include "framework/engines/auto_devices.h"
@@ -387,9 +388,10 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
   fw::check_present(devices);
   auto s = std::make_shared<State>();
   s->options = options;
-  s->dir = dir;
-  s->lm = fw::load_model_dir(dir, options.unpadded);
-  s->plain_hf = !std::filesystem::exists(dir / "unif.yaml");
+  // A Hub id ("org/name") that is no directory: its snapshot in the Hugging Face cache (hub_cache.h).
+  s->dir = resolve_model(dir.string(), "main", "--model");
+  s->lm = fw::load_model_dir(s->dir, options.unpadded);
+  s->plain_hf = !std::filesystem::exists(s->dir / "unif.yaml");
   s->labels = fw::LabelSet::from_names(s->lm.meta.labels);
   const auto device = fw::eval_device(devices);
   if (device.is_cuda()) s->lm.model->to(device);

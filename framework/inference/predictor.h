@@ -193,8 +193,10 @@ struct EvalResult {
 
 class Predictor {
  public:
-  /// Loads a model directory (ours, with unif.yaml, or a plain HF one). UserError for a directory
-  /// that is missing, incomplete or corrupt, or a device that is not there.
+  /// Loads a model directory (ours, with unif.yaml, or a plain HF one), or a Hub id ("org/name")
+  /// that is no directory through the Hugging Face cache, downloaded when absent (hub_cache.h).
+  /// UserError for a directory that is missing, incomplete or corrupt, a model that cannot be had,
+  /// or a device that is not there.
   static Predictor load(const std::filesystem::path& dir, const PredictorOptions& options = {});
 
   /// One Prediction per record, in order. A record that is not a JSON object, or lacks a field,

@@ -41,6 +41,7 @@ output_dir: runs/x
 seed: 7
 model:
   pretrained: models/base
+  revision: v2
   bert: {vocab_size: 100, hidden_size: 48, num_hidden_layers: 3, num_attention_heads: 6,
          intermediate_size: 96, hidden_act: relu, hidden_dropout_prob: 0.0,
          attention_probs_dropout_prob: 0.05, max_position_embeddings: 256, type_vocab_size: 1,
@@ -210,6 +211,7 @@ TEST_CASE("every key is parsed", "[unit][config]") {
   CHECK(c.seed == 7);
   const BertOverrides& b = c.model.bert;
   CHECK(c.model.pretrained == "models/base");
+  CHECK(c.model.revision == "v2");
   CHECK(b.vocab_size == 100);
   CHECK(b.hidden_size == 48);
   CHECK(b.num_hidden_layers == 3);
@@ -733,6 +735,17 @@ TEST_CASE("overrides win over the file, later over earlier", "[unit][config]") {
   CHECK(s.training.optimizer.lr == 5e-5);
   // An override can fix a bad value in the file.
   CHECK(parse_config("training: {batch_size: -1}", "o.yaml", {"training.batch_size=4"}).training.batch_size == 4);
+}
+
+TEST_CASE("model.revision: a branch, tag or commit the cache's refs/ can hold", "[unit][config]") {
+  CHECK(parse_config("", "r.yaml").model.revision == "main");
+  CHECK(parse_config("model: {revision: v1.0}", "r.yaml").model.revision == "v1.0");
+  CHECK(parse_config("model: {revision: refs/pr/1}", "r.yaml").model.revision == "refs/pr/1");
+  for (const char* bad : {"model: {revision: ../x}", "model: {revision: /abs}", "model: {revision: ''}",
+                          "model: {revision: 'a b'}", "model: {revision: null}"}) {
+    INFO(bad);
+    CHECK_THAT(error_of(bad), Catch::Contains("model.revision"));
+  }
 }
 
 TEST_CASE("purpose-specific requirements", "[unit][config]") {

@@ -58,6 +58,7 @@ output_dir: runs/demo
 seed: 42
 model:
   pretrained: ~
+  revision: main
   bert: {}
   config: {}
   vocab: ~
@@ -157,6 +158,7 @@ output_dir: "123"
 seed: 7
 model:
   pretrained: null
+  revision: v1.0
   bert: {vocab_size: 100, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 128, hidden_act: gelu_new, hidden_dropout_prob: 0.05, attention_probs_dropout_prob: 0.0, max_position_embeddings: 256, type_vocab_size: 2, initializer_range: 0.02, layer_norm_eps: 1e-12, pad_token_id: 0, classifier_dropout: 0.3}
   config: {hidden_dropout_prob: 0.25, rope_theta: 10000, pos_att_type: [p2c, c2p], name: "yes"}
   vocab: v.txt
@@ -223,6 +225,7 @@ output_dir: "123"
 seed: 7
 model:
   pretrained: ~
+  revision: v1.0
   bert:
     vocab_size: 100
     hidden_size: 64
