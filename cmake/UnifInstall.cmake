@@ -48,6 +48,8 @@ function(unif_header_closure out)
   endwhile()
   set(${out} ${seen} PARENT_SCOPE)
 endfunction()
+# The umbrella's list of includes decides the closure: a change to it reconfigures.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/unif/unif.h)
 file(STRINGS ${PROJECT_SOURCE_DIR}/include/unif/unif.h umbrella_lines REGEX "^#include \"")
 set(unif_public_roots "")
 foreach(line ${umbrella_lines})

@@ -5,6 +5,7 @@
 
 // Errors every entry point throws (unif::framework::Error and its kinds).
 #include "framework/common/error.h"
+#include "framework/common/runtime.h"
 
 // The run configuration: YAML -> typed RunConfig, validated.
 #include "framework/config/run_config.h"

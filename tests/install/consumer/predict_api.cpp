@@ -7,6 +7,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) return std::cerr << "usage: predict_api MODEL_DIR TEXT...\n", 2;
+  unif::init_runtime(argc, argv);  // threads and the BLAS kernels as `unif` sets them (may re-exec once)
   try {
     unif::PredictorOptions options;  // device "cpu", batch_size 32, threads 0 = automatic
     options.top_k = 2;               // classification: "top", the 2 best labels with their scores

@@ -105,6 +105,7 @@ int run(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  init_runtime(argc, argv);  // threads and the BLAS kernels as `unif` sets them (may re-exec once)
   try {
     return run(argc, argv);
   } catch (const UserError& e) {
