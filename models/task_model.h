@@ -36,7 +36,19 @@ class TaskModel : public torch::nn::Module {
   /// gradient cache (framework/engines/gradient_cache.h: memory bounded by that piece, gradients
   /// unchanged); 0 (the default): the whole shard at once, its graph kept.
   virtual int64_t gradient_cache_rows(const Batch& batch) const { return 0; }
+
+  /// The tags of one token-task sequence from its logits at the positions that carry a tag (T, C):
+  /// each word's first piece, in order. The default takes each row's argmax; a model with a CRF
+  /// decodes the best sequence (Viterbi). With `probs`, each chosen tag's probability (T) (the
+  /// softmax; a CRF's marginal).
+  virtual torch::Tensor decode_tags(const torch::Tensor& emissions, torch::Tensor* probs = nullptr) const;
 };
+
+inline torch::Tensor TaskModel::decode_tags(const torch::Tensor& emissions, torch::Tensor* probs) const {
+  auto tags = emissions.argmax(-1);
+  if (probs) *probs = emissions.to(torch::kDouble).softmax(-1).gather(1, tags.unsqueeze(1)).squeeze(1);
+  return tags;
+}
 
 inline torch::Tensor TaskModel::batch_loss(const ModelOutput&, const Batch&) const {
   throw std::logic_error("TaskModel::batch_loss: this model's loss is a sum of per-example losses");

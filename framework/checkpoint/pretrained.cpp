@@ -197,6 +197,11 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
         ++it;
     }
   }
+  {
+    std::vector<std::string> names;
+    for (const auto& [name, t] : weights) names.push_back(name);
+    result.model->adopt_checkpoint_modules(names);
+  }
   result.report = load_state_dict(*result.model, weights);
   if (options.strict) {
     std::vector<std::string> encoder_missing;

@@ -49,6 +49,7 @@ bool operator==(const ParallelConfig& a, const ParallelConfig& b) { return equal
 bool operator==(const AdversarialConfig& a, const AdversarialConfig& b) { return equal_fields(a, b); }
 bool operator==(const SpanConfig& a, const SpanConfig& b) { return equal_fields(a, b); }
 bool operator==(const EmbeddingConfig& a, const EmbeddingConfig& b) { return equal_fields(a, b); }
+bool operator==(const CrfConfig& a, const CrfConfig& b) { return equal_fields(a, b); }
 bool operator==(const RunConfig& a, const RunConfig& b) { return equal_fields(a, b); }
 
 }  // namespace unif::framework

@@ -83,6 +83,7 @@ struct Fields<ModelConfig> {
     v("whole_word_mask", &S::whole_word_mask);
     v("pooling", &S::pooling, kPoolings);  // null = the pretrained directory's
     v("normalize", &S::normalize);         // null = the pretrained directory's
+    v("crf", &S::crf);                     // token_classification
   }
 };
 
@@ -236,6 +237,9 @@ struct Fields<SpanConfig> {
     v("max_answer_length", &S::max_answer_length, kPositiveInt);
     v("n_best_size", &S::n_best_size, kPositiveInt);
     v("metric", &S::metric);
+    v("null_score_diff_threshold", &S::null_score_diff_threshold, kAnyNumber);
+    v("verifier", &S::verifier);
+    v("verifier_weight", &S::verifier_weight, kUnitClosed);
   }
 };
 
@@ -251,6 +255,15 @@ struct Fields<EmbeddingConfig> {
     v("mini_batch_size", &S::mini_batch_size, kPositiveInt);
     v("matryoshka_dims", &S::matryoshka_dims, kPositiveInt);
     v("matryoshka_weights", &S::matryoshka_weights, kPositiveNumber);
+  }
+};
+
+template <>
+struct Fields<CrfConfig> {
+  using S = CrfConfig;
+  template <class V>
+  static void visit(V& v) {
+    v("constrained", &S::constrained);
   }
 };
 
@@ -281,6 +294,7 @@ struct Fields<RunConfig> {
     v("span", &S::span);
     v("distill", &S::distill);
     v("embedding", &S::embedding);
+    v("crf", &S::crf);
   }
 };
 

@@ -49,6 +49,12 @@ void write_model_meta(const std::filesystem::path& file, const ModelMeta& meta) 
     out << YAML::Key << "max_answer_length" << YAML::Value << meta.span.max_answer_length;
     out << YAML::Key << "n_best_size" << YAML::Value << meta.span.n_best_size;
     out << YAML::Key << "metric" << YAML::Value << name_of(meta.span.metric);
+    if (meta.span.unanswerable) {  // SQuAD 2.0 style: the model may answer nothing
+      out << YAML::Key << "unanswerable" << YAML::Value << true;
+      out << YAML::Key << "null_score_diff_threshold" << YAML::Value << meta.span.null_score_diff_threshold;
+      out << YAML::Key << "verifier" << YAML::Value << meta.span.verifier;
+      out << YAML::Key << "verifier_weight" << YAML::Value << meta.span.verifier_weight;
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
@@ -111,6 +117,10 @@ ModelMeta read_model_meta(const std::filesystem::path& file) {
     get_in(span, "n_best_size", m.span.n_best_size);
     std::string metric = name_of(m.span.metric);
     get_in(span, "metric", metric);
+    get_in(span, "unanswerable", m.span.unanswerable);
+    get_in(span, "null_score_diff_threshold", m.span.null_score_diff_threshold);
+    get_in(span, "verifier", m.span.verifier);
+    get_in(span, "verifier_weight", m.span.verifier_weight);
     if (m.span.doc_stride < 1 || m.span.max_query_length < 1 || m.span.max_answer_length < 1 || m.span.n_best_size < 1)
       throw UserError(file.string() +
                       ": span: doc_stride, max_query_length, max_answer_length and n_best_size "

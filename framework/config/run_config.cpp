@@ -498,6 +498,20 @@ void check(Section& s, RunConfig& c, const RunConfig&) {
   if (c.task != Task::Embedding && (c.model.pooling || c.model.normalize))
     s.context().report(c.model.pooling ? "model.pooling" : "model.normalize",
                        "expected null for task " + to_string(c.task) + " (pooling and normalize are task embedding's)");
+  if (c.model.crf && c.task != Task::TokenClassification)
+    s.context().report("model.crf", "expected false for task " + to_string(c.task) +
+                                        ": a CRF tags sequences (task token_classification)");
+  if (c.model.crf && !(loss == LossConfig{}))
+    s.context().report("training.loss",
+                       "expected the defaults with model.crf (label_smoothing 0, focal_gamma 0, class_weights "
+                       "null): the CRF's loss is the tag sequence's negative log-likelihood");
+  if (c.task == Task::SpanExtraction && c.span.verifier && !c.distill.teacher.empty())
+    s.context().report("distill.teacher",
+                       "expected null with span.verifier: distillation matches the start and end distributions only");
+  if (c.model.crf && !c.distill.teacher.empty())
+    s.context().report("distill.teacher",
+                       "expected null with model.crf: distillation matches per-token distributions, which a "
+                       "CRF's sequence scores are not");
   if (c.task == Task::SpanExtraction && c.model.max_seq_length < 5)
     s.context().report("model.max_seq_length",
                        "expected at least 5 for span_extraction ([CLS] question [SEP] "

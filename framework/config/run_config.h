@@ -77,6 +77,8 @@ struct ModelConfig {
   /// embedding: L2-normalize the embeddings; unset (YAML null) = the pretrained directory's
   /// (a sentence-transformers Normalize module), else false.
   std::optional<bool> normalize;
+  /// token_classification: a linear-chain CRF over the tag scores (models/heads/crf.h).
+  bool crf = false;
 };
 
 /// text_fields/label_field defaults depend on the task when the YAML leaves them out:
@@ -215,6 +217,23 @@ struct SpanConfig {
   int64_t max_answer_length = 30;  // longest answer, in word pieces, the decoder considers
   int64_t n_best_size = 20;        // start and end candidates per window
   SpanMetric metric = SpanMetric::Auto;
+  /// Unanswerable questions: a question is answered "" (no answer) when the null score ([CLS]'s
+  /// start + end logits, the least over its windows) exceeds the best span's by more than this.
+  double null_score_diff_threshold = 0.0;
+  /// Unanswerable questions: an answerability classifier on [CLS] trained with the spans, its
+  /// logit weighed into the null decision (docs/span-extraction.md).
+  bool verifier = false;
+  /// With the verifier: the null odds are (1 - w) · (null score - best span score) + w · the
+  /// verifier's logit (the least over the windows).
+  double verifier_weight = 0.5;
+  /// Not a key: whether the model answers null at all. Set when the training data holds a question
+  /// without answers (SQuAD 2.0 style), and kept in the model directory's unif.yaml.
+  bool unanswerable = false;
+};
+
+/// `crf`: the CRF of model.crf (token_classification).
+struct CrfConfig {
+  bool constrained = true;  // forbid the moves the labels' BIO / BIOES scheme disallows
 };
 
 struct RunConfig {
@@ -229,6 +248,7 @@ struct RunConfig {
   SpanConfig span;
   DistillConfig distill;
   EmbeddingConfig embedding;
+  CrfConfig crf;
   std::filesystem::path source;  // the file (or source name) read; not part of the value
 };
 
@@ -288,6 +308,7 @@ bool operator==(const ParallelConfig& a, const ParallelConfig& b);
 bool operator==(const AdversarialConfig& a, const AdversarialConfig& b);
 bool operator==(const SpanConfig& a, const SpanConfig& b);
 bool operator==(const EmbeddingConfig& a, const EmbeddingConfig& b);
+bool operator==(const CrfConfig& a, const CrfConfig& b);
 bool operator==(const LossConfig& a, const LossConfig& b);
 bool operator==(const EarlyStoppingConfig& a, const EarlyStoppingConfig& b);
 bool operator==(const FreezeConfig& a, const FreezeConfig& b);

@@ -103,10 +103,8 @@ std::vector<Example> make_span_examples(const DataConfig& cfg, const std::filesy
       continue;
     }
     ex.answers = parse_answers(file, r, cfg.label_field, *av);
-    if (ex.answers.empty()) {
-      if (require_labels)
-        throw UserError(where(file, r) + "field '" + cfg.label_field +
-                        "' has no answers (SQuAD v1.1 style data: every question has an answer in its context)");
+    if (ex.answers.empty()) {  // unanswerable (SQuAD 2.0 style): every window targets [CLS]
+      ex.has_label = true;
       out.push_back(std::move(ex));
       continue;
     }

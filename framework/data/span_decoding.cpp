@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "framework/text/unicode.h"
@@ -64,6 +65,37 @@ std::vector<SpanCandidate> decode_spans(const Example& example, const std::vecto
     out.push_back(std::move(c));
   }
   return out;
+}
+
+double null_score(const std::vector<torch::Tensor>& logits) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& t : logits) {
+    if (t.size(0) == 0) continue;
+    const auto row = t[0].to(torch::kDouble);
+    best = std::min(best, row[0].item<double>() + row[1].item<double>());
+  }
+  return best;
+}
+
+double null_odds(const std::vector<SpanCandidate>& candidates, const std::vector<torch::Tensor>& logits,
+                 double verifier_weight) {
+  if (candidates.empty()) return std::numeric_limits<double>::infinity();
+  const double span = null_score(logits) - candidates.front().score;
+  if (logits.empty() || logits.front().dim() != 2 || logits.front().size(1) < 3) return span;
+  double verdict = std::numeric_limits<double>::infinity();
+  for (const auto& t : logits)
+    if (t.size(0) > 0) verdict = std::min(verdict, t[0][2].item<double>());
+  return (1.0 - verifier_weight) * span + verifier_weight * verdict;
+}
+
+SpanCandidate decide_null(const std::vector<SpanCandidate>& candidates, const std::vector<torch::Tensor>& logits,
+                          double odds, double threshold) {
+  if (!candidates.empty() && !(odds > threshold)) return candidates.front();
+  SpanCandidate none;
+  none.no_answer = true;
+  none.score = null_score(logits);
+  none.probability = 1.0 / (1.0 + std::exp(-odds));  // the sigmoid of the null odds (1 without a span)
+  return none;
 }
 
 std::string first_sentence(const std::string& context) {

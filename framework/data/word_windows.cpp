@@ -61,19 +61,41 @@ std::vector<EncodedExample> encode_word_windows(const Tokenizer& tokenizer, cons
   return out;
 }
 
+torch::Tensor decode_word_starts(const torch::Tensor& logits, const std::vector<int64_t>& word_start,
+                                 const TagDecoder& decode, torch::Tensor* probs) {
+  const int64_t l = logits.size(0);
+  std::vector<int64_t> rows;
+  for (int64_t p = 0; p < l && p < static_cast<int64_t>(word_start.size()); ++p)
+    if (word_start[static_cast<size_t>(p)] >= 0) rows.push_back(p);
+  auto tags = torch::full({l}, -1, torch::kLong);
+  if (probs) *probs = torch::full({l}, std::numeric_limits<double>::quiet_NaN(), torch::kDouble);
+  if (rows.empty()) return tags;
+  const auto index = torch::tensor(rows, torch::kLong);
+  const auto emissions = logits.index_select(0, index);
+  torch::Tensor chosen, p;
+  if (decode) {
+    chosen = decode(emissions, probs ? &p : nullptr);
+  } else {
+    chosen = emissions.argmax(-1);
+    if (probs) p = emissions.to(torch::kDouble).softmax(-1).gather(1, chosen.unsqueeze(1)).squeeze(1);
+  }
+  tags.index_copy_(0, index, chosen.to(torch::kLong).cpu());
+  if (probs) probs->index_copy_(0, index, p.to(torch::kDouble).cpu());
+  return tags;
+}
+
 std::vector<std::optional<int64_t>> word_window_predictions(const Example& example,
                                                             const std::vector<const EncodedExample*>& windows,
                                                             const std::vector<torch::Tensor>& logits,
-                                                            std::vector<double>* scores) {
+                                                            std::vector<double>* scores, const TagDecoder& decode) {
   std::vector<std::optional<int64_t>> out(example.texts.size());
   if (scores) scores->assign(example.texts.size(), std::numeric_limits<double>::quiet_NaN());
   std::vector<int64_t> best(example.texts.size(), -1);  // the context of the window each tag came from
   for (size_t k = 0; k < windows.size(); ++k) {
     const auto& starts = windows[k]->word_start;
-    const auto arg = logits[k].argmax(-1);
-    const auto a = arg.accessor<int64_t, 1>();
     torch::Tensor probs;
-    if (scores) probs = torch::softmax(logits[k].to(torch::kDouble), -1).contiguous();
+    const auto arg = decode_word_starts(logits[k], starts, decode, scores ? &probs : nullptr);
+    const auto a = arg.accessor<int64_t, 1>();
     const auto pieces = static_cast<int64_t>(starts.size()) - 2;  // without [CLS] and [SEP]
     for (size_t p = 0; p < starts.size() && static_cast<int64_t>(p) < arg.size(0); ++p) {
       if (starts[p] < 0) continue;
@@ -82,7 +104,7 @@ std::vector<std::optional<int64_t>> word_window_predictions(const Example& examp
       if (context > best[w]) {
         best[w] = context;
         out[w] = a[static_cast<int64_t>(p)];
-        if (scores) (*scores)[w] = probs[static_cast<int64_t>(p)][*out[w]].item<double>();
+        if (scores) (*scores)[w] = probs[static_cast<int64_t>(p)].item<double>();
       }
     }
   }

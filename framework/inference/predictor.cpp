@@ -87,7 +87,10 @@ json Prediction::to_json() const {
         }
         break;
       }
-      case PredictKind::Answer: j = {{"answer", answer}, {"start", start}, {"end", end}, {"score", score}}; break;
+      case PredictKind::Answer:
+        j = no_answer ? nlohmann::json{{"answer", ""}, {"no_answer", true}, {"score", score}}
+                      : nlohmann::json{{"answer", answer}, {"start", start}, {"end", end}, {"score", score}};
+        break;
       case PredictKind::Masks: {
         json m = json::array();
         for (const auto& f : masks) m.push_back({{"tokens", f.tokens}, {"scores", f.scores}});
@@ -349,7 +352,10 @@ Prediction Predictor::State::postprocess(const PreparedRecord& record, const For
       std::vector<const fw::EncodedExample*> windows;
       for (const auto& e : in.encoded)
         if (e.example == 0) windows.push_back(&e);
-      for (const auto& id : fw::word_window_predictions(in.examples.front(), windows, logits, &p.tag_scores))
+      const fw::TagDecoder decode = [this](const torch::Tensor& e, torch::Tensor* probs) {
+        return lm.model->decode_tags(e, probs);  // argmax, or a CRF's Viterbi path and marginals
+      };
+      for (const auto& id : fw::word_window_predictions(in.examples.front(), windows, logits, &p.tag_scores, decode))
         p.tags.push_back(id ? std::optional<std::string>(labels.names.at(static_cast<size_t>(*id))) : std::nullopt);
       if (in.text_input) {
         p.has_entities = true;
@@ -364,6 +370,7 @@ Prediction Predictor::State::postprocess(const PreparedRecord& record, const For
       p.start = a.start;
       p.end = a.end;
       p.score = a.score;
+      p.no_answer = a.no_answer;
       break;
     }
     case PredictKind::Masks: break;

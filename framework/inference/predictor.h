@@ -132,10 +132,13 @@ struct Prediction {
   std::vector<Word> words;
   std::vector<Entity> entities;
   bool has_entities = false;
-  // span extraction: the answer and its code point span in the context
+  // span extraction: the answer and its code point span in the context; no_answer: a model trained
+  // with unanswerable questions judged the context not to answer it (answer "", score = the null
+  // score)
   std::string answer;
   int64_t start = 0, end = 0;
   double score = 0.0;
+  bool no_answer = false;
   // masked_lm: per [MASK], the top 5 tokens with their probabilities
   std::vector<framework::MaskFill> masks;
   // embedding: the text's embedding, and how many tokens the model read (special tokens counted;

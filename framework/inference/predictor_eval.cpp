@@ -76,9 +76,11 @@ EvalResult Predictor::evaluate(const fw::RunConfig& cfg, bool report) const {
     throw UserError("unif eval --report: task " + to_string(cfg.task) +
                     " has no classes to report on (classification, multilabel and token_classification do)");
   fw::TaskData dev;
+  fw::SpanConfig span = cfg.span;
+  span.unanswerable = lm.meta.span.unanswerable;  // the model's, not a key
   if (!cfg.data.dev.empty())
     dev = fw::load_task_data(cfg.task, cfg.data, s.labels, cfg.data.dev, *lm.tokenizer, lm.meta.max_seq_length,
-                             lm.meta.truncate_method, true, cfg.span,
+                             lm.meta.truncate_method, true, span,
                              cfg.task == Task::MaskedLm ? fw::mlm_masking(cfg, *lm.tokenizer) : fw::MlmMasking{});
   std::optional<fw::RetrievalData> retrieval;
   if (cfg.data.retrieval.given())

@@ -25,7 +25,9 @@ std::vector<std::string> metric_names(MetricKind kind) {
     case MetricKind::multilabel: return {"micro_f1", "macro_f1", "subset_accuracy", "loss"};
     case MetricKind::regression: return {"pearson", "spearman", "mse", "loss"};
     case MetricKind::token: return {"precision", "recall", "f1", "loss"};
-    case MetricKind::span: return {"exact_match", "f1", "loss"};
+    case MetricKind::span:  // the SQuAD 2.0 names with unanswerable questions
+      return {"exact_match", "f1",       "loss",       "HasAns_exact", "HasAns_f1",
+              "NoAns_exact", "NoAns_f1", "best_exact", "best_f1"};
     case MetricKind::masked_lm: return {"loss", "perplexity"};
     case MetricKind::embedding: {  // scored dev pairs; a retrieval dev set (data.retrieval)
       auto names = similarity_metric_names();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "framework/common/runtime.h"
 #include "framework/data/batching.h"
@@ -14,6 +15,7 @@
 #include "framework/metrics/report.h"
 #include "framework/metrics/sequence_labeling.h"
 #include "framework/metrics/span.h"
+#include "framework/metrics/squad_v2.h"
 #include "framework/parallel/device_transfer.h"
 #include "framework/text/unicode.h"
 #include "models/heads/loss.h"
@@ -52,16 +54,61 @@ LabelSets label_sets(const TaskData& data, const Evaluation& ev, int64_t n) {
 struct TagLists {
   std::vector<std::vector<std::string>> gold, predicted;
 };
+bool has_chinese(const std::string& text) {
+  for (char32_t c : unicode::decode_utf8(text))
+    if (c >= 0x4E00 && c <= 0x9FFF) return true;
+  return false;
+}
+
+// Span extraction with unanswerable questions: the SQuAD 2.0 evaluation's numbers (as fractions;
+// thresholds in logits), per question by span.metric's script (the main exact_match and f1) and by
+// each script (squad_*, cmrc_*); best_* from the null odds when the model answers null.
+MetricSet unanswerable_span_metrics(const TaskData& data, const Evaluation& ev) {
+  SquadV2Input in;
+  bool chinese = false;
+  for (size_t x = 0; x < data.examples.size(); ++x) {
+    in.predictions.push_back(ev.answers[x].no_answer ? std::string() : ev.answers[x].text);
+    in.golds.emplace_back();
+    for (const auto& a : data.examples[x].answers) in.golds.back().push_back(a.text);
+    chinese = chinese || has_chinese(data.examples[x].texts.at(1));
+  }
+  if (!ev.null_odds.empty())
+    for (double d : ev.null_odds) in.na_probs.push_back(std::isfinite(d) ? d : 1e30);
+  const bool use_cmrc = data.span.metric == SpanMetric::Cmrc || (data.span.metric == SpanMetric::Auto && chinese);
+  MetricSet out;
+  const double inf = std::numeric_limits<double>::infinity();  // the predictions already hold the nulls
+  for (const auto scorer : {SpanScorer::Squad, SpanScorer::Cmrc}) {
+    in.scorer = scorer;
+    const auto v2 = squad_v2_evaluation(in, inf);
+    const std::string prefix = scorer == SpanScorer::Squad ? "squad_" : "cmrc_";
+    out[prefix + "exact_match"] = v2.at("exact") / 100.0;
+    out[prefix + "f1"] = v2.at("f1") / 100.0;
+    if ((scorer == SpanScorer::Cmrc) != use_cmrc) continue;
+    out["exact_match"] = v2.at("exact") / 100.0;
+    out["f1"] = v2.at("f1") / 100.0;
+    for (const auto& [key, value] : v2) {
+      if (key == "exact" || key == "f1" || key == "total") continue;
+      const bool fraction = key.find("_total") == std::string::npos && key.find("_thresh") == std::string::npos;
+      out[key] = fraction ? value / 100.0 : value;
+    }
+  }
+  return out;
+}
+
+int64_t outside_tag(const LabelSet& labels) { return labels.index.count("O") ? labels.index.at("O") : 0; }
+
 TagLists tag_lists(const TaskData& data, const Evaluation& ev, const LabelSet& labels, int64_t n) {
   TagLists out;
-  const int64_t outside = labels.index.count("O") ? labels.index.at("O") : 0;
+  const int64_t outside = outside_tag(labels);
   for (int64_t i = 0; i < n; ++i) {
     const auto& ex = data.examples[static_cast<size_t>(i)];
     std::vector<std::string> tt, pp;
     for (auto l : ex.labels) tt.push_back(labels.names[static_cast<size_t>(l)]);
-    for (auto l :
-         word_predictions(data.encoded[static_cast<size_t>(i)], ex, ev.logits[static_cast<size_t>(i)], outside))
-      pp.push_back(labels.names[static_cast<size_t>(l)]);
+    const auto predicted =
+        i < static_cast<int64_t>(ev.word_tags.size())
+            ? ev.word_tags[static_cast<size_t>(i)]
+            : word_predictions(data.encoded[static_cast<size_t>(i)], ex, ev.logits[static_cast<size_t>(i)], outside);
+    for (auto l : predicted) pp.push_back(labels.names[static_cast<size_t>(l)]);
     out.gold.push_back(std::move(tt));
     out.predicted.push_back(std::move(pp));
   }
@@ -79,9 +126,9 @@ double loss_normalizer(Task task, const models::Batch& b, const torch::Tensor& c
 }
 
 std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex, const torch::Tensor& logits,
-                                      int64_t fallback) {
+                                      int64_t fallback, const TagDecoder& decode) {
   std::vector<int64_t> out(ex.texts.size(), fallback);
-  auto arg = logits.argmax(-1);
+  auto arg = decode_word_starts(logits, e.word_start, decode);
   auto a = arg.accessor<int64_t, 1>();
   for (size_t p = 0; p < e.word_start.size() && static_cast<int64_t>(p) < arg.size(0); ++p)
     if (e.word_start[p] >= 0) out[static_cast<size_t>(e.word_start[p])] = a[static_cast<int64_t>(p)];
@@ -218,13 +265,25 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       logits[static_cast<size_t>(e.example)].push_back(ev.logits[static_cast<size_t>(i)]);
     }
     ev.answers.resize(data.examples.size());
+    if (data.span.unanswerable) ev.null_odds.resize(data.examples.size());
     for (size_t x = 0; x < data.examples.size(); ++x) {
       auto best =
           decode_spans(data.examples[x], windows[x], logits[x], data.span.max_answer_length, data.span.n_best_size);
-      if (!best.empty()) ev.answers[x] = std::move(best.front());
+      if (data.span.unanswerable) {
+        ev.null_odds[x] = null_odds(best, logits[x], data.span.verifier_weight);
+        ev.answers[x] = decide_null(best, logits[x], ev.null_odds[x], data.span.null_score_diff_threshold);
+      } else if (!best.empty())
+        ev.answers[x] = std::move(best.front());
     }
   }
   if (!labeled || n == 0) return ev;
+  if (metric_kind(task) == MetricKind::token) {  // one entry per example: each has labels
+    const TagDecoder decode = [&model](const torch::Tensor& e, torch::Tensor* p) { return model.decode_tags(e, p); };
+    for (int64_t i = 0; i < n; ++i)
+      ev.word_tags.push_back(word_predictions(data.encoded[static_cast<size_t>(i)],
+                                              data.examples[static_cast<size_t>(i)], ev.logits[static_cast<size_t>(i)],
+                                              outside_tag(labels), decode));
+  }
   switch (metric_kind(task)) {
     case MetricKind::classification: {
       const auto l = single_labels(data, ev, n);
@@ -251,6 +310,11 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       break;
     }
     case MetricKind::span: {
+      if (data.span.unanswerable || std::any_of(data.examples.begin(), data.examples.end(),
+                                                [](const Example& e) { return e.has_label && e.answers.empty(); })) {
+        ev.metrics = unanswerable_span_metrics(data, ev);
+        break;
+      }
       std::vector<std::string> predictions;
       std::vector<std::vector<std::string>> golds;
       bool chinese = false;

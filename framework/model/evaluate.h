@@ -12,6 +12,7 @@
 #include "framework/data/dataset.h"
 #include "framework/data/span_decoding.h"
 #include "framework/data/task_data.h"
+#include "framework/data/word_windows.h"
 #include "framework/metrics/metric_set.h"
 #include "framework/metrics/report.h"
 #include "framework/parallel/worker_pool.h"
@@ -26,8 +27,14 @@ struct Evaluation {
   /// for token tasks and (L_b, 2) for span extraction (real positions only).
   std::vector<torch::Tensor> logits;
   /// Span extraction: per example its best answer (empty text, start = end = 0 when no window has a
-  /// valid span).
+  /// valid span; no_answer set when a model trained with unanswerable questions judges it so).
   std::vector<SpanCandidate> answers;
+  /// Span extraction with unanswerable questions (data.span.unanswerable): per example its null
+  /// odds, null_score - the best span's score (+infinity without a span).
+  std::vector<double> null_odds;
+  /// Token classification: per example its words' tag ids (word_predictions with the model's
+  /// decode_tags: argmax, or a CRF's Viterbi path).
+  std::vector<std::vector<int64_t>> word_tags;
 };
 
 /// Runs `model` (eval mode, no gradients) over `data` in batches and computes the task's metrics.
@@ -63,9 +70,10 @@ std::optional<Report> evaluation_report(Task task, const TaskData& data, const L
 /// masked_lm; with `class_weights`, the sum of the weights of the targets.
 double loss_normalizer(Task task, const models::Batch& batch, const torch::Tensor& class_weights = {});
 
-/// Per-word tag ids of a token-task example from its logits (L, C): argmax at each word's first
-/// piece; words without a piece (truncated) get `fallback`.
+/// Per-word tag ids of a token-task example from its logits (L, C): the tags of the words' first
+/// pieces (`decode`, default argmax: decode_word_starts); words without a piece (truncated) get
+/// `fallback`.
 std::vector<int64_t> word_predictions(const EncodedExample& e, const Example& ex, const torch::Tensor& logits,
-                                      int64_t fallback);
+                                      int64_t fallback, const TagDecoder& decode = {});
 
 }  // namespace unif::framework

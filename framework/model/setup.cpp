@@ -9,6 +9,8 @@
 #include "models/heads/distillation.h"
 #include "models/heads/embedding_model.h"
 #include "models/heads/loss.h"
+#include "models/heads/span_extraction.h"
+#include "models/heads/token_classification.h"
 
 namespace unif::framework {
 
@@ -162,6 +164,44 @@ void apply_embedding(const RunConfig& cfg, models::EncoderTaskModel& model, cons
   try {
     embedder->set_embedding_options(std::move(o));
   } catch (const std::invalid_argument& x) { throw UserError(x.what()); }
+}
+
+void apply_crf(const RunConfig& cfg, models::EncoderTaskModel& model, const LabelSet& labels,
+               std::vector<std::string>* notes) {
+  auto* tagger = dynamic_cast<models::EncoderForTokenClassificationImpl*>(&model);
+  if (tagger == nullptr) return;
+  if (!cfg.model.crf) {
+    if (tagger->has_crf() && notes)
+      notes->push_back("model.crf is false: the pretrained directory's crf.* tensors are not used");
+    tagger->disable_crf();
+    return;
+  }
+  std::optional<models::CrfConstraints> constraints;
+  if (cfg.crf.constrained) constraints = models::crf_constraints(labels.names);
+  tagger->enable_crf(constraints);
+  if (!notes) return;
+  if (!cfg.crf.constrained)
+    notes->push_back("model.crf: every tag may follow every tag (crf.constrained false)");
+  else if (constraints)
+    notes->push_back("model.crf: " + constraints->scheme + " tags: the moves the scheme forbids are fixed at " +
+                     std::to_string(static_cast<int>(models::CrfImpl::kForbidden)));
+  else
+    notes->push_back(
+        "model.crf: the labels follow neither BIO nor BIOES (B-X, I-X, E-X, S-X, O): no move is "
+        "forbidden");
+}
+
+void apply_verifier(const RunConfig& cfg, models::EncoderTaskModel& model, std::vector<std::string>* notes) {
+  auto* reader = dynamic_cast<models::EncoderForQuestionAnsweringImpl*>(&model);
+  if (reader == nullptr) return;
+  if (cfg.span.verifier) {
+    reader->enable_verifier();
+    return;
+  }
+  if (!reader->has_verifier()) return;
+  if (notes) notes->push_back("span.verifier is false: the pretrained directory's verifier.* tensors are not used");
+  reader->unregister_module("verifier");
+  reader->verifier = nullptr;
 }
 
 EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, const LabelSet& labels) {

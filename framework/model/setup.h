@@ -46,6 +46,18 @@ void apply_training_loss(const RunConfig& cfg, models::EncoderTaskModel& model, 
 /// models. UserError naming the key on a value the model cannot take (matryoshka_dims past its size).
 void apply_embedding(const RunConfig& cfg, models::EncoderTaskModel& model, const std::filesystem::path& st_dir);
 
+/// model.crf of a token classifier: adds its CRF (keeping one the pretrained directory held) or
+/// removes one the directory held when model.crf is false, and applies crf.constrained from the
+/// label names (a note in `notes` says which scheme, or that the names follow none). Other models:
+/// nothing.
+void apply_crf(const RunConfig& cfg, models::EncoderTaskModel& model, const LabelSet& labels,
+               std::vector<std::string>* notes);
+
+/// span.verifier of a span-extraction model: adds its verifier (keeping one the pretrained
+/// directory held), or removes one the directory held when span.verifier is false. Other models:
+/// nothing.
+void apply_verifier(const RunConfig& cfg, models::EncoderTaskModel& model, std::vector<std::string>* notes);
+
 /// distill.teacher: a model directory of the same task, label set and vocabulary, wrapped around the
 /// student (models/heads/distillation.h). UserError naming distill.teacher when it does not fit.
 std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg,

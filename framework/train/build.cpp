@@ -1,5 +1,7 @@
 #include "framework/train/build.h"
 
+#include <algorithm>
+
 #include "adversarial/fgm.h"
 #include "adversarial/freeat.h"
 #include "adversarial/freelb.h"
@@ -131,6 +133,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
 
   // Data first: the label set sizes the head.
   TrainerParts parts;
+  SpanConfig span = cfg.span;  // span.unanswerable: set below from the training questions
   if (cfg.task == Task::MaskedLm) {
     const auto masking = mlm_masking(cfg, *tokenizer);
     parts.train = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.train, *tokenizer, cfg.model.max_seq_length,
@@ -157,18 +160,29 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     parts.train.file = cfg.data.train;
     parts.train.examples = make_examples(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, true);
     const auto method = parse_truncate_method(cfg.model.truncate_method);
-    parts.train.span = cfg.span;
+    if (cfg.task == Task::SpanExtraction) {
+      // SQuAD 2.0 style data (questions without answers) makes a model that may answer nothing.
+      const auto none = std::count_if(parts.train.examples.begin(), parts.train.examples.end(),
+                                      [](const Example& e) { return e.has_label && e.answers.empty(); });
+      span.unanswerable = none > 0;
+      if (none > 0)
+        parts.notes.push_back("span: " + std::to_string(none) + " of " + std::to_string(parts.train.examples.size()) +
+                              " training questions have no answer: the model answers nothing where [CLS]'s score "
+                              "exceeds the best span's by more than span.null_score_diff_threshold (" +
+                              std::to_string(span.null_score_diff_threshold) + ")");
+    }
+    parts.train.span = span;
     parts.train.encoded = encode_examples(cfg.task, parts.train.examples, *tokenizer,
-                                          static_cast<int>(cfg.model.max_seq_length), method, cfg.span);
+                                          static_cast<int>(cfg.model.max_seq_length), method, span);
     for (auto& line :
          label_report(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, parts.train.examples))
       parts.notes.push_back(std::move(line));
     if (!cfg.data.dev.empty())
       parts.dev = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.dev, *tokenizer, cfg.model.max_seq_length,
-                                 cfg.model.truncate_method, true, cfg.span);
+                                 cfg.model.truncate_method, true, span);
     if (!cfg.data.test.empty())
       parts.test = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.test, *tokenizer, cfg.model.max_seq_length,
-                                  cfg.model.truncate_method, true, cfg.span);
+                                  cfg.model.truncate_method, true, span);
   }
 
   // Model: pretrained config (+ overrides) or BertConfig defaults (+ overrides).
@@ -228,6 +242,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   }
   parts.class_weights = class_weights_for(cfg, parts.labels, parts.train, &parts.notes);
   apply_training_loss(cfg, *model, parts.class_weights);
+  apply_crf(cfg, *model, parts.labels, &parts.notes);
+  apply_verifier(cfg, *model, &parts.notes);
   // A sentence-transformers save keeps its pooling and normalization (modules.json at its root).
   apply_embedding(cfg, *model, cfg.model.pretrained.empty() ? fs::path() : fs::path(cfg.model.pretrained));
   parts.model = model;
@@ -236,7 +252,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     parts.notes.push_back("distill: teacher " + cfg.distill.teacher + " (frozen, eval mode), temperature " +
                           std::to_string(cfg.distill.temperature) + ", alpha " + std::to_string(cfg.distill.alpha));
   }
-  const auto meta = model_meta(cfg, parts.labels.names);
+  auto meta = model_meta(cfg, parts.labels.names);
+  meta.span.unanswerable = span.unanswerable;
   const auto hf_base = hf;
   const auto labels = parts.labels.names;
   parts.save_model = [model, hf_base, labels, tokenizer_files, meta](

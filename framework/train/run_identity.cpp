@@ -14,7 +14,9 @@ namespace {
 const std::set<std::string> kPathKeys{"model.pretrained", "model.vocab", "data.train"};
 // Keys added to the identity after checkpoints were first written: a checkpoint without them was
 // written before they were checked, and is not refused for their absence.
-const std::set<std::string> kAddedLater{"model.mlm_probability", "model.whole_word_mask", "training.best_metric"};
+const std::set<std::string> kAddedLater{"model.mlm_probability", "model.whole_word_mask",
+                                        "training.best_metric",  "model.crf",
+                                        "crf.constrained",       "span.verifier"};
 
 std::string same_file_form(const std::string& path) {
   if (path.empty()) return path;
@@ -69,9 +71,14 @@ json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn:
     id["model.mlm_probability"] = cfg.model.mlm_probability;
     id["model.whole_word_mask"] = cfg.model.whole_word_mask;
   }
+  if (cfg.task == Task::TokenClassification) {  // the loss and the decoding; forbidden moves are fixed
+    id["model.crf"] = cfg.model.crf;
+    id["crf.constrained"] = cfg.crf.constrained;
+  }
   if (cfg.task == Task::SpanExtraction) {
     id["span.doc_stride"] = cfg.span.doc_stride;
     id["span.max_query_length"] = cfg.span.max_query_length;
+    id["span.verifier"] = cfg.span.verifier;
   }
   return id;
 }

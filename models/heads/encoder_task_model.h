@@ -5,6 +5,8 @@
 // token_classification.h, span_extraction.h, masked_lm.h) add their output layer and loss.
 #pragma once
 #include <memory>
+#include <string>
+#include <vector>
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
@@ -36,6 +38,9 @@ class EncoderTaskModel : public TaskModel {
   /// ignore it. clone_model() copies it.
   void set_loss_options(LossOptions options) { loss_ = std::move(options); }
   const LossOptions& loss_options() const { return loss_; }
+  /// Optional modules a checkpoint may hold beside the head (a token classifier's `crf.*`): called
+  /// with the checkpoint's tensor names before its weights load, so that those find their module.
+  virtual void adopt_checkpoint_modules(const std::vector<std::string>& names) {}
 
  protected:
   /// The encoder on the batch, word_embedding_delta (B, L, H_emb) or undefined added to its word

@@ -41,6 +41,11 @@ ModelOutput EncoderForQuestionAnsweringImpl::forward(const Batch& batch, const t
     const torch::Tensor hidden = dropout ? dropout(encoded.last_hidden_state) : encoded.last_hidden_state;
     out.logits = full_precision(linear(qa_outputs, hidden));  // (B, L, 2), float32 for the loss
   }
+  torch::Tensor verdict;  // (B): the verifier's logit of "no answer in this window"
+  if (has_verifier()) {
+    verdict = full_precision(linear(verifier, encoded.last_hidden_state.select(1, 0))).squeeze(1);
+    out.logits = torch::cat({out.logits, verdict.view({-1, 1, 1}).expand({-1, out.logits.size(1), 1})}, 2);
+  }
   if (!batch.labels.defined()) return out;
 
   const int64_t length = out.logits.size(1);
@@ -50,13 +55,35 @@ ModelOutput EncoderForQuestionAnsweringImpl::forward(const Batch& batch, const t
   auto options = F::CrossEntropyFuncOptions().reduction(torch::kNone).ignore_index(length);
   torch::Tensor start_loss = F::cross_entropy(out.logits.select(2, 0), positions.select(1, 0), options);  // (B)
   torch::Tensor end_loss = F::cross_entropy(out.logits.select(2, 1), positions.select(1, 1), options);    // (B)
-  out.example_losses = weighted((start_loss + end_loss) / 2, batch);
+  torch::Tensor loss = (start_loss + end_loss) / 2;
+  if (has_verifier()) {
+    const auto no_answer = labels.select(1, 0).eq(0).logical_and(labels.select(1, 1).eq(0)).to(verdict.scalar_type());
+    loss = loss + F::binary_cross_entropy_with_logits(
+                      verdict, no_answer, F::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kNone));
+  }
+  out.example_losses = weighted(loss, batch);
   out.loss_count = batch.size();
   return out;
 }
 
+void EncoderForQuestionAnsweringImpl::enable_verifier() {
+  if (has_verifier()) return;
+  verifier = register_module("verifier", torch::nn::Linear(options().hidden_size(), 1));
+  init_bert_weights(*verifier, options().initializer_range());
+  for (const auto& p : parameters()) {  // on the model's device
+    verifier->to(p.device());
+    break;
+  }
+}
+
+void EncoderForQuestionAnsweringImpl::adopt_checkpoint_modules(const std::vector<std::string>& names) {
+  for (const auto& n : names)
+    if (n == "verifier.weight") enable_verifier();
+}
+
 std::shared_ptr<TaskModel> EncoderForQuestionAnsweringImpl::clone_model() const {
   auto copy = std::make_shared<EncoderForQuestionAnsweringImpl>(options());
+  if (has_verifier()) copy->enable_verifier();
   copy_module_state(*this, *copy);
   return copy;
 }

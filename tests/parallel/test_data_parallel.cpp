@@ -41,6 +41,8 @@
 #include "framework/engines/devices.h"
 #include "framework/engines/local_engine.h"
 #include "framework/text/bert_tokenizer.h"
+#include "models/heads/crf.h"
+#include "models/heads/token_classification.h"
 #include "framework/text/encoding.h"
 #include "models/heads/encoder_task_model.h"
 #include "models/heads/factory.h"
@@ -419,6 +421,26 @@ TEST_CASE("token classification: 1, 2, 3 replicas equal one device (Z = labeled 
   for (bool sparse : {true, false}) {
     auto proto = random_model(unif::Task::TokenClassification, sparse, 5);
     const auto local = local_step(*proto, batch, z);
+    for (int64_t n : {1, 2, 3}) {
+      INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
+      require_same_step(parallel_step(*proto, n, batch, z), local);
+    }
+  }
+}
+
+// model.crf: each row's loss is its tag sequence's CRF negative log-likelihood (a sum over rows),
+// normalised by the labeled tokens of the whole batch; the CRF's parameters are dense and shared.
+TEST_CASE("token classification with a CRF: 1, 2, 3 replicas equal one device", "[parallel][crf]") {
+  auto [batch, z] = token_batch(7, 12, 5);
+  for (bool sparse : {true, false}) {
+    auto proto = random_model(unif::Task::TokenClassification, sparse, 5);
+    auto& tagger = dynamic_cast<models::EncoderForTokenClassificationImpl&>(*proto);
+    tagger.enable_crf(models::crf_constraints({"B-A", "B-B", "I-A", "I-B", "O"}));
+    const auto local = local_step(*proto, batch, z);
+    REQUIRE(local.grads.count("crf.transitions"));
+    // The random labels take forbidden moves: their rows' loss is huge but finite, and the
+    // forbidden entries get no gradient.
+    REQUIRE(local.grads.at("crf.transitions")[4][2].item<double>() == 0.0);  // O -> I-A
     for (int64_t n : {1, 2, 3}) {
       INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
       require_same_step(parallel_step(*proto, n, batch, z), local);

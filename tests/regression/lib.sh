@@ -25,3 +25,15 @@ stop_midway() {
   STOP_RC=0
   wait $_pid 2>/dev/null || STOP_RC=$?
 }
+
+# find_hf_python: sets HF_PY to a Python that imports torch and transformers ($UNIF_HF_PYTHON, the
+# pypi toolchain's .cache/venv-pypi, .cache/hf-families-venv; run from the source root), "" if none.
+find_hf_python() {
+  HF_PY=""
+  for _p in "${UNIF_HF_PYTHON:-}" .cache/venv-pypi/bin/python .cache/hf-families-venv/bin/python; do
+    if [ -n "$_p" ] && [ -x "$_p" ] && "$_p" -c 'import torch, transformers' 2>/dev/null; then
+      HF_PY=$_p
+      return
+    fi
+  done
+}

@@ -446,7 +446,7 @@ TEST_CASE("strings holding a carriage return survive unif.yaml and config.yaml",
 TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
   CHECK(error_of("trainig:\n  batch_size: 8\n") ==
         "cfg.yaml: trainig: unknown key 'trainig' (did you mean 'training'?); known keys here: task, "
-        "output_dir, seed, model, data, training, parallel, adversarial, span, distill, embedding (line 1)");
+        "output_dir, seed, model, data, training, parallel, adversarial, span, distill, embedding, crf (line 1)");
   CHECK_THAT(error_of("training:\n  batchsize: 8\n"),
              Catch::StartsWith("cfg.yaml: training.batchsize: unknown key 'batchsize' (did you mean 'batch_size'?)") &&
                  Catch::EndsWith("(line 2)"));
@@ -1005,6 +1005,29 @@ TEST_CASE("task embedding: each class of bad embedding setting is an error namin
              Catch::Contains("model.pooling: expected null for task classification"));
   CHECK_THAT(error_of("task: embedding\nadversarial: {method: fgm}"),
              Catch::Contains("adversarial.method: expected none for task embedding, got fgm"));
+}
+
+TEST_CASE("model.crf: each class of bad CRF setting is an error naming its key", "[unit][config]") {
+  const RunConfig ok =
+      parse_config("task: token_classification\nmodel: {crf: true}\ncrf: {constrained: false}\n", "c.yaml");
+  CHECK(ok.model.crf);
+  CHECK_FALSE(ok.crf.constrained);
+  CHECK_THAT(error_of("task: classification\nmodel: {crf: true}"),
+             Catch::Contains("model.crf: expected false for task classification"));
+  CHECK_THAT(error_of("task: token_classification\nmodel: {crf: true}\ntraining: {loss: {focal_gamma: 2}}"),
+             Catch::Contains("training.loss: expected the defaults with model.crf"));
+  CHECK_THAT(error_of("task: token_classification\nmodel: {crf: true}\ndistill: {teacher: t}"),
+             Catch::Contains("distill.teacher: expected null with model.crf"));
+  CHECK_THAT(error_of("task: token_classification\nmodel: {crf: yes please}"),
+             Catch::Contains("model.crf: expected true or false"));
+  CHECK_THAT(error_of("task: token_classification\ncrf: {constrain: true}"), Catch::Contains("crf.constrain"));
+  // Unanswerable questions' keys.
+  CHECK_THAT(error_of("task: span_extraction\nspan: {verifier: true}\ndistill: {teacher: t}"),
+             Catch::Contains("distill.teacher: expected null with span.verifier"));
+  CHECK_THAT(error_of("task: span_extraction\nspan: {verifier_weight: 1.5}"),
+             Catch::Contains("span.verifier_weight: expected a number in [0, 1]"));
+  CHECK_THAT(error_of("task: span_extraction\nspan: {null_score_diff_threshold: high}"),
+             Catch::Contains("span.null_score_diff_threshold: expected a number"));
 }
 
 TEST_CASE("data.retrieval: a queries and a corpus file for task embedding, written and read back", "[unit][config]") {

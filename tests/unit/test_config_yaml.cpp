@@ -69,6 +69,7 @@ model:
   unpadded: true
   mlm_probability: 0.15
   whole_word_mask: false
+  crf: false
 data:
   train: ~
   dev: ~
@@ -139,6 +140,9 @@ span:
   max_answer_length: 30
   n_best_size: 20
   metric: auto
+  null_score_diff_threshold: 0.0
+  verifier: false
+  verifier_weight: 0.5
 embedding:
   loss: mnrl
   similarity: cosine
@@ -147,6 +151,8 @@ embedding:
   mini_batch_size: 32
   matryoshka_dims: []
   matryoshka_weights: []
+crf:
+  constrained: true
 )";
   CHECK(to_yaml(RunConfig{}) == expected);
   CHECK(to_yaml(parse_config("", "c.yaml")) == expected);
@@ -169,6 +175,7 @@ model:
   unpadded: false
   mlm_probability: 0.2
   whole_word_mask: true
+  crf: false
 data:
   train: a.jsonl
   dev: b.jsonl
@@ -216,9 +223,10 @@ adversarial:
   smart_momentum: 0.5
   smart_bregman: 0
   rdrop_alpha: 3
-span: {doc_stride: 64, max_query_length: 32, max_answer_length: 10, n_best_size: 5, metric: squad}
+span: {doc_stride: 64, max_query_length: 32, max_answer_length: 10, n_best_size: 5, metric: squad, null_score_diff_threshold: -1.5, verifier: true, verifier_weight: 1}
 distill: {teacher: runs/t, temperature: 3, alpha: 0.25}
 embedding: {loss: mnrl, similarity: dot, scale: 1, symmetric: true, mini_batch_size: 8, matryoshka_dims: [64, 16], matryoshka_weights: [1, 0.5]}
+crf: {constrained: false}
 )";
   const std::string expected = R"(task: token_classification
 output_dir: "123"
@@ -254,6 +262,7 @@ model:
   unpadded: false
   mlm_probability: 0.2
   whole_word_mask: true
+  crf: false
 data:
   train: a.jsonl
   dev: b.jsonl
@@ -324,6 +333,9 @@ span:
   max_answer_length: 10
   n_best_size: 5
   metric: squad
+  null_score_diff_threshold: -1.5
+  verifier: true
+  verifier_weight: 1.0
 distill:
   teacher: runs/t
   temperature: 3.0
@@ -336,6 +348,8 @@ embedding:
   mini_batch_size: 8
   matryoshka_dims: [64, 16]
   matryoshka_weights: [1.0, 0.5]
+crf:
+  constrained: false
 )";
   const RunConfig c = parse_config(input, "all.yaml");
   CHECK(to_yaml(c) == expected);

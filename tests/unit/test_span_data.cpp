@@ -79,7 +79,12 @@ TEST_CASE("span records: one error per class of bad input, naming file and line"
              Catch::Contains("non-negative integer"));
   CHECK_THAT(bad(R"({"question":"q","context":"c","answers":[{"text":"c"}]})"), Catch::Contains("answer_start"));
   CHECK_THAT(bad(R"({"question":"q","context":"c","answers":"c"})"), Catch::Contains("expected [{"));
-  CHECK_THAT(bad(R"({"question":"q","context":"c","answers":[]})"), Catch::Contains("has no answers"));
+  // "answers": [] is an unanswerable question (SQuAD 2.0 style), not an error.
+  const auto none = make_span_examples(span_fields(), "qa.jsonl",
+                                       records_of({R"({"question":"q","context":"c","answers":[]})"}), true);
+  REQUIRE(none.size() == 1);
+  CHECK(none[0].has_label);
+  CHECK(none[0].answers.empty());
   CHECK_THAT(bad(R"({"question":"q","context":"c","answers":[{"text":"","answer_start":0}]})"),
              Catch::Contains("empty"));
   CHECK_THAT(bad(R"({"question":"q","answers":[]})"), Catch::Contains("missing field 'context'"));
@@ -262,6 +267,44 @@ TEST_CASE("span decoding: best valid span across windows, max_answer_length, exa
   better[5][1] = 20.0;
   auto two = decode_spans(ex[0], {&e, &e}, {logits, better}, 30, 20);
   CHECK(two[0].text == ",");
+}
+
+TEST_CASE("unanswerable questions: every window targets [CLS]; the null decision and its odds", "[span]") {
+  auto recs = records_of({R"({"question":"q","context":"Hello World, 北京","answers":[]})"});
+  auto ex = make_span_examples(span_fields(), "f", recs, true);
+  SpanConfig sc;
+  sc.doc_stride = 2;
+  auto enc = encode_span_examples(ex, *tokenizer(), 7, sc);  // [CLS] q [SEP] + 3 context pieces + [SEP]
+  REQUIRE(enc.size() > 1);
+  for (const auto& e : enc) {
+    CHECK(e.start_position == 0);
+    CHECK(e.end_position == 0);
+  }
+  // Logits of two windows: null scores 3 and 1 (the least counts), best span 4.5.
+  auto w0 = torch::zeros({static_cast<int64_t>(enc[0].input_ids.size()), 2});
+  auto w1 = w0.clone();
+  w0[0][0] = 1.0;
+  w0[0][1] = 2.0;
+  w1[0][0] = 0.5;
+  w1[0][1] = 0.5;
+  w0[3][0] = 2.0;
+  w0[3][1] = 2.5;  // "hello" alone: 4.5
+  const std::vector<torch::Tensor> logits{w0, w1};
+  CHECK(null_score(logits) == Approx(1.0));
+  const auto c = decode_spans(ex[0], {&enc[0], &enc[1]}, logits, 30, 20);
+  REQUIRE(!c.empty());
+  CHECK(c[0].score == Approx(4.5));
+  const double odds = null_odds(c, logits, 0.5);
+  CHECK(odds == Approx(1.0 - 4.5));
+  CHECK_FALSE(decide_null(c, logits, odds, 0.0).no_answer);                   // -3.5 is not above 0
+  CHECK(decide_null(c, logits, odds, -4.0).no_answer);                        // above -4: no answer
+  CHECK(decide_null(c, logits, odds, -4.0).score == Approx(1.0));             // the null score
+  CHECK(decide_null({}, logits, null_odds({}, logits, 0.5), 1e9).no_answer);  // no span at all
+  // A verifier's third channel: odds = 0.5 · span odds + 0.5 · its least logit over the windows.
+  auto v0 = torch::cat({w0, torch::full({w0.size(0), 1}, 6.0)}, 1);
+  auto v1 = torch::cat({w1, torch::full({w1.size(0), 1}, 2.0)}, 1);
+  CHECK(null_odds(c, {v0, v1}, 0.5) == Approx(0.5 * (1.0 - 4.5) + 0.5 * 2.0));
+  CHECK(null_odds(c, {v0, v1}, 0.0) == Approx(1.0 - 4.5));
 }
 
 TEST_CASE("first-sentence baseline", "[span]") {
