@@ -54,6 +54,12 @@ LabelSets label_sets(const TaskData& data, const Evaluation& ev, int64_t n) {
 struct TagLists {
   std::vector<std::vector<std::string>> gold, predicted;
 };
+
+// span.metric: cmrc, or auto with a context holding CJK ideographs.
+bool uses_cmrc(SpanMetric metric, bool chinese) {
+  return metric == SpanMetric::Cmrc || (metric == SpanMetric::Auto && chinese);
+}
+
 bool has_chinese(const std::string& text) {
   for (char32_t c : unicode::decode_utf8(text))
     if (c >= 0x4E00 && c <= 0x9FFF) return true;
@@ -74,7 +80,7 @@ MetricSet unanswerable_span_metrics(const TaskData& data, const Evaluation& ev) 
   }
   if (!ev.null_odds.empty())
     for (double d : ev.null_odds) in.na_probs.push_back(std::isfinite(d) ? d : 1e30);
-  const bool use_cmrc = data.span.metric == SpanMetric::Cmrc || (data.span.metric == SpanMetric::Auto && chinese);
+  const bool use_cmrc = uses_cmrc(data.span.metric, chinese);
   MetricSet out;
   const double inf = std::numeric_limits<double>::infinity();  // the predictions already hold the nulls
   for (const auto scorer : {SpanScorer::Squad, SpanScorer::Cmrc}) {
@@ -322,15 +328,10 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
         predictions.push_back(ev.answers[x].text);
         golds.emplace_back();
         for (const auto& a : data.examples[x].answers) golds.back().push_back(a.text);
-        if (!chinese)
-          for (char32_t c : unicode::decode_utf8(data.examples[x].texts.at(1)))
-            if (c >= 0x4E00 && c <= 0x9FFF) {
-              chinese = true;
-              break;
-            }
+        chinese = chinese || has_chinese(data.examples[x].texts.at(1));
       }
       const auto squad = squad_metrics(predictions, golds), cmrc = cmrc_metrics(predictions, golds);
-      const bool use_cmrc = data.span.metric == SpanMetric::Cmrc || (data.span.metric == SpanMetric::Auto && chinese);
+      const bool use_cmrc = uses_cmrc(data.span.metric, chinese);
       const auto& main = use_cmrc ? cmrc : squad;
       ev.metrics["exact_match"] = main.at("exact_match");
       ev.metrics["f1"] = main.at("f1");

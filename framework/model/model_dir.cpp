@@ -107,10 +107,12 @@ void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, 
   try {
     save_pretrained(tmp, model, hf);
     // The tokenizer's files under the names HF looks for (a WordPiece vocabulary given as
-    // model.vocab may have another name).
+    // model.vocab may have another name; it is the first file, the others keep theirs).
     const auto& arch = model.architecture();
-    for (const auto& file : tokenizer.files) {
-      const fs::path name = tokenizer_kind(arch.tokenizer).vocab_file ? fs::path("vocab.txt") : file.filename();
+    for (size_t i = 0; i < tokenizer.files.size(); ++i) {
+      const fs::path& file = tokenizer.files[i];
+      const fs::path name =
+          i == 0 && tokenizer_kind(arch.tokenizer).vocab_file ? fs::path("vocab.txt") : file.filename();
       fs::copy_file(file, tmp / name, fs::copy_options::overwrite_existing);
     }
     write_model_meta(tmp / "unif.yaml", meta);

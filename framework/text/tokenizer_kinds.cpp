@@ -41,7 +41,10 @@ LoadedTokenizer load_wordpiece(const fs::path& dir, const fs::path& vocab, bool 
 LoadedTokenizer load_wordpiece_mpnet(const fs::path& dir, const fs::path& vocab, bool do_lower_case,
                                      const std::string&) {
   const fs::path file = vocab.empty() ? dir / "vocab.txt" : vocab;
-  return {std::make_shared<BertTokenizer>(BertTokenizer::load_mpnet(dir, file, do_lower_case)), {file}};
+  LoadedTokenizer t{std::make_shared<BertTokenizer>(BertTokenizer::load_mpnet(dir, file, do_lower_case)), {file}};
+  // Its added tokens travel with a saved model (the vocabulary stays first: the file named in messages).
+  if (is_file(dir / "tokenizer.json")) t.files.push_back(dir / "tokenizer.json");
+  return t;
 }
 
 // Byte-level BPE: tokenizer.json, or vocab.json + merges.txt.

@@ -69,6 +69,11 @@ YAML
   [ "$model_type" = "$family" ] && ok "$family: final/config.json model_type $model_type" ||
     fail "$family: final/config.json model_type '$model_type'"
   grep -q 'ForSequenceClassification"' "$out/final/config.json" || fail "$family: no <Family>ForSequenceClassification"
+  # The tokenizer's files travel with the model: MPNet's added tokens live in tokenizer.json.
+  if [ "$family" = mpnet ]; then
+    cmp -s "tests/fixtures/families/mpnet/tokenizer.json" "$out/final/tokenizer.json" &&
+      ok "mpnet: final/tokenizer.json (its added tokens) saved with the model" || fail "mpnet: final/ lacks tokenizer.json"
+  fi
   grep -q "\"$field\": 0.05" "$out/final/config.json" && ok "$family: model.config's $field in final/config.json" ||
     fail "$family: model.config's $field is not in final/config.json"
 

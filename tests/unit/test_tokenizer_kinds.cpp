@@ -40,7 +40,7 @@ TEST_CASE("tokenizer kinds: each row reads its family's directory and names the 
       {"SentencePieceFairseq", kFamilies / "xlm-roberta", {"sentencepiece.bpe.model"}},
       {"SentencePiece", kFamilies / "albert", {"spiece.model"}},
       {"SentencePieceDeberta", kFamilies / "deberta-v2", {"spm.model"}},
-      {"WordPieceMPNet", kFamilies / "mpnet", {"vocab.txt"}},
+      {"WordPieceMPNet", kFamilies / "mpnet", {"vocab.txt", "tokenizer.json"}},  // its added tokens
   };
   for (const auto& c : cases) {
     INFO(c.kind << " on " << c.dir.string());
