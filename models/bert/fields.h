@@ -18,9 +18,10 @@ void write_embedding_width(const EncoderConfig& c, nlohmann::json& config);
 
 struct BertFields {
   static void defaults(EncoderConfig& /*c*/) {}
-  /// vocab_size ... pad_token_id, each within its range (sizes in [1, kMaxSize], dropouts in [0, 1), ...).
+  /// vocab_size ... pad_token_id, each within its range (sizes in [1, kMaxSize], dropouts in [0, 1), ...);
+  /// type_vocab_size only with `token_types` (MPNet's config has none).
   template <class V>
-  static void visit_common(V& v) {
+  static void visit_common(V& v, bool token_types = true) {
     using namespace hf_fields;
     v("vocab_size", UNIF_HF_FIELD(vocab_size), kSize);
     v("hidden_size", UNIF_HF_FIELD(hidden_size), kSize);
@@ -32,7 +33,7 @@ struct BertFields {
     v("attention_probs_dropout_prob", UNIF_HF_FIELD(attention_probs_dropout_prob), kProbability);
     v("max_position_embeddings", UNIF_HF_FIELD(max_position_embeddings), kSize);
     // 0: no token types (DeBERTa-v3); the families that read token types check it is >= 1.
-    v("type_vocab_size", UNIF_HF_FIELD(type_vocab_size), kSizeOrZero);
+    if (token_types) v("type_vocab_size", UNIF_HF_FIELD(type_vocab_size), kSizeOrZero);
     v("initializer_range", UNIF_HF_FIELD(initializer_range), kNonNegative);
     v("layer_norm_eps", UNIF_HF_FIELD(layer_norm_eps), kPositive);
     v("pad_token_id", UNIF_HF_FIELD(pad_token_id), kNullKeeps);

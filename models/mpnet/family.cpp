@@ -214,19 +214,8 @@ struct MPNetFields {
   template <class V>
   static void visit(V& v) {
     using namespace hf_fields;
-    v("vocab_size", UNIF_HF_FIELD(vocab_size), kSize);
-    v("hidden_size", UNIF_HF_FIELD(hidden_size), kSize);
-    v("num_hidden_layers", UNIF_HF_FIELD(num_hidden_layers), kSize);
-    v("num_attention_heads", UNIF_HF_FIELD(num_attention_heads), kSize);
-    v("intermediate_size", UNIF_HF_FIELD(intermediate_size), kSize);
-    v("hidden_act", UNIF_HF_FIELD(hidden_act));
-    v("hidden_dropout_prob", UNIF_HF_FIELD(hidden_dropout_prob), kProbability);
-    v("attention_probs_dropout_prob", UNIF_HF_FIELD(attention_probs_dropout_prob), kProbability);
-    v("max_position_embeddings", UNIF_HF_FIELD(max_position_embeddings), kSize);
-    v("initializer_range", UNIF_HF_FIELD(initializer_range), kNonNegative);
-    v("layer_norm_eps", UNIF_HF_FIELD(layer_norm_eps), kPositive);
+    BertFields::visit_common(v, /*token_types=*/false);
     v("relative_attention_num_buckets", UNIF_HF_FAMILY_FIELD(MPNetConfig, relative_attention_num_buckets), kSize);
-    v("pad_token_id", UNIF_HF_FIELD(pad_token_id), kNullKeeps);
   }
 };
 
