@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -94,7 +95,43 @@ double cpu_bf16_matmul_slowdown() {
   return bf16 / std::max(fp32, 1e-9);
 }
 
+Precision pick_precision(double fp32_ms, double bf16_ms) {
+  return bf16_ms > 0 && fp32_ms / bf16_ms >= kAutoBf16Speedup ? Precision::BF16 : Precision::FP32;
+}
+
+PrecisionChoice choose_precision(c10::Device device, int64_t rows, int64_t hidden, int64_t intermediate, int threads) {
+  const at::Tensor x = at::randn({rows, hidden}).to(device), w = at::randn({hidden, intermediate}).to(device);
+  const at::Tensor xb = x.to(at::kBFloat16), wb = w.to(at::kBFloat16);
+  const int before = at::get_num_threads();
+  if (threads > 0) at::set_num_threads(threads);
+  const auto ms = [&](const at::Tensor& a, const at::Tensor& b) {
+    const auto t0 = std::chrono::steady_clock::now();
+    at::Tensor c = at::mm(a, b);
+    (void)c.sum().item<float>();  // waits for a GPU
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  ms(x, w), ms(xb, wb);  // warm-up: first-call dispatch, buffers, kernel choice
+  PrecisionChoice c;
+  c.fp32_ms = c.bf16_ms = 1e30;
+  for (int i = 0; i < 10; ++i) {
+    c.fp32_ms = std::min(c.fp32_ms, ms(x, w));
+    c.bf16_ms = std::min(c.bf16_ms, ms(xb, wb));
+  }
+  at::set_num_threads(before);
+  c.precision = pick_precision(c.fp32_ms, c.bf16_ms);
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "training.precision auto -> %s: the model's product (%lld x %lld by %lld x %lld) on %s takes %.3f ms "
+                "in float32 and %.3f ms in bfloat16 (%.2fx; bf16 is chosen from %.1fx)",
+                name_of(c.precision).c_str(), static_cast<long long>(rows), static_cast<long long>(hidden),
+                static_cast<long long>(hidden), static_cast<long long>(intermediate), device.str().c_str(), c.fp32_ms,
+                c.bf16_ms, c.fp32_ms / std::max(c.bf16_ms, 1e-9), kAutoBf16Speedup);
+  c.why = line;
+  return c;
+}
+
 AutocastGuard::AutocastGuard(Precision p, c10::DeviceType device) : device_(device) {
+  if (p == Precision::Auto) throw std::invalid_argument("autocast: precision auto must be chosen first");
   if (p == Precision::FP32) return;
   if (device != c10::DeviceType::CPU && device != c10::DeviceType::CUDA)
     throw std::invalid_argument("autocast: only CPU and CUDA devices are supported");

@@ -17,6 +17,7 @@
 #pragma once
 #include <string>
 
+#include <c10/core/Device.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
@@ -36,6 +37,22 @@ c10::ScalarType scalar_type(Precision p);
 /// interleaved, on one thread, after a warm-up. Without bfloat16 instructions 10-30x in Debian's
 /// 1.13 and 60-120x in the PyPI 2.11 wheel (docs/performance.md); a busy machine moves it.
 double cpu_bf16_matmul_slowdown();
+
+/// training.precision auto: what was measured and chosen.
+struct PrecisionChoice {
+  Precision precision = Precision::FP32;
+  double fp32_ms = 0, bf16_ms = 0;  // the fastest product of each type
+  std::string why;                  // one line for train.log
+};
+
+/// bf16 when fp32_ms / bf16_ms >= kAutoBf16Speedup, else fp32.
+inline constexpr double kAutoBf16Speedup = 1.2;
+Precision pick_precision(double fp32_ms, double bf16_ms);
+
+/// Times the model's own matrix product, (rows x hidden) by (hidden x intermediate), in float32 and
+/// in bfloat16 on `device` with `threads` intra-op threads (0: as set), the fastest of 10 of each,
+/// interleaved, after a warm-up (a few ms on a CPU), and picks as pick_precision.
+PrecisionChoice choose_precision(c10::Device device, int64_t rows, int64_t hidden, int64_t intermediate, int threads);
 
 /// Autocast to `p` on `device` for this object's lifetime (nothing for FP32), then the thread's
 /// previous autocast state. Nests like torch.autocast: the cast cache is cleared when the outermost

@@ -7,10 +7,12 @@
 
 namespace unif {
 
-enum class Precision { FP32, BF16, FP16 };
+/// Auto: measured at start-up, bf16 where it is faster on the device at the model's shapes, else
+/// fp32 (choose_precision in precision.h); never what a pass runs in.
+enum class Precision { FP32, BF16, FP16, Auto };
 
-inline constexpr std::array<EnumName<Precision>, 3> kPrecisionNames{
-    {{Precision::FP32, "fp32"}, {Precision::BF16, "bf16"}, {Precision::FP16, "fp16"}}};
+inline constexpr std::array<EnumName<Precision>, 4> kPrecisionNames{
+    {{Precision::FP32, "fp32"}, {Precision::BF16, "bf16"}, {Precision::FP16, "fp16"}, {Precision::Auto, "auto"}}};
 constexpr const auto& enum_names(Precision) { return kPrecisionNames; }
 
 }  // namespace unif

@@ -25,7 +25,7 @@ const std::vector<HfName>& hf_names() {
       {"fp16", "training.precision", "training.precision: fp16", "", ""},
       {"bf16", "training.precision", "training.precision: bf16", "", ""},
       {"half_precision_backend", "", "", "",
-       "training.precision (fp32 | bf16 | fp16) chooses the precision; remove the key"},
+       "training.precision (fp32 | bf16 | fp16 | auto) chooses the precision; remove the key"},
       {"warmup_ratio", "training.schedule.warmup_ratio", "", "", ""},
       {"warmup_steps", "training.schedule.warmup_steps", "", "", ""},
       {"weight_decay", "training.optimizer.weight_decay", "", "", ""},

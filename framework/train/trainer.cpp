@@ -30,6 +30,7 @@
 #include "framework/metrics/span.h"
 #include "framework/model/model_dir.h"
 #include "framework/parallel/process_group.h"
+#include "models/heads/encoder_task_model.h"
 #include "framework/text/unicode.h"
 #include "framework/train/build.h"
 #include "framework/train/cadence.h"
@@ -103,7 +104,9 @@ struct Trainer::State {
   std::unique_ptr<RunLog> log;
   std::unique_ptr<Optimizer> optimizer;
   std::unique_ptr<Schedule> schedule;
-  std::unique_ptr<LossScaler> scaler;  // training.precision fp16 only
+  std::unique_ptr<LossScaler> scaler;     // training.precision fp16 only
+  Precision precision = Precision::FP32;  // training.precision, auto resolved (make_engine)
+  std::string precision_note;             // auto: what was measured, for train.log
   std::unique_ptr<OptimizerStep> stepper;
   std::unique_ptr<adversarial::Strategy> strategy;
   std::unique_ptr<GradientEngine> engine;
@@ -122,6 +125,7 @@ struct Trainer::State {
   void plan_steps();
   FrozenParameters make_optimizer();
   ResolvedDevices make_engine();
+  void choose_auto_precision(const ResolvedDevices& parallel);
   void prepare_output_dir();
   void open_log(const ResolvedDevices& parallel, const FrozenParameters& frozen);
 
@@ -217,14 +221,16 @@ ResolvedDevices Trainer::State::make_engine() {
   const auto& t = cfg.training;
   ResolvedDevices parallel = resolve_devices(parse_devices(cfg.parallel.devices), group.get(),
                                              parts.model->word_embeddings()->weight.size(1), t.batch_size);
-  if (t.precision == Precision::FP16) scaler = std::make_unique<LossScaler>();
+  precision = t.precision;
+  if (precision == Precision::Auto) choose_auto_precision(parallel);
+  if (precision == Precision::FP16) scaler = std::make_unique<LossScaler>();
   stepper =
       std::make_unique<OptimizerStep>(*optimizer, *schedule, t.optimizer.lr, t.max_grad_norm, scaler.get(), group);
   OptimizerStep* step = stepper.get();
   EngineOptions engine_options;
   engine_options.devices = parallel.devices;
   engine_options.threads_per_replica = cfg.parallel.threads_per_replica;
-  engine_options.precision = t.precision;
+  engine_options.precision = precision;
   engine_options.group = group;
   engine = framework::make_engine(
       parts.model, [step] { step->run(); }, engine_options);
@@ -235,6 +241,30 @@ ResolvedDevices Trainer::State::make_engine() {
   const auto cpus = cpu_replicas(parallel.devices);
   if (cpus > 1) eval_workers = std::make_unique<WorkerPool>(cpus);
   return parallel;
+}
+
+// training.precision auto: the model's own product timed in float32 and bfloat16 on the first
+// device, as many rows as one replica's share of a batch of full-length texts; every rank takes
+// rank 0's choice, so that all run the same arithmetic.
+void Trainer::State::choose_auto_precision(const ResolvedDevices& parallel) {
+  int64_t hidden = parts.model->word_embeddings()->weight.size(1), intermediate = 4 * hidden;
+  if (const auto* m = dynamic_cast<const models::EncoderTaskModel*>(parts.model.get())) {
+    hidden = m->options().hidden_size();
+    intermediate = m->options().intermediate_size();
+  }
+  const auto replicas = std::max<int64_t>(1, static_cast<int64_t>(parallel.devices.size()));
+  const int64_t rows = std::clamp<int64_t>(cfg.training.batch_size / replicas, 1, 64) * cfg.model.max_seq_length;
+  const auto device = parallel.devices.front();
+  const int threads = device.is_cpu() && cpu_replicas(parallel.devices) > 1 ? 1 : 0;  // as each replica runs
+  PrecisionChoice choice = choose_precision(device, std::min<int64_t>(rows, 8192), hidden, intermediate, threads);
+  if (group) {
+    std::vector<torch::Tensor> pick{torch::tensor({choice.precision == Precision::BF16 ? 1.0 : 0.0}, torch::kFloat64)};
+    group->broadcast(pick, 0);
+    choice.precision = pick[0].item<double>() > 0.5 ? Precision::BF16 : Precision::FP32;
+    if (group->rank() != 0) choice.why += "; rank 0's measurement decides: " + name_of(choice.precision);
+  }
+  precision = choice.precision;
+  precision_note = choice.why;
 }
 
 // output_dir created, writable and locked; training.resume: overwrite removes what a run writes
@@ -260,8 +290,9 @@ void Trainer::State::prepare_output_dir() {
 void Trainer::State::open_log(const ResolvedDevices& parallel, const FrozenParameters& frozen) {
   log = std::make_unique<RunLog>(out_dir, writer, group ? static_cast<int>(group->rank()) : -1);
   if (!parallel.note.empty()) log->info("{}", parallel.note);
+  if (!precision_note.empty()) log->info("{}", precision_note);
   if (!frozen.summary.empty()) log->info("training.freeze: {}", frozen.summary);
-  if (cfg.training.precision == Precision::BF16 && cpu_replicas(parallel.devices) > 0 && !cpu_features().bf16)
+  if (precision == Precision::BF16 && cpu_replicas(parallel.devices) > 0 && !cpu_features().bf16)
     log->warn(
         "training.precision bf16 on a CPU: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), and this "
         "LibTorch multiplies bfloat16 matrices about {:.0f}x slower than float32 here, so bf16 trains slower, not "
@@ -544,7 +575,7 @@ void Trainer::State::log_start() const {
                                         std::to_string(parts.train.encoded.size()) + " windows)";
   log->info("training: {}, batch {} x accum {}, {} steps/epoch, {} steps; method {} ({} pass{}/step); precision {}",
             entries, t.batch_size, t.grad_accum_steps, steps_per_epoch, total_steps, strategy->name(),
-            strategy->passes_per_step(), strategy->passes_per_step() == 1 ? "" : "es", name_of(t.precision));
+            strategy->passes_per_step(), strategy->passes_per_step() == 1 ? "" : "es", name_of(precision));
   if (!group) return;
   std::string shares;
   for (const auto& sh : shard_batch(t.batch_size, group->size()))

@@ -311,7 +311,7 @@ TEST_CASE("training.precision: fp32 by default - bf16 anywhere - fp16 not with C
   CHECK(parse_config("training: {precision: fp16}\nparallel: {devices: auto}", "c.yaml").training.precision ==
         Precision::FP16);
   CHECK_THAT(error_of("training: {precision: fp8}"),
-             Catch::StartsWith("cfg.yaml: training.precision: expected one of fp32 | bf16 | fp16, got 'fp8'"));
+             Catch::StartsWith("cfg.yaml: training.precision: expected one of fp32 | bf16 | fp16 | auto, got 'fp8'"));
   CHECK_THAT(error_of("training: {precision: fp16}\nparallel: {devices: [cpu]}"),
              Catch::Contains("training.precision: expected fp32 or bf16 with CPU devices"));
   CHECK_THAT(error_of("training: {precision: fp16}\nparallel: {devices: [cuda:0, cpu]}"),

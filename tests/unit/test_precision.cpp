@@ -290,6 +290,25 @@ TEST_CASE("fp16 on a CPU device is an error before training", "[unit][precision]
       model, [] {}, cpu));
 }
 
+TEST_CASE("precision auto: bf16 from 1.2x faster, the measurement, and auto never runs a pass", "[unit][precision]") {
+  CHECK(unif::pick_precision(1.2, 1.0) == Precision::BF16);
+  CHECK(unif::pick_precision(3.0, 1.0) == Precision::BF16);
+  CHECK(unif::pick_precision(1.19, 1.0) == Precision::FP32);
+  CHECK(unif::pick_precision(1.0, 2.0) == Precision::FP32);
+  CHECK(unif::pick_precision(1.0, 0.0) == Precision::FP32);  // no measurement: float32
+  const auto c = unif::choose_precision(torch::kCPU, 64, 32, 128, 1);
+  INFO(c.why);
+  CHECK(c.fp32_ms > 0);
+  CHECK(c.bf16_ms > 0);
+  CHECK(c.precision == unif::pick_precision(c.fp32_ms, c.bf16_ms));
+  CHECK(c.why.rfind("training.precision auto -> " + unif::to_string(c.precision) +
+                        ": the model's product (64 x 32 by 32 x 128) on cpu",
+                    0) == 0);
+  CHECK(at::get_num_threads() > 0);
+  CHECK_THROWS_AS(unif::AutocastGuard(Precision::Auto, torch::kCPU), std::invalid_argument);
+  CHECK(unif::parse_precision("auto") == Precision::Auto);
+}
+
 TEST_CASE("bf16 slowdown probe: a finite positive time ratio, leaving no autocast behind", "[unit][precision]") {
   // The trainer's warning for training.precision bf16 on a CPU without bfloat16 instructions gives
   // this ratio (docs/performance.md: 28x on machines that lack AVX512-BF16).

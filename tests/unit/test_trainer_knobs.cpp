@@ -148,6 +148,24 @@ TEST_CASE("training.best_metric: best/ by the lowest dev loss; the last line res
   CHECK(fs::exists(tmp.path / "run" / "best" / "COMPLETE"));
 }
 
+TEST_CASE("training.precision auto: measured at start-up, one precision chosen and said in train.log",
+          "[unit][train][precision]") {
+  TempDir tmp;
+  const auto cfg = tiny_run(tmp.path / "run", ", precision: auto", "[cpu, cpu]");
+  CHECK(cfg.training.precision == unif::Precision::Auto);
+  Trainer(cfg, build_trainer_parts(cfg)).fit();
+  const std::string log = read_file(tmp.path / "run" / "train.log");
+  INFO(log);
+  const auto at = log.find("training.precision auto -> ");
+  REQUIRE(at != std::string::npos);
+  const std::string chosen = log.substr(at + 27, 4);
+  CHECK((chosen == "fp32" || chosen == "bf16"));
+  // The tiny model's own product: 8 texts a replica x 32 pieces, hidden 32 by intermediate 64.
+  CHECK(log.find("(256 x 32 by 32 x 64) on cpu") != std::string::npos);
+  CHECK(log.find("; precision " + chosen) != std::string::npos);  // the run trains in what was chosen
+  CHECK(read_file(tmp.path / "run" / "config.yaml").find("precision: auto") != std::string::npos);
+}
+
 TEST_CASE("training.best_metric and early_stopping.metric must be dev metrics of the task", "[unit][config]") {
   auto error = [](const std::string& yaml) {
     try {
