@@ -105,16 +105,12 @@ int64_t outside_tag(const LabelSet& labels) { return labels.index.count("O") ? l
 
 TagLists tag_lists(const TaskData& data, const Evaluation& ev, const LabelSet& labels, int64_t n) {
   TagLists out;
-  const int64_t outside = outside_tag(labels);
   for (int64_t i = 0; i < n; ++i) {
     const auto& ex = data.examples[static_cast<size_t>(i)];
     std::vector<std::string> tt, pp;
     for (auto l : ex.labels) tt.push_back(labels.names[static_cast<size_t>(l)]);
-    const auto predicted =
-        i < static_cast<int64_t>(ev.word_tags.size())
-            ? ev.word_tags[static_cast<size_t>(i)]
-            : word_predictions(data.encoded[static_cast<size_t>(i)], ex, ev.logits[static_cast<size_t>(i)], outside);
-    for (auto l : predicted) pp.push_back(labels.names[static_cast<size_t>(l)]);
+    // The model's own decoding (argmax or a CRF's path), which evaluate() stored for labelled data.
+    for (auto l : ev.word_tags.at(static_cast<size_t>(i))) pp.push_back(labels.names[static_cast<size_t>(l)]);
     out.gold.push_back(std::move(tt));
     out.predicted.push_back(std::move(pp));
   }
