@@ -8,6 +8,7 @@
 #include <torch/types.h>
 
 #include "models/encoder_config.h"
+#include "models/layer_tap.h"
 
 namespace unif::models {
 
@@ -25,9 +26,10 @@ class EncoderModel : public torch::nn::Module {
   /// attention_mask (B, L) 1/0 or undefined (ones); word_embedding_delta (B, L, H_emb) or undefined,
   /// added to word_embeddings(input_ids) before anything else (adversarial methods, SPEC §5).
   /// first_token_only: the last layer may compute position 0 alone (heads that read it only).
+  /// tap: every layer's output and an early stop (layer_tap.h); null: the last hidden state only.
   virtual EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                               bool first_token_only) = 0;
+                               bool first_token_only, LayerTap* tap = nullptr) = 0;
   /// The word-embedding table (HF's get_input_embeddings()).
   virtual torch::nn::Embedding word_embeddings() = 0;
   virtual const EncoderConfig& encoder_options() const = 0;

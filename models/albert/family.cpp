@@ -73,9 +73,11 @@ AlbertTransformerImpl::AlbertTransformerImpl(const EncoderConfig& o) : options(o
 }
 
 torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, const torch::Tensor& additive_mask,
-                                             bool first_token_only) {
+                                             bool first_token_only, LayerTap* tap) {
   torch::Tensor x = linear(embedding_hidden_mapping_in, embedded);
   const int64_t layers = options.num_hidden_layers(), groups = options.family<AlbertConfig>().num_hidden_groups();
+  if (tap && tap->keep_hidden_states) first_token_only = false;
+  tap_input(tap, [&] { return x; });
   const auto packing = Packing::of(options, additive_mask, /*additive=*/true);
   if (packing) x = packing->pack(x);  // (N, H): the real tokens
   for (int64_t i = 0; i < layers; ++i) {
@@ -85,6 +87,7 @@ torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, cons
     for (size_t j = 0; j < inner.size(); ++j) {
       auto* layer = inner[j]->as<AlbertLayerImpl>();
       const bool last = i + 1 == layers && j + 1 == inner.size();
+      if (last) tap_layer(tap, layers, layers, {});
       if (packing && first_token_only && last) {
         const torch::Tensor padded = packing->pad(x);
         return layer->forward(padded, additive_mask, padded.narrow(1, 0, 1).contiguous());
@@ -93,6 +96,7 @@ torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, cons
           : first_token_only && last ? layer->forward(x, additive_mask, x.narrow(1, 0, 1).contiguous())
                                      : layer->forward(x, additive_mask);
     }
+    if (tap_layer(tap, i + 1, layers, [&] { return packing ? packing->pad(x) : x; })) break;
   }
   return packing ? packing->pad(x) : x;
 }
@@ -108,13 +112,14 @@ AlbertModelImpl::AlbertModelImpl(EncoderConfig options_, bool add_pooling_layer)
 
 EncoderOutput AlbertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                       const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                                      bool first_token_only) {
+                                      bool first_token_only, LayerTap* tap) {
   EncoderOutput out;
   out.embedding_output = embeddings->forward(torch::Tensor(), token_type_ids,
                                              embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
   const auto& x = out.embedding_output;
   const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
-  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);
+  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only, tap);
+  tap_final(tap, options.num_hidden_layers(), out.last_hidden_state);
   if (pooler) out.pooler_output = torch::tanh(linear(pooler, out.last_hidden_state.select(1, 0)));
   return out;
 }

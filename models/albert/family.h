@@ -73,7 +73,7 @@ class AlbertTransformerImpl : public torch::nn::Module {
   explicit AlbertTransformerImpl(const EncoderConfig& options);
   /// first_token_only: the last layer computes position 0 alone (B, 1, H).
   torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& additive_mask,
-                        bool first_token_only = false);
+                        bool first_token_only = false, LayerTap* tap = nullptr);
   EncoderConfig options;
   torch::nn::Linear embedding_hidden_mapping_in{nullptr};
   torch::nn::ModuleList albert_layer_groups{nullptr};
@@ -85,7 +85,7 @@ class AlbertModelImpl : public EncoderModel {
   AlbertModelImpl(EncoderConfig options, bool add_pooling_layer);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                       bool first_token_only) override;
+                       bool first_token_only, LayerTap* tap = nullptr) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
   const EncoderConfig& encoder_options() const override { return options; }
 

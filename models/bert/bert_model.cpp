@@ -44,7 +44,7 @@ void BertModelImpl::reset() {
 
 BertModelOutput BertModelImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                        const torch::Tensor& attention_mask, const torch::Tensor& inputs_embeds,
-                                       bool first_token_only) {
+                                       bool first_token_only, LayerTap* tap) {
   BertModelOutput out;
   out.embedding_output = embeddings(input_ids, token_type_ids, inputs_embeds);  // (B, L, H)
   const auto& x = out.embedding_output;
@@ -54,17 +54,18 @@ BertModelOutput BertModelImpl::forward(const torch::Tensor& input_ids, const tor
           : torch::ones({x.size(0), x.size(1)}, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
   if (mask.dim() != 2 || mask.size(0) != x.size(0) || mask.size(1) != x.size(1))
     throw std::invalid_argument("BertModel: attention_mask must be (B, L) like the inputs");
-  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);
+  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only, tap);
+  tap_final(tap, options.num_hidden_layers(), out.last_hidden_state);
   if (pooler) out.pooler_output = pooler(out.last_hidden_state);
   return out;
 }
 
 EncoderOutput BertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                     const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                                    bool first_token_only) {
+                                    bool first_token_only, LayerTap* tap) {
   if (!input_ids.defined()) throw std::invalid_argument("BertModel: no input_ids");
   return forward({}, token_type_ids, attention_mask,
-                 embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta), first_token_only);
+                 embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta), first_token_only, tap);
 }
 
 }  // namespace unif::models

@@ -44,7 +44,7 @@ class BertModelImpl : public EncoderModel {
 
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                       bool first_token_only) override;
+                       bool first_token_only, LayerTap* tap = nullptr) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
   const EncoderConfig& encoder_options() const override { return options; }
 
@@ -56,7 +56,7 @@ class BertModelImpl : public EncoderModel {
   /// feed-forward for L - 1 positions): about 1 / num_hidden_layers of the step.
   BertModelOutput forward(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids = {},
                           const torch::Tensor& attention_mask = {}, const torch::Tensor& inputs_embeds = {},
-                          bool first_token_only = false);
+                          bool first_token_only = false, LayerTap* tap = nullptr);
 
   EncoderConfig options;
   bool add_pooling_layer;

@@ -246,7 +246,8 @@ DebertaV2EncoderImpl::DebertaV2EncoderImpl(const EncoderConfig& o) : options(o) 
     layer_norm = register_module("LayerNorm", ::unif::models::layer_norm(o.hidden_size(), o.layer_norm_eps()));
 }
 
-torch::Tensor DebertaV2EncoderImpl::forward(const torch::Tensor& embedded, const torch::Tensor& attention_mask) {
+torch::Tensor DebertaV2EncoderImpl::forward(const torch::Tensor& embedded, const torch::Tensor& attention_mask,
+                                            LayerTap* tap) {
   // get_attention_mask: (B, 1, L, L) = mask_i · mask_j, as bool.
   const torch::Tensor ext = attention_mask.unsqueeze(1).unsqueeze(2);
   const torch::Tensor mask = (ext * ext.squeeze(-2).unsqueeze(-1)).to(torch::kBool);
@@ -258,7 +259,12 @@ torch::Tensor DebertaV2EncoderImpl::forward(const torch::Tensor& embedded, const
     if (layer_norm) rel = layer_norm(rel);
   }
   torch::Tensor x = embedded;
-  for (const auto& m : *layer) x = m->as<DebertaV2LayerImpl>()->forward(x, mask, relative_pos, rel);
+  tap_input(tap, [&] { return x; });
+  const auto layers = static_cast<int64_t>(layer->size());
+  for (int64_t i = 0; i < layers; ++i) {
+    x = layer[static_cast<size_t>(i)]->as<DebertaV2LayerImpl>()->forward(x, mask, relative_pos, rel);
+    if (tap_layer(tap, i + 1, layers, [&] { return x; })) break;
+  }
   return x;
 }
 
@@ -271,12 +277,13 @@ DebertaV2ModelImpl::DebertaV2ModelImpl(EncoderConfig options_) : options(std::mo
 
 EncoderOutput DebertaV2ModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                          const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                                         bool /*first_token_only*/) {
+                                         bool /*first_token_only*/, LayerTap* tap) {
   EncoderOutput out;
   const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
   out.embedding_output = embeddings->forward(embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta),
                                              token_type_ids, mask);
-  out.last_hidden_state = encoder(out.embedding_output, mask);
+  out.last_hidden_state = encoder(out.embedding_output, mask, tap);
+  tap_final(tap, options.num_hidden_layers(), out.last_hidden_state);
   return out;
 }
 

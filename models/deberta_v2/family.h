@@ -104,7 +104,7 @@ class DebertaV2EncoderImpl : public torch::nn::Module {
  public:
   explicit DebertaV2EncoderImpl(const EncoderConfig& options);
   /// embedded (B, L, H), attention_mask (B, L) 1/0 -> (B, L, H).
-  torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& attention_mask);
+  torch::Tensor forward(const torch::Tensor& embedded, const torch::Tensor& attention_mask, LayerTap* tap = nullptr);
   EncoderConfig options;
   torch::nn::ModuleList layer{nullptr};
   torch::nn::Embedding rel_embeddings{nullptr};  // with relative_attention
@@ -117,7 +117,7 @@ class DebertaV2ModelImpl : public EncoderModel {
   explicit DebertaV2ModelImpl(EncoderConfig options);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                       bool first_token_only) override;
+                       bool first_token_only, LayerTap* tap = nullptr) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
   const EncoderConfig& encoder_options() const override { return options; }
 

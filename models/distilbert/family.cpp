@@ -100,7 +100,8 @@ DistilBertModelImpl::DistilBertModelImpl(EncoderConfig options_) : options(std::
 
 EncoderOutput DistilBertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& /*token_type_ids*/,
                                           const torch::Tensor& attention_mask,
-                                          const torch::Tensor& word_embedding_delta, bool first_token_only) {
+                                          const torch::Tensor& word_embedding_delta, bool first_token_only,
+                                          LayerTap* tap) {
   EncoderOutput out;
   out.embedding_output = embeddings->forward(torch::Tensor(), torch::Tensor(),
                                              embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
@@ -108,18 +109,24 @@ EncoderOutput DistilBertModelImpl::encode(const torch::Tensor& input_ids, const 
   const torch::Tensor mask =
       extended_attention_mask(attention_mask_or_ones(attention_mask, input_ids), x.scalar_type());
   const size_t n = transformer->layer->size();
+  const auto layers = static_cast<int64_t>(n);
+  if (tap && tap->keep_hidden_states) first_token_only = false;
+  tap_input(tap, [&] { return x; });
   if (const auto p = Packing::of(options, mask, /*additive=*/true)) {
     x = p->pack(x);  // (N, H): the real tokens
     for (size_t i = 0; i < n; ++i) {
       auto* block = transformer->layer[i]->as<DistilBertBlockImpl>();
       if (first_token_only && i + 1 == n) {
+        tap_layer(tap, layers, layers, {});
         const torch::Tensor padded = p->pad(x);
         out.last_hidden_state = block->forward(padded, mask, padded.narrow(1, 0, 1).contiguous());
         return out;
       }
       x = block->forward_packed(x, *p, mask);
+      if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return p->pad(x); })) break;
     }
     out.last_hidden_state = p->pad(x);
+    tap_final(tap, layers, out.last_hidden_state);
     return out;
   }
   for (size_t i = 0; i < n; ++i) {
@@ -127,8 +134,10 @@ EncoderOutput DistilBertModelImpl::encode(const torch::Tensor& input_ids, const 
     // first_token_only: the last block computes position 0 alone (a head reading it only).
     x = first_token_only && i + 1 == n ? block->forward(x, mask, x.narrow(1, 0, 1).contiguous())
                                        : block->forward(x, mask);
+    if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return x; })) break;
   }
   out.last_hidden_state = x;
+  tap_final(tap, layers, out.last_hidden_state);
   return out;
 }
 

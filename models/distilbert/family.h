@@ -82,7 +82,7 @@ class DistilBertModelImpl : public EncoderModel {
   explicit DistilBertModelImpl(EncoderConfig options);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                       bool first_token_only) override;
+                       bool first_token_only, LayerTap* tap = nullptr) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
   const EncoderConfig& encoder_options() const override { return options; }
 

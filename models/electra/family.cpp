@@ -28,13 +28,14 @@ ElectraModelImpl::ElectraModelImpl(EncoderConfig options_) : options(std::move(o
 
 EncoderOutput ElectraModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                                       bool first_token_only) {
+                                       bool first_token_only, LayerTap* tap) {
   EncoderOutput out;
   out.embedding_output = embeddings->forward(torch::Tensor(), token_type_ids,
                                              embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta));
   torch::Tensor x = embeddings_project ? linear(embeddings_project, out.embedding_output) : out.embedding_output;
   const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
-  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);
+  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only, tap);
+  tap_final(tap, options.num_hidden_layers(), out.last_hidden_state);
   return out;
 }
 

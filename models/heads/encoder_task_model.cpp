@@ -13,10 +13,10 @@ EncoderTaskModel::EncoderTaskModel(const EncoderConfig& options, bool add_poolin
 }
 
 EncoderOutput EncoderTaskModel::encode(const Batch& batch, const torch::Tensor& word_embedding_delta,
-                                       bool first_token_only) {
+                                       bool first_token_only, LayerTap* tap) {
   if (!batch.input_ids.defined()) throw std::invalid_argument("Batch has no input_ids");
   return encoder_->encode(batch.input_ids, batch.token_type_ids, batch.attention_mask, word_embedding_delta,
-                          first_token_only);
+                          first_token_only, tap);
 }
 
 torch::Tensor EncoderTaskModel::weighted(const torch::Tensor& example_losses, const Batch& batch) {

@@ -44,8 +44,9 @@ class EncoderTaskModel : public TaskModel {
 
  protected:
   /// The encoder on the batch, word_embedding_delta (B, L, H_emb) or undefined added to its word
-  /// embeddings. first_token_only: see EncoderModel::encode (heads that read position 0 alone).
-  EncoderOutput encode(const Batch& batch, const torch::Tensor& word_embedding_delta, bool first_token_only = false);
+  /// embeddings. first_token_only, tap: see EncoderModel::encode (heads that read position 0 alone).
+  EncoderOutput encode(const Batch& batch, const torch::Tensor& word_embedding_delta, bool first_token_only = false,
+                       LayerTap* tap = nullptr);
   /// Multiplies l_b (B) by batch.sample_weights when defined.
   static torch::Tensor weighted(const torch::Tensor& example_losses, const Batch& batch);
   /// Dropout probability of the head: classifier_dropout, or hidden_dropout_prob when it is null (< 0).

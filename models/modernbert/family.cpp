@@ -266,7 +266,8 @@ ModernBertModelImpl::ModernBertModelImpl(EncoderConfig options_) : options(std::
 
 EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& /*token_type_ids*/,
                                           const torch::Tensor& attention_mask,
-                                          const torch::Tensor& word_embedding_delta, bool first_token_only) {
+                                          const torch::Tensor& word_embedding_delta, bool first_token_only,
+                                          LayerTap* tap) {
   EncoderOutput out;
   out.attention_mask = attention_mask_or_ones(attention_mask, input_ids);
   out.embedding_output = embeddings->forward(embed_words(embeddings->tok_embeddings, input_ids, word_embedding_delta));
@@ -286,12 +287,15 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
   if (packing) x = packing->pack(x);
   // A head that reads position 0 alone ("cls" pooling): the last layer computes that position only
   // (mean pooling reads them all).
-  const bool first_only = first_token_only && options.family<ModernBertConfig>().classifier_pooling() == "cls";
+  const bool first_only = first_token_only && options.family<ModernBertConfig>().classifier_pooling() == "cls" &&
+                          !(tap && tap->keep_hidden_states);
   const auto n = static_cast<int64_t>(layers->size());
+  tap_input(tap, [&] { return packing ? packing->pad(x) : x; });
   int64_t index = 0;
   for (const auto& module : *layers) {
     auto* layer = module->as<ModernBertEncoderLayerImpl>();
-    const bool last_first = first_only && ++index == n;
+    ++index;
+    const bool last_first = first_only && index == n;
     if (layer->sliding && !sliding_mask.defined()) {
       const torch::Tensor pos = torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
       const torch::Tensor near =
@@ -304,13 +308,16 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
     const auto& rope = layer->sliding ? local_rope : global_rope;
     const torch::Tensor& mask = layer->sliding ? sliding_mask : full_mask;
     if (last_first) {  // (B, 1, H), from the padded rectangle
+      tap_layer(tap, n, n, {});
       out.last_hidden_state =
           final_norm(layer->forward_first(packing ? packing->pad(x) : x, rope.first, rope.second, mask));
       return out;
     }
     x = layer->forward(x, rope.first, rope.second, mask, packing ? &*packing : nullptr);
+    if (tap_layer(tap, index, n, [&] { return packing ? packing->pad(x) : x; })) break;
   }
   out.last_hidden_state = packing ? packing->pad(final_norm(x)) : final_norm(x);
+  tap_final(tap, n, out.last_hidden_state);
   return out;
 }
 

@@ -107,7 +107,7 @@ class ModernBertModelImpl : public EncoderModel {
   explicit ModernBertModelImpl(EncoderConfig options);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                       bool first_token_only) override;
+                       bool first_token_only, LayerTap* tap = nullptr) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->tok_embeddings; }
   const EncoderConfig& encoder_options() const override { return options; }
 

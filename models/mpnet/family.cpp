@@ -149,12 +149,16 @@ torch::Tensor MPNetEncoderImpl::position_bias(int64_t length, const torch::Devic
 }
 
 torch::Tensor MPNetEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor& attention_mask,
-                                        bool first_token_only) {
+                                        bool first_token_only, LayerTap* tap) {
   const torch::Tensor mask = extended_attention_mask(attention_mask, hidden.scalar_type());  // (B, 1, 1, L)
   // The bias every layer adds, and the mask after it: (B, heads, L, L).
   const torch::Tensor additive = position_bias(hidden.size(1), hidden.device()) + mask;
   const size_t n = layer->size();
+  const auto layers = static_cast<int64_t>(n);
+  if (tap && tap->keep_hidden_states) first_token_only = false;
+  tap_input(tap, [&] { return hidden; });
   auto last_first_token = [&](MPNetLayerImpl* block, const torch::Tensor& padded) {
+    tap_layer(tap, layers, layers, {});
     return block->forward(padded, additive.narrow(2, 0, 1), padded.narrow(1, 0, 1).contiguous());
   };
   if (const auto p = Packing::of(options, mask, /*additive=*/true)) {
@@ -163,6 +167,7 @@ torch::Tensor MPNetEncoderImpl::forward(torch::Tensor hidden, const torch::Tenso
       auto* block = layer[i]->as<MPNetLayerImpl>();
       if (first_token_only && i + 1 == n) return last_first_token(block, p->pad(x));
       x = block->forward_packed(x, *p, additive);
+      if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return p->pad(x); })) break;
     }
     return p->pad(x);
   }
@@ -170,6 +175,7 @@ torch::Tensor MPNetEncoderImpl::forward(torch::Tensor hidden, const torch::Tenso
     auto* block = layer[i]->as<MPNetLayerImpl>();
     if (first_token_only && i + 1 == n) return last_first_token(block, hidden);
     hidden = block->forward(hidden, additive);
+    if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return hidden; })) break;
   }
   return hidden;
 }
@@ -184,12 +190,13 @@ MPNetModelImpl::MPNetModelImpl(EncoderConfig options_, bool add_pooling_layer) :
 
 EncoderOutput MPNetModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& /*token_type_ids*/,
                                      const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                                     bool first_token_only) {
+                                     bool first_token_only, LayerTap* tap) {
   EncoderOutput out;
   const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
   out.embedding_output =
       embeddings(embed_words(embeddings->word_embeddings, input_ids, word_embedding_delta), input_ids, mask);
-  out.last_hidden_state = encoder(out.embedding_output, mask, first_token_only);
+  out.last_hidden_state = encoder(out.embedding_output, mask, first_token_only, tap);
+  tap_final(tap, options.num_hidden_layers(), out.last_hidden_state);
   if (pooler) out.pooler_output = pooler(out.last_hidden_state);
   return out;
 }

@@ -100,7 +100,8 @@ class MPNetEncoderImpl : public torch::nn::Module {
   explicit MPNetEncoderImpl(const EncoderConfig& options);
   /// embedded (B, L, H), attention_mask (B, L) 1/0 -> (B, L, H); with first_token_only the last
   /// layer computes position 0 alone -> (B, 1, H).
-  torch::Tensor forward(torch::Tensor embedded, const torch::Tensor& attention_mask, bool first_token_only = false);
+  torch::Tensor forward(torch::Tensor embedded, const torch::Tensor& attention_mask, bool first_token_only = false,
+                        LayerTap* tap = nullptr);
   /// compute_position_bias for a length-L input: (1, heads, L, L).
   torch::Tensor position_bias(int64_t length, const torch::Device& device);
   EncoderConfig options;
@@ -114,7 +115,7 @@ class MPNetModelImpl : public EncoderModel {
   MPNetModelImpl(EncoderConfig options, bool add_pooling_layer);
   EncoderOutput encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                       bool first_token_only) override;
+                       bool first_token_only, LayerTap* tap = nullptr) override;
   torch::nn::Embedding word_embeddings() override { return embeddings->word_embeddings; }
   const EncoderConfig& encoder_options() const override { return options; }
 

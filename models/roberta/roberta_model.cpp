@@ -53,12 +53,13 @@ RobertaModelImpl::RobertaModelImpl(EncoderConfig options_, bool add_pooling_laye
 
 EncoderOutput RobertaModelImpl::encode(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids,
                                        const torch::Tensor& attention_mask, const torch::Tensor& word_embedding_delta,
-                                       bool first_token_only) {
+                                       bool first_token_only, LayerTap* tap) {
   EncoderOutput out;
   const torch::Tensor mask = attention_mask_or_ones(attention_mask, input_ids);
   out.embedding_output = embeddings(input_ids, word_embedding_delta, token_type_ids, mask);
   const auto& x = out.embedding_output;
-  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only);
+  out.last_hidden_state = encoder(x, extended_attention_mask(mask, x.scalar_type()), first_token_only, tap);
+  tap_final(tap, options.num_hidden_layers(), out.last_hidden_state);
   if (pooler) out.pooler_output = pooler(out.last_hidden_state);
   return out;
 }

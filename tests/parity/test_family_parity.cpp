@@ -177,7 +177,7 @@ TEST_CASE("every family's task heads equal HF's: names, logits, loss and one-ste
   for (const Head& head : kHeads) check_family_head(family, head, {}, unpadded);
 }
 
-TEST_CASE("every family's encoder gives HF's embeddings output and last hidden state", "[parity][families]") {
+TEST_CASE("every family's encoder gives HF's embeddings output and every layer's hidden state", "[parity][families]") {
   const std::string family =
       GENERATE("roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta-v2", "modernbert", "mpnet");
   const bool unpadded = GENERATE(true, false);
@@ -211,6 +211,48 @@ TEST_CASE("every family's encoder gives HF's embeddings output and last hidden s
   if (!unpadded)
     CHECK(worst_excess(out.last_hidden_state, ref.at("encoder.hidden_states." + std::to_string(last)), 1e-5, 1e-5) <=
           0);
+
+  // Every layer's output (a LayerTap keeping them) is HF's output_hidden_states, first_token_only
+  // notwithstanding.
+  models::LayerTap tap;
+  tap.keep_hidden_states = true;
+  const models::EncoderOutput tapped = loaded.model->encoder().encode(ids, types, mask, {}, true, &tap);
+  REQUIRE(static_cast<int64_t>(tap.hidden_states.size()) == last + 1);
+  CHECK(tap.layers_run == last);
+  for (int64_t i = 0; i <= last; ++i) {
+    INFO("hidden state " << i);
+    const torch::Tensor want = ref.at("encoder.hidden_states." + std::to_string(i));
+    REQUIRE(tap.hidden_states[static_cast<size_t>(i)].sizes() == want.sizes());
+    CHECK(worst_excess(tap.hidden_states[static_cast<size_t>(i)].masked_select(real), want.masked_select(real), 1e-5,
+                       1e-5) <= 0);
+  }
+  CHECK(torch::equal(tapped.last_hidden_state, out.last_hidden_state));
+
+  // An exit after layer 1: the stack stops there, its output the last hidden state.
+  models::LayerTap stop;
+  std::vector<int64_t> asked;
+  stop.exit_after = [&](int64_t layer, const torch::Tensor& hidden) {
+    asked.push_back(layer);
+    CHECK(hidden.sizes() == ref.at("encoder.hidden_states.1").sizes());
+    return layer == 1;
+  };
+  const models::EncoderOutput early = loaded.model->encoder().encode(ids, types, mask, {}, true, &stop);
+  CHECK(asked == std::vector<int64_t>{1});
+  CHECK(stop.layers_run == 1);
+  CHECK(stop.hidden_states.empty());
+  if (family != "modernbert")  // ModernBERT's final norm follows the stop
+    CHECK(worst_excess(early.last_hidden_state.masked_select(real),
+                       ref.at("encoder.hidden_states.1").masked_select(real), 1e-5, 1e-5) <= 0);
+  // Asked after every layer but the last when it never stops.
+  asked.clear();
+  stop.exit_after = [&](int64_t layer, const torch::Tensor&) {
+    asked.push_back(layer);
+    return false;
+  };
+  const models::EncoderOutput full = loaded.model->encoder().encode(ids, types, mask, {}, false, &stop);
+  CHECK(static_cast<int64_t>(asked.size()) == last - 1);
+  CHECK(stop.layers_run == last);
+  CHECK(torch::equal(full.last_hidden_state, out.last_hidden_state));
 }
 
 TEST_CASE("ModernBERT's sequence head pooling the first position (classifier_pooling cls) equals HF's",
