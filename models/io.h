@@ -27,6 +27,9 @@ struct ModelOutput {
   /// (examples, or labeled tokens for token tasks).
   torch::Tensor example_losses;
   int64_t loss_count = 0;
+  /// Early-exit models answering with an exit threshold: per row (B) int64 the layer (1-based) whose
+  /// classifier answered (the last layer: the model's own head). Undefined otherwise.
+  torch::Tensor exit_layers;
 };
 
 }  // namespace unif::models

@@ -23,7 +23,8 @@ namespace {
 
 // Whether a predictor loaded with `a` is the one `b` asks for (the batch size is read per call).
 bool same_loading(const PredictorOptions& a, const PredictorOptions& b) {
-  return a.device == b.device && a.threads == b.threads && a.quantize == b.quantize && a.unpadded == b.unpadded;
+  return a.device == b.device && a.threads == b.threads && a.quantize == b.quantize && a.unpadded == b.unpadded &&
+         a.exit_threshold == b.exit_threshold;
 }
 
 }  // namespace
@@ -47,7 +48,9 @@ Command add_eval(CLI::App& app) {
                 "under \"report\" in the JSON");
   cmd->add_option("--set", *sets, "Override a config key: a.b=value (YAML syntax), repeatable");
   add_quantize_option(cmd, *quantize);
-  return [config, model, data, report, quantize, sets] {
+  auto exit_threshold = std::make_shared<std::optional<double>>();
+  add_exit_threshold_option(cmd, exit_threshold);
+  return [config, model, data, report, quantize, sets, exit_threshold] {
     const bool retrieval =
         std::any_of(sets->begin(), sets->end(), [](const std::string& s) { return s.rfind("data.retrieval", 0) == 0; });
     if (config->empty() && data->empty() && !retrieval)
@@ -61,6 +64,7 @@ Command add_eval(CLI::App& app) {
       options.quantize = *quantize;
       if (!config->empty())
         options = Predictor::options_for(framework::load_config(*config, *sets, framework::Purpose::Eval), *quantize);
+      options.exit_threshold = *exit_threshold;
       const auto ranker = Predictor::load(*model, options);
       if (!ranker.quantization().empty()) std::fprintf(stderr, "%s\n", ranker.quantization().c_str());
       if (*report) throw UserError("--report: a ranking has no classes to report on");
@@ -79,10 +83,12 @@ Command add_eval(CLI::App& app) {
       PredictorOptions first;
       first.device = "auto";
       first.quantize = *quantize;
+      first.exit_threshold = *exit_threshold;
       predictor = Predictor::load(*model, first);
       cfg = predictor->eval_config(*data, *sets);
     }
-    const auto options = Predictor::options_for(*cfg, *quantize);
+    auto options = Predictor::options_for(*cfg, *quantize);
+    options.exit_threshold = *exit_threshold;
     if (!predictor || !same_loading(predictor->options(), options)) predictor = Predictor::load(*model, options);
     if (!predictor->quantization().empty()) std::fprintf(stderr, "%s\n", predictor->quantization().c_str());
     const auto result = predictor->evaluate(*cfg, *report);

@@ -114,8 +114,11 @@ Command add_predict(CLI::App& app) {
   cmd->add_option("--top-k", *top_k, "Classification, multilabel: add \"top\", the K best labels with their scores")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   add_quantize_option(cmd, *quantize);
-  return [model, input, output, batch_size, keep_going, top_k, quantize] {
+  auto exit_threshold = std::make_shared<std::optional<double>>();
+  add_exit_threshold_option(cmd, exit_threshold);
+  return [model, input, output, batch_size, keep_going, top_k, quantize, exit_threshold] {
     PredictorOptions options;
+    options.exit_threshold = *exit_threshold;
     options.batch_size = *batch_size;
     options.top_k = *top_k;
     options.quantize = *quantize;

@@ -173,6 +173,7 @@ struct ServeOptions {
   int64_t max_batch = 32, max_batch_tokens = 16384, max_wait_ms = 5, queue = 1024, max_body_bytes = 8388608,
           request_timeout = 30;
   std::string quantize = "none";
+  std::shared_ptr<std::optional<double>> exit_threshold = std::make_shared<std::optional<double>>();
   std::string api_key;  // empty: no key asked for
 };
 
@@ -648,6 +649,7 @@ int run_server(const ServeOptions& o) {
   PredictorOptions popt;
   popt.batch_size = o.max_batch;
   popt.quantize = o.quantize;
+  popt.exit_threshold = *o.exit_threshold;
   const auto predictor = Predictor::load(o.model, popt);
   if (!predictor.quantization().empty()) std::fprintf(stderr, "%s\n", predictor.quantization().c_str());
 
@@ -1100,6 +1102,7 @@ Command add_serve(CLI::App& app) {
                   "environment variable keeps it out of the process list")
       ->envname("UNIF_API_KEY");
   add_quantize_option(cmd, o->quantize);
+  add_exit_threshold_option(cmd, o->exit_threshold);
   return [o] {
     if (o->api_key.find_first_of(" \t\r\n") != std::string::npos)
       throw UserError("--api-key: the key must not hold spaces or line breaks (it is sent in an HTTP header)");

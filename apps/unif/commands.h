@@ -2,6 +2,8 @@
 // A callback returns the process exit code; a UserError thrown from it becomes `error: ...`, exit 2.
 #pragma once
 #include <functional>
+#include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -27,6 +29,17 @@ inline CLI::Option* add_quantize_option(CLI::App* cmd, std::string& target) {
                    "int8: dynamic int8 Linear layers on the CPU (faster; within about a point of fp32), none: fp32 "
                    "(default)")
       ->check(CLI::IsMember({"none", "int8"}));
+}
+
+/// `--exit-threshold U` of predict, serve and eval: a classifier trained with model.early_exit answers
+/// each record at the first layer whose exit's normalized entropy is below U (0 to 1).
+inline CLI::Option* add_exit_threshold_option(CLI::App* cmd, const std::shared_ptr<std::optional<double>>& target) {
+  return cmd
+      ->add_option_function<double>(
+          "--exit-threshold", [target](const double& u) { *target = u; },
+          "Early-exit classifiers (model.early_exit): answer at the first layer whose exit's normalized entropy "
+          "is below U, 0 to 1 (higher: faster, less accurate); predict adds \"exit_layer\"")
+      ->check(CLI::Range(0.0, 1.0));
 }
 
 }  // namespace unif::app

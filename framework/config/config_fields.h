@@ -84,6 +84,7 @@ struct Fields<ModelConfig> {
     v("pooling", &S::pooling, kPoolings);  // null = the pretrained directory's
     v("normalize", &S::normalize);         // null = the pretrained directory's
     v("crf", &S::crf);                     // token_classification
+    v("early_exit", &S::early_exit);       // classification
   }
 };
 

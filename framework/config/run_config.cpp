@@ -501,6 +501,12 @@ void check(Section& s, RunConfig& c, const RunConfig&) {
   if (c.model.crf && c.task != Task::TokenClassification)
     s.context().report("model.crf", "expected false for task " + to_string(c.task) +
                                         ": a CRF tags sequences (task token_classification)");
+  if (c.model.early_exit && c.task != Task::Classification)
+    s.context().report("model.early_exit", "expected false for task " + to_string(c.task) +
+                                               ": the exits read a class distribution's entropy (task classification)");
+  if (c.model.early_exit && !c.distill.teacher.empty())
+    s.context().report("distill.teacher",
+                       "expected null with model.early_exit: the exits learn from the model's own head");
   if (c.model.crf && !(loss == LossConfig{}))
     s.context().report("training.loss",
                        "expected the defaults with model.crf (label_smoothing 0, focal_gamma 0, class_weights "

@@ -79,6 +79,9 @@ struct ModelConfig {
   std::optional<bool> normalize;
   /// token_classification: a linear-chain CRF over the tag scores (models/heads/crf.h).
   bool crf = false;
+  /// classification: FastBERT's early exit, a classifier after every layer trained by
+  /// self-distillation from the model's head (models/heads/early_exit.h).
+  bool early_exit = false;
 };
 
 /// text_fields/label_field defaults depend on the task when the YAML leaves them out:

@@ -21,6 +21,7 @@
 #include "framework/engines/devices.h"
 #include "framework/model/evaluate.h"
 #include "framework/model/model_dir.h"
+#include "framework/model/setup.h"
 #include "framework/parallel/worker_pool.h"
 #include "framework/text/unicode.h"
 #include "models/architectures.h"
@@ -67,6 +68,7 @@ json Prediction::to_json() const {
       case PredictKind::Label:
         j = {{"label", label}, {"probs", probs}, {"logits", logits}};
         if (top_k > 0) j["top"] = top();
+        if (exit_layer > 0) j["exit_layer"] = exit_layer;
         break;
       case PredictKind::Labels:
         j = {{"labels", labels}, {"probs", probs}};
@@ -233,6 +235,7 @@ ForwardOutputs Predictor::State::forward(const std::vector<PreparedRecord>& reco
   out->logits.resize(n);
   out->answers.resize(n);
   out->fills.resize(n);
+  out->exit_layers.assign(n, 0);
   ForwardOutputs result;
   if (task_spec(task).output == PredictKind::Masks) {
     std::vector<fw::MaskedText> texts;
@@ -288,7 +291,9 @@ ForwardOutputs Predictor::State::forward(const std::vector<PreparedRecord>& reco
     for (size_t k = 0; k < data.encoded.size(); ++k) {
       const auto x = data.encoded[k].example;
       const size_t i = record_of[static_cast<size_t>(x)];
-      if (x == first_example[i]) out->logits[i].push_back(ev.logits[k].cpu());
+      if (x != first_example[i]) continue;
+      out->logits[i].push_back(ev.logits[k].cpu());
+      if (!ev.exit_layers.empty()) out->exit_layers[i] = ev.exit_layers[k];
     }
     if (task == Task::SpanExtraction)
       for (size_t i = 0; i < n; ++i)
@@ -336,6 +341,7 @@ Prediction Predictor::State::postprocess(const PreparedRecord& record, const For
       p.probs = to_vec(torch::softmax(row, -1));
       p.logits = to_vec(row);
       p.scores = ranked(labels.names, p.probs);
+      p.exit_layer = outputs.exit_layers.at(index);
       break;
     }
     case PredictKind::Labels: {
@@ -403,6 +409,7 @@ Predictor Predictor::load(const std::filesystem::path& dir, const PredictorOptio
   const auto device = fw::eval_device(devices);
   if (device.is_cuda()) s->lm.model->to(device);
   s->lm.model->eval();
+  if (options.exit_threshold) fw::apply_exit_threshold(*s->lm.model, *options.exit_threshold);
   if (options.quantize == "int8") {
     if (device.is_cuda())
       throw UserError(

@@ -66,6 +66,10 @@ struct PredictorOptions {
   int64_t dimensions = 0;
   /// Embedding models: L2-normalize the (cut) embedding; unset: as the model does (its Normalize).
   std::optional<bool> normalize;
+  /// Classifiers trained with model.early_exit: answer each record at the first layer whose exit's
+  /// normalized entropy is below this (in [0, 1]; 0: every record through every layer), and write
+  /// the layer as "exit_layer". Unset: the model's own head. UserError for a model without exits.
+  std::optional<double> exit_threshold;
 };
 
 /// A label and its probability.
@@ -121,7 +125,8 @@ struct Prediction {
   std::vector<std::string> labels;
   std::vector<double> probs, logits;
   std::vector<LabelScore> scores;
-  int64_t top_k = 0;  // how many of `scores` to_json() writes as "top" (PredictorOptions::top_k)
+  int64_t exit_layer = 0;  // classification with an exit threshold: the layer that answered (1-based)
+  int64_t top_k = 0;       // how many of `scores` to_json() writes as "top" (PredictorOptions::top_k)
   // regression
   double value = 0.0;
   // token classification: a tag per word (nullopt: a word without any word piece, which the model

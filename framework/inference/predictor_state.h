@@ -78,6 +78,7 @@ struct ForwardOutputs::Outputs {
   std::vector<std::vector<torch::Tensor>> logits;  // the rows of its first example, on the CPU
   std::vector<fw::SpanCandidate> answers;          // span extraction: its best answer
   std::vector<fw::FillMaskResult> fills;           // masked_lm
+  std::vector<int64_t> exit_layers;                // early exit: the layer that answered (0: none)
 };
 
 }  // namespace unif

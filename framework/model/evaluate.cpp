@@ -216,6 +216,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
   // Per batch: its loss sum and normaliser (summed in batch order below, whichever worker ran it).
   std::vector<double> batch_loss(static_cast<size_t>(batches), 0.0), batch_z(static_cast<size_t>(batches), 0.0);
   std::vector<char> batch_labeled(static_cast<size_t>(batches), 1);
+  std::vector<int64_t> exit_layers(static_cast<size_t>(n), 0);  // each entry's; 0: not reported
   auto run_batch = [&](int64_t k) {
     std::vector<int64_t> idx(order.begin() + bounds[static_cast<size_t>(k)],
                              order.begin() + bounds[static_cast<size_t>(k) + 1]);
@@ -245,6 +246,11 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
         row = row.narrow(0, 0, static_cast<int64_t>(data.encoded[static_cast<size_t>(idx[b])].input_ids.size()));
       ev.logits[static_cast<size_t>(idx[b])] = row.contiguous();  // distinct entries per batch
     }
+    if (out.exit_layers.defined()) {
+      const torch::Tensor layers = out.exit_layers.to(torch::kCPU);
+      for (size_t b = 0; b < idx.size(); ++b)
+        exit_layers[static_cast<size_t>(idx[b])] = layers[static_cast<int64_t>(b)].item<int64_t>();
+    }
   };
   if (workers == nullptr || workers->size() <= 1 || !device.is_cpu() || batches <= 1) {
     for (int64_t k = 0; k < batches; ++k) run_batch(k);
@@ -258,6 +264,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
     if (!batch_labeled[static_cast<size_t>(k)]) labeled = false;
   }
   if (was_training) model.train();
+  if (n > 0 && exit_layers.front() > 0) ev.exit_layers = std::move(exit_layers);
   if (task == Task::SpanExtraction) {
     std::vector<std::vector<const EncodedExample*>> windows(data.examples.size());
     std::vector<std::vector<torch::Tensor>> logits(data.examples.size());
@@ -353,6 +360,11 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.metrics = similarity_metrics(gold, cosine);
       break;
     }
+  }
+  if (!ev.exit_layers.empty()) {
+    double sum = 0;
+    for (auto l : ev.exit_layers) sum += static_cast<double>(l);
+    ev.metrics["exit_layer"] = sum / static_cast<double>(n);
   }
   ev.metrics["loss"] = z > 0 ? loss_sum / z : 0.0;
   return ev;

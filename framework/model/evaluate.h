@@ -35,6 +35,9 @@ struct Evaluation {
   /// Token classification: per example its words' tag ids (word_predictions with the model's
   /// decode_tags: argmax, or a CRF's Viterbi path).
   std::vector<std::vector<int64_t>> word_tags;
+  /// Early-exit models with an exit threshold: per encoded entry the layer that answered (1-based;
+  /// ModelOutput::exit_layers), and the metric "exit_layer", their mean. Empty otherwise.
+  std::vector<int64_t> exit_layers;
 };
 
 /// Runs `model` (eval mode, no gradients) over `data` in batches and computes the task's metrics.

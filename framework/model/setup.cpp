@@ -9,6 +9,7 @@
 #include "models/heads/distillation.h"
 #include "models/heads/embedding_model.h"
 #include "models/heads/loss.h"
+#include "models/heads/sequence_classification.h"
 #include "models/heads/span_extraction.h"
 #include "models/heads/token_classification.h"
 
@@ -202,6 +203,48 @@ void apply_verifier(const RunConfig& cfg, models::EncoderTaskModel& model, std::
   if (notes) notes->push_back("span.verifier is false: the pretrained directory's verifier.* tensors are not used");
   reader->unregister_module("verifier");
   reader->verifier = nullptr;
+}
+
+void apply_early_exit(const RunConfig& cfg, models::EncoderTaskModel& model, bool head_loaded,
+                      std::vector<std::string>* notes) {
+  auto* classifier = dynamic_cast<models::EncoderForSequenceClassificationImpl*>(&model);
+  if (classifier == nullptr) return;
+  if (!cfg.model.early_exit) {
+    if (!classifier->has_early_exit()) return;
+    if (notes)
+      notes->push_back("model.early_exit is false: the pretrained directory's branches.* tensors are not used");
+    classifier->unregister_module("branches");
+    classifier->branches = nullptr;
+    return;
+  }
+  if (!head_loaded)
+    throw UserError(
+        "model.early_exit: the exits learn from a fine-tuned classifier's head (FastBERT's second stage), "
+        "and model.pretrained holds none for these labels: fine-tune without model.early_exit first, then "
+        "train the exits with model.pretrained set to that run's final/ directory");
+  classifier->enable_early_exit();
+  int64_t tensors = 0, values = 0;
+  for (const auto& p : classifier->named_parameters()) {
+    if (p.key().rfind("branches.", 0) == 0) {
+      ++tensors;
+      values += p.value().numel();
+      continue;
+    }
+    p.value().set_requires_grad(false);
+  }
+  if (notes)
+    notes->push_back("model.early_exit: " + std::to_string(classifier->options().num_hidden_layers() - 1) +
+                     " exit classifiers train (" + std::to_string(tensors) + " tensors, " + std::to_string(values) +
+                     " parameters) by self-distillation from the head; the encoder and the head are frozen");
+}
+
+void apply_exit_threshold(models::TaskModel& model, double threshold) {
+  auto* classifier = dynamic_cast<models::EncoderForSequenceClassificationImpl*>(&model);
+  if (classifier == nullptr || !classifier->has_early_exit())
+    throw UserError("--exit-threshold: the model has no early exits (train a classifier with model.early_exit: true)");
+  try {
+    classifier->set_exit_threshold(threshold);
+  } catch (const std::invalid_argument& e) { throw UserError(std::string("--exit-threshold: ") + e.what()); }
 }
 
 EvaluationSetup evaluation_setup(const RunConfig& cfg, const LoadedModel& lm, const LabelSet& labels) {

@@ -58,6 +58,19 @@ void apply_crf(const RunConfig& cfg, models::EncoderTaskModel& model, const Labe
 /// nothing.
 void apply_verifier(const RunConfig& cfg, models::EncoderTaskModel& model, std::vector<std::string>* notes);
 
+/// model.early_exit of a classifier to train (FastBERT's second stage): adds its exit branches
+/// (keeping those the pretrained directory held) and freezes every other parameter, so that only
+/// the branches learn, each from the head's distribution; a line for the training log goes to
+/// `notes`. UserError when `head_loaded` is false (the encoder or the head was freshly
+/// initialised): the exits learn from a fine-tuned head, so fine-tune first. With model.early_exit
+/// false, branches the directory held are dropped. Other models: nothing.
+void apply_early_exit(const RunConfig& cfg, models::EncoderTaskModel& model, bool head_loaded,
+                      std::vector<std::string>* notes);
+
+/// An exit threshold for inference (`--exit-threshold`): set on a model trained with
+/// model.early_exit; UserError for any other model or a threshold outside [0, 1].
+void apply_exit_threshold(models::TaskModel& model, double threshold);
+
 /// distill.teacher: a model directory of the same task, label set and vocabulary, wrapped around the
 /// student (models/heads/distillation.h). UserError naming distill.teacher when it does not fit.
 std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg,

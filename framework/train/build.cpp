@@ -216,6 +216,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   const int64_t num_labels = head_num_labels(cfg.task, static_cast<size_t>(parts.labels.size()));
   torch::manual_seed(static_cast<uint64_t>(cfg.seed));  // fresh weights (a new head) depend on the seed only
   std::shared_ptr<models::EncoderTaskModel> model;
+  bool head_loaded = false;  // every weight but exit branches from the pretrained directory
   if (!pretrained.empty()) {
     PretrainedOptions po;
     po.task = cfg.task;
@@ -226,6 +227,8 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     if (cfg.model.config.is_object() && !cfg.model.config.empty())
       po.config_source = (pretrained / "config.json").string() + " with model.config's fields";
     auto loaded = load_pretrained(pretrained, hf, po);
+    head_loaded = std::all_of(loaded.report.missing.begin(), loaded.report.missing.end(),
+                              [](const std::string& name) { return name.rfind("branches.", 0) == 0; });
     for (auto& note : load_notes(loaded.report, pretrained, models::hf_architecture(*loaded.model)))
       parts.notes.push_back(std::move(note));
     model = loaded.model;
@@ -244,6 +247,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   apply_training_loss(cfg, *model, parts.class_weights);
   apply_crf(cfg, *model, parts.labels, &parts.notes);
   apply_verifier(cfg, *model, &parts.notes);
+  apply_early_exit(cfg, *model, head_loaded, &parts.notes);
   // A sentence-transformers save keeps its pooling and normalization (modules.json at its root).
   apply_embedding(cfg, *model, cfg.model.pretrained.empty() ? fs::path() : fs::path(cfg.model.pretrained));
   parts.model = model;

@@ -14,9 +14,9 @@ namespace {
 const std::set<std::string> kPathKeys{"model.pretrained", "model.vocab", "data.train"};
 // Keys added to the identity after checkpoints were first written: a checkpoint without them was
 // written before they were checked, and is not refused for their absence.
-const std::set<std::string> kAddedLater{"model.mlm_probability", "model.whole_word_mask",
-                                        "training.best_metric",  "model.crf",
-                                        "crf.constrained",       "span.verifier"};
+const std::set<std::string> kAddedLater{
+    "model.mlm_probability", "model.whole_word_mask", "training.best_metric", "model.crf",
+    "crf.constrained",       "span.verifier",         "model.early_exit"};
 
 std::string same_file_form(const std::string& path) {
   if (path.empty()) return path;
@@ -75,6 +75,7 @@ json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn:
     id["model.crf"] = cfg.model.crf;
     id["crf.constrained"] = cfg.crf.constrained;
   }
+  if (cfg.task == Task::Classification) id["model.early_exit"] = cfg.model.early_exit;  // what trains
   if (cfg.task == Task::SpanExtraction) {
     id["span.doc_stride"] = cfg.span.doc_stride;
     id["span.max_query_length"] = cfg.span.max_query_length;

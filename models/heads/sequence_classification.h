@@ -4,7 +4,17 @@
 // (SPEC §5, summed, never averaged here):
 //   single-label: cross-entropy;  multi-label: mean over C of BCE-with-logits;
 //   regression: squared error (mean over C when C > 1), so sum_b l_b / B equals HF's MSELoss.
+//
+// Early exit (FastBERT; classification only): enable_early_exit() adds a branch classifier after
+// every layer but the last (early_exit.h). Its loss adds each branch's self-distillation term
+// KL(p_head || p_branch) to the head's cross-entropy; with an exit threshold set (inference), a
+// record is answered by the first branch whose normalized entropy is below it, and the stack stops
+// once every record of the batch has its answer.
 #pragma once
+#include <optional>
+#include <string>
+#include <vector>
+#include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/pimpl.h>
 
 #include "models/heads/encoder_task_model.h"
@@ -24,10 +34,28 @@ class EncoderForSequenceClassificationImpl : public EncoderTaskModel {
   Task kind() const override { return kind_; }
   int64_t num_labels() const override { return num_labels_; }
 
+  /// Adds the early-exit branches (`branches.<i>`, freshly initialized; nothing when present).
+  /// std::invalid_argument unless the task is classification.
+  void enable_early_exit();
+  bool has_early_exit() const { return !branches.is_empty() && !branches->is_empty(); }
+  /// Inference with early exit: a record's answer is the first branch's whose normalized entropy is
+  /// below `threshold` (0: none exits early), else the head's; ModelOutput::exit_layers says which
+  /// layer answered. nullopt: every record through every layer, no exit_layers.
+  void set_exit_threshold(std::optional<double> threshold);
+  std::optional<double> exit_threshold() const { return exit_threshold_; }
+  /// A checkpoint holding `branches.*` gets its branches.
+  void adopt_checkpoint_modules(const std::vector<std::string>& names) override;
+
+  torch::nn::ModuleList branches{nullptr};  // null without early exit
+
  private:
+  ModelOutput forward_with_exits(const Batch& batch, const torch::Tensor& word_embedding_delta);
+  torch::Tensor head_losses(const torch::Tensor& logits, const Batch& batch) const;
+
   std::unique_ptr<SequenceHead> head_;
   int64_t num_labels_;
   Task kind_;
+  std::optional<double> exit_threshold_;
 };
 TORCH_MODULE(EncoderForSequenceClassification);
 

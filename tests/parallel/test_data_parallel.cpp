@@ -42,6 +42,7 @@
 #include "framework/engines/local_engine.h"
 #include "framework/text/bert_tokenizer.h"
 #include "models/heads/crf.h"
+#include "models/heads/sequence_classification.h"
 #include "models/heads/token_classification.h"
 #include "framework/text/encoding.h"
 #include "models/heads/encoder_task_model.h"
@@ -444,6 +445,22 @@ TEST_CASE("token classification with a CRF: 1, 2, 3 replicas equal one device", 
     for (int64_t n : {1, 2, 3}) {
       INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
       require_same_step(parallel_step(*proto, n, batch, z), local);
+    }
+  }
+}
+
+// model.early_exit: each row's loss is the head's cross-entropy plus its branches' KL to the head's
+// distribution (held fixed), a sum over rows; the branches are dense and shared.
+TEST_CASE("classification with early-exit branches: 1, 2, 3 replicas equal one device", "[parallel][early_exit]") {
+  const auto f = fixture_batch();
+  for (bool sparse : {true, false}) {
+    auto proto = fixture_model(sparse);
+    dynamic_cast<models::EncoderForSequenceClassificationImpl&>(*proto).enable_early_exit();
+    const auto local = local_step(*proto, f.batch, f.z);
+    REQUIRE(local.grads.count("branches.0.classifier.weight"));
+    for (int64_t n : {1, 2, 3}) {
+      INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
+      require_same_step(parallel_step(*proto, n, f.batch, f.z), local);
     }
   }
 }

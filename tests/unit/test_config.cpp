@@ -1007,6 +1007,19 @@ TEST_CASE("task embedding: each class of bad embedding setting is an error namin
              Catch::Contains("adversarial.method: expected none for task embedding, got fgm"));
 }
 
+TEST_CASE("model.early_exit: classification only, without a teacher", "[unit][config]") {
+  const RunConfig ok = parse_config("task: classification\nmodel: {early_exit: true}\n", "c.yaml");
+  CHECK(ok.model.early_exit);
+  CHECK_THAT(error_of("task: regression\nmodel: {early_exit: true}"),
+             Catch::Contains("model.early_exit: expected false for task regression"));
+  CHECK_THAT(error_of("task: token_classification\nmodel: {early_exit: true}"),
+             Catch::Contains("model.early_exit: expected false for task token_classification"));
+  CHECK_THAT(error_of("task: classification\nmodel: {early_exit: true}\ndistill: {teacher: t}"),
+             Catch::Contains("distill.teacher: expected null with model.early_exit"));
+  CHECK_THAT(error_of("task: classification\nmodel: {early_exit: maybe}"),
+             Catch::Contains("model.early_exit: expected true or false"));
+}
+
 TEST_CASE("model.crf: each class of bad CRF setting is an error naming its key", "[unit][config]") {
   const RunConfig ok =
       parse_config("task: token_classification\nmodel: {crf: true}\ncrf: {constrained: false}\n", "c.yaml");

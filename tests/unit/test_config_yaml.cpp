@@ -70,6 +70,7 @@ model:
   mlm_probability: 0.15
   whole_word_mask: false
   crf: false
+  early_exit: false
 data:
   train: ~
   dev: ~
@@ -176,6 +177,7 @@ model:
   mlm_probability: 0.2
   whole_word_mask: true
   crf: false
+  early_exit: false
 data:
   train: a.jsonl
   dev: b.jsonl
@@ -263,6 +265,7 @@ model:
   mlm_probability: 0.2
   whole_word_mask: true
   crf: false
+  early_exit: false
 data:
   train: a.jsonl
   dev: b.jsonl
