@@ -15,6 +15,7 @@
 #include <torch/types.h>
 
 #include "models/bert/attention.h"
+#include "models/attention_capture.h"
 #include "models/encoder_config.h"
 
 namespace unif::models {
@@ -26,7 +27,8 @@ struct Packing {
   /// The real tokens of a batch whose additive mask (B, 1, 1, L) or 1/0 mask (B, L) is `mask`, when
   /// options.unpad() takes them (unpad_inputs and enough padding); nullopt: run padded.
   static std::optional<Packing> of(const EncoderConfig& options, const torch::Tensor& mask, bool additive) {
-    if (!options.unpad_inputs() || !mask.defined()) return std::nullopt;
+    // Attention scores captured (attention_capture.h): the padded path, which makes them.
+    if (!options.unpad_inputs() || !mask.defined() || AttentionCapture::active()) return std::nullopt;
     const int64_t b = mask.size(0), l = mask.size(-1);
     const torch::Tensor flat = mask.reshape({b * l});
     const torch::Tensor idx = (additive ? flat.eq(0) : flat.ne(0)).nonzero().squeeze(1);

@@ -54,6 +54,12 @@ inline constexpr std::array<EnumName<SpanMetric>, 3> kSpanMetricNames{
     {{SpanMetric::Auto, "auto"}, {SpanMetric::Squad, "squad"}, {SpanMetric::Cmrc, "cmrc"}}};
 constexpr const auto& enum_names(SpanMetric) { return kSpanMetricNames; }
 
+/// distill.intermediate.layers: which student layer learns from which teacher layer. None (the
+/// section absent: logits only) is YAML null, Pairs the list of [student, teacher] pairs itself.
+enum class LayerMap { None, Uniform, Pairs };
+inline constexpr std::array<EnumName<LayerMap>, 1> kLayerMapNames{{{LayerMap::Uniform, "uniform"}}};
+constexpr const auto& enum_names(LayerMap) { return kLayerMapNames; }
+
 /// training.loss.class_weights: null (None), balanced, or a list of weights (List). Only "balanced" is
 /// written as a name; None is YAML null and List the list itself.
 enum class ClassWeights { None, Balanced, List };

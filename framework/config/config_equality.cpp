@@ -35,6 +35,7 @@ bool equal_fields(const S& a, const S& b) {
 }  // namespace
 
 bool operator==(const BertOverrides& a, const BertOverrides& b) { return equal_fields(a, b); }
+bool operator==(const IntermediateConfig& a, const IntermediateConfig& b) { return equal_fields(a, b); }
 bool operator==(const ModelConfig& a, const ModelConfig& b) { return equal_fields(a, b); }
 bool operator==(const RetrievalFilesConfig& a, const RetrievalFilesConfig& b) { return equal_fields(a, b); }
 bool operator==(const DataConfig& a, const DataConfig& b) { return equal_fields(a, b); }

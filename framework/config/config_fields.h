@@ -269,6 +269,18 @@ struct Fields<CrfConfig> {
 };
 
 template <>
+struct Fields<IntermediateConfig> {
+  using S = IntermediateConfig;
+  template <class V>
+  static void visit(V& v) {
+    v("layers", &S::layers, &S::layer_pairs);  // uniform | [[student, teacher], ...]
+    v("hidden_weight", &S::hidden_weight, kNonNegativeNumber);
+    v("attention_weight", &S::attention_weight, kNonNegativeNumber);
+    v("embedding_weight", &S::embedding_weight, kNonNegativeNumber);
+  }
+};
+
+template <>
 struct Fields<DistillConfig> {
   using S = DistillConfig;
   template <class V>
@@ -276,6 +288,7 @@ struct Fields<DistillConfig> {
     v("teacher", &S::teacher, kNullable);
     v("temperature", &S::temperature, kPositiveNumber);
     v("alpha", &S::alpha, kUnitClosed);
+    v("intermediate", &S::intermediate);  // absent: logits only
   }
 };
 

@@ -77,6 +77,7 @@ bool written(const S&) {
   return true;
 }
 bool written(const DistillConfig& d) { return !d.teacher.empty(); }
+bool written(const IntermediateConfig& i) { return i.on(); }
 
 template <class S>
 void emit_section(YAML::Emitter& out, const S& section);
@@ -141,6 +142,19 @@ struct WriteVisitor {
     } else if (s.*mode == ClassWeights::List) {
       out << YAML::Flow << YAML::BeginSeq;
       for (double w : s.*weights) out << format_number(w);
+      out << YAML::EndSeq;
+    } else {
+      out << YAML::Null;
+    }
+  }
+  void operator()(const char* k, LayerMap S::*mode, std::vector<int64_t> S::*pairs) {
+    key(k);
+    if (s.*mode == LayerMap::Uniform) {
+      out << name_of(s.*mode);
+    } else if (s.*mode == LayerMap::Pairs) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (size_t i = 0; i + 1 < (s.*pairs).size(); i += 2)
+        out << YAML::BeginSeq << (s.*pairs)[i] << (s.*pairs)[i + 1] << YAML::EndSeq;
       out << YAML::EndSeq;
     } else {
       out << YAML::Null;

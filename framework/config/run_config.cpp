@@ -274,6 +274,36 @@ struct ReadVisitor {
     t.*weights = std::move(values);
   }
 
+  // distill.intermediate.layers: uniform, or a non-empty list of [student, teacher] pairs of layer
+  // numbers >= 1 (null: none).
+  void read(const char* k, LayerMap S::*mode, std::vector<int64_t> S::*pairs) {
+    const YAML::Node w = s.raw(k);
+    if (!w.IsDefined() || w.IsNull()) return;
+    if (const auto named = w.IsScalar() ? enum_from_name<LayerMap>(w.Scalar()) : std::nullopt) {
+      t.*mode = *named;
+      return;
+    }
+    std::vector<int64_t> values;
+    bool ok = w.IsSequence() && w.size() > 0;
+    for (std::size_t i = 0; ok && i < w.size(); ++i) {
+      ok = w[i].IsSequence() && w[i].size() == 2;
+      for (std::size_t j = 0; ok && j < 2; ++j) {
+        const auto v = detail::to_int(w[i][j]);
+        ok = v.has_value() && *v >= 1;
+        values.push_back(v.value_or(0));
+      }
+    }
+    if (!ok) {
+      s.context().report(
+          s.path(k), w,
+          "expected uniform or a non-empty list of [student, teacher] layer pairs (layers from 1), got " +
+              detail::describe(w));
+      return;
+    }
+    t.*mode = LayerMap::Pairs;
+    t.*pairs = std::move(values);
+  }
+
   // training.resume: a name of Resume's table, else a checkpoint path.
   void read(const char* k, Resume S::*mode, std::string S::*path) {
     std::string value = t.*mode == Resume::Path ? t.*path : name_of(t.*mode);
@@ -450,7 +480,14 @@ void check(Section& s, EmbeddingConfig& e, const RunConfig& root) {
     }
 }
 
-void check(Section&, DistillConfig& d, const RunConfig&) { d.teacher = expand_model_path(d.teacher); }
+void check(Section& s, DistillConfig& d, const RunConfig&) {
+  d.teacher = expand_model_path(d.teacher);
+  // The section given without `layers`: uniform (absent: logits only).
+  const YAML::Node inter = s.raw("intermediate");
+  if (inter.IsDefined() && inter.IsMap() && !inter["layers"].IsDefined()) d.intermediate.layers = LayerMap::Uniform;
+  if (d.intermediate.on() && d.teacher.empty())
+    s.context().report(s.path("intermediate"), inter, "expected distill.teacher with distill.intermediate");
+}
 
 void check(Section& s, RunConfig& c, const RunConfig&) {
   const LossConfig& loss = c.training.loss;

@@ -196,10 +196,23 @@ struct AdversarialConfig {
 };
 
 /// `distill`: knowledge distillation from a fine-tuned teacher model directory (absent = off).
+/// `distill.intermediate`: TinyBERT's layer-wise terms beside the logits' (absent: logits only).
+struct IntermediateConfig {
+  /// uniform (the default once the section is given): student layer i learns from teacher layer
+  /// i·T/S; Pairs: layer_pairs = student, teacher, student, teacher, ... (1-based layers).
+  LayerMap layers = LayerMap::None;
+  std::vector<int64_t> layer_pairs;
+  double hidden_weight = 1.0;     // MSE of the mapped layers' hidden states
+  double attention_weight = 1.0;  // MSE of their attention scores (pre-softmax)
+  double embedding_weight = 1.0;  // MSE of the embeddings' outputs
+  bool on() const { return layers != LayerMap::None; }
+};
+
 struct DistillConfig {
   std::string teacher;       // "" = off
   double temperature = 2.0;  // T > 0
   double alpha = 0.5;        // a in [0, 1]: a·T²·KL + (1-a)·task loss
+  IntermediateConfig intermediate;
 };
 
 /// `embedding`: how task embedding trains (SPEC §9; docs/spec.md has the math of each loss).
@@ -301,6 +314,7 @@ std::vector<std::string> config_changes(const std::string& before, const RunConf
 
 // Value equality; RunConfig's `source` is ignored.
 bool operator==(const BertOverrides& a, const BertOverrides& b);
+bool operator==(const IntermediateConfig& a, const IntermediateConfig& b);
 bool operator==(const ModelConfig& a, const ModelConfig& b);
 bool operator==(const RetrievalFilesConfig& a, const RetrievalFilesConfig& b);
 bool operator==(const DataConfig& a, const DataConfig& b);

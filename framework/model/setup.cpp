@@ -100,8 +100,23 @@ std::shared_ptr<models::TaskModel> distillation_model(const RunConfig& cfg,
                     ": distillation feeds the teacher the run's inputs");
   check_segments(cfg.task, cfg.data.text_fields, "data.text_fields", models::usable_token_types(teacher.hf.bert),
                  "distill.teacher (" + (fs::path(cfg.distill.teacher) / "config.json").string() + ")");
-  return std::make_shared<models::DistillationModel>(std::move(student), teacher.model, cfg.distill.temperature,
-                                                     cfg.distill.alpha);
+  std::optional<models::IntermediateDistillation> layerwise;
+  if (const IntermediateConfig& ic = cfg.distill.intermediate; ic.on()) {
+    models::IntermediateDistillation d;
+    if (ic.layers == LayerMap::Uniform)
+      d.layers = models::uniform_layer_map(student->options().num_hidden_layers(),
+                                           teacher.model->options().num_hidden_layers());
+    for (size_t i = 0; i + 1 < ic.layer_pairs.size(); i += 2)
+      d.layers.emplace_back(ic.layer_pairs[i], ic.layer_pairs[i + 1]);
+    d.hidden_weight = ic.hidden_weight;
+    d.attention_weight = ic.attention_weight;
+    d.embedding_weight = ic.embedding_weight;
+    layerwise = std::move(d);
+  }
+  try {
+    return std::make_shared<models::DistillationModel>(std::move(student), teacher.model, cfg.distill.temperature,
+                                                       cfg.distill.alpha, std::move(layerwise));
+  } catch (const std::invalid_argument& e) { throw UserError(where + ": " + e.what()); }
 }
 
 torch::Tensor class_weights_for(const RunConfig& cfg, const LabelSet& labels, const TaskData& train,

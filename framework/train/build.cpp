@@ -11,6 +11,7 @@
 
 #include "framework/checkpoint/hf_config.h"
 #include "framework/checkpoint/pretrained.h"
+#include "framework/checkpoint/safetensors.h"
 #include "framework/checkpoint/state_dict.h"
 #include "framework/common/error.h"
 #include "framework/common/hf_dir.h"
@@ -28,6 +29,9 @@ namespace unif::framework {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A checkpoint's parameters of the trained wrapper that are not the model's.
+constexpr const char* kTrainerParametersFile = "trainer_parameters.safetensors";
 
 void apply_overrides(models::EncoderConfig& o, const BertOverrides& b) {
   if (b.vocab_size) o.vocab_size(*b.vocab_size);
@@ -255,16 +259,43 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     parts.model = distillation_model(cfg, model, *tokenizer, parts.labels);
     parts.notes.push_back("distill: teacher " + cfg.distill.teacher + " (frozen, eval mode), temperature " +
                           std::to_string(cfg.distill.temperature) + ", alpha " + std::to_string(cfg.distill.alpha));
+    if (const auto* d = dynamic_cast<const models::DistillationModel*>(parts.model.get()); d && d->intermediate()) {
+      std::string pairs;
+      for (const auto& [s, t] : d->intermediate()->layers)
+        pairs += (pairs.empty() ? "" : ", ") + std::to_string(s) + "<-" + std::to_string(t);
+      parts.notes.push_back("distill.intermediate: student layer <- teacher layer " + pairs +
+                            (d->has_projection() ? "; hidden states through distill_projection (not saved with the "
+                                                   "student)"
+                                                 : ""));
+    }
   }
   auto meta = model_meta(cfg, parts.labels.names);
   meta.span.unanswerable = span.unanswerable;
   const auto hf_base = hf;
   const auto labels = parts.labels.names;
-  parts.save_model = [model, hf_base, labels, tokenizer_files, meta](
+  // A checkpoint (save with `extra`) also keeps the wrapper's own parameters (distill.intermediate's
+  // projection) in trainer_parameters.safetensors, so that a resume goes on with them; the model
+  // directories (best/, final/) hold the model alone.
+  const std::shared_ptr<models::TaskModel> trained = parts.model;
+  parts.save_model = [model, trained, hf_base, labels, tokenizer_files, meta](
                          const fs::path& dir, const std::function<void(const fs::path&)>& extra) {
-    save_model_dir(dir, *model, describe_model(*model, labels, hf_base), tokenizer_files, meta, extra);
+    TensorMap own;
+    if (extra) {
+      const auto student = model->named_parameters();
+      for (const auto& p : trained->named_parameters())
+        if (student.find(p.key()) == nullptr) own[p.key()] = p.value().detach();
+    }
+    const std::function<void(const fs::path&)> with_own = own.empty() ? extra : [&](const fs::path& tmp) {
+      extra(tmp);
+      write_safetensors(tmp / kTrainerParametersFile, own);
+    };
+    save_model_dir(dir, *model, describe_model(*model, labels, hf_base), tokenizer_files, meta, with_own);
   };
-  parts.load_model = [model](const fs::path& dir) { load_checkpoint_weights(*model, dir); };
+  parts.load_model = [model, trained](const fs::path& dir) {
+    load_checkpoint_weights(*model, dir);
+    if (fs::exists(dir / kTrainerParametersFile))
+      load_state_dict(*trained, read_safetensors(dir / kTrainerParametersFile).tensors);
+  };
   if (cfg.data.retrieval.given()) {
     const auto data = std::make_shared<const RetrievalData>(
         read_retrieval_data(cfg.data.retrieval.queries, cfg.data.retrieval.corpus));

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "models/attention_capture.h"
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
 
@@ -31,6 +32,7 @@ torch::Tensor multi_head_attention(const torch::Tensor& q, const torch::Tensor& 
   torch::Tensor scores = torch::matmul(split(q), split(k).transpose(-1, -2)) /
                          std::sqrt(static_cast<double>(head_size));  // (B, heads, Lq, L)
   if (additive_mask.defined()) scores = scores + additive_mask;
+  offer_attention_scores(scores);
   // Softmax in float32 also under autocast (its matmuls give bfloat16 / float16 scores).
   torch::Tensor probs = dropout(torch::softmax(full_precision(scores), -1));
   torch::Tensor context = torch::matmul(probs, split(v)).permute({0, 2, 1, 3}).contiguous();  // (B, Lq, heads, d)

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/attention_capture.h"
 #include "models/layers/activations.h"
 #include "models/bert/family.h"
 #include "models/layers/init.h"
@@ -170,6 +171,7 @@ torch::Tensor DisentangledSelfAttentionImpl::forward(const torch::Tensor& hidden
   }
   const int64_t length = scores.size(-1);
   scores = full_precision(scores).view({-1, heads, scores.size(-2), length});
+  offer_attention_scores(scores);
   scores = scores.masked_fill(mask.logical_not(), std::numeric_limits<float>::lowest());
   torch::Tensor probs = dropout(torch::softmax(scores, -1));
   torch::Tensor context = torch::bmm(probs.view({-1, probs.size(-2), probs.size(-1)}).to(value.scalar_type()), value);

@@ -12,8 +12,20 @@
 // Σ_b l_b / Z (Z as the task's: examples or labelled tokens) is a·T²·KL + (1-a)·task loss with
 // KL averaged as the task loss is. Outputs are the student's (logits, loss_count). Without
 // labels forward() is the student's alone.
+//
+// With IntermediateDistillation (TinyBERT), l_b also has, for the mapped layer pairs (s, t) and the
+// n_b real tokens of example b (padding never counts, so the value is the same on any shard):
+//   w_h · Σ_(s,t) Σ_i ‖W h^s_i − h^t_i‖² / (n_b · H_t)            (hidden states, HF's output_hidden_states)
+//   w_a · Σ_(s,t) Σ_(heads, i, j) (a^s_ij − a^t_ij)² / (heads · n_b²)  (attention scores before softmax)
+//   w_e · Σ_i ‖W e^s_i − e^t_i‖² / (n_b · H_t)                   (the embeddings' outputs, layer 0)
+// W is `distill_projection` (Linear H_s → H_t) when the widths differ, else the identity. The
+// projection is the DistillationModel's parameter, not the student's: the student saves without it.
 #pragma once
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+#include <torch/nn/modules/linear.h>
 
 #include "models/heads/encoder_task_model.h"
 
@@ -25,11 +37,32 @@ namespace unif::models {
 torch::Tensor distillation_kl(Task kind, const torch::Tensor& student_logits, const torch::Tensor& teacher_logits,
                               const torch::Tensor& labels, double temperature);
 
+/// TinyBERT's layer-wise terms: which student layer learns from which teacher layer (1-based), and
+/// the weights of the three terms.
+struct IntermediateDistillation {
+  std::vector<std::pair<int64_t, int64_t>> layers;
+  double hidden_weight = 1.0, attention_weight = 1.0, embedding_weight = 1.0;
+};
+
+/// TinyBERT's uniform map: student layer i learns from teacher layer i·T/S (rounded down), i = 1..S.
+std::vector<std::pair<int64_t, int64_t>> uniform_layer_map(int64_t student_layers, int64_t teacher_layers);
+
+/// The layer-wise terms per example (B) from both models' hidden states (layer 0 = the embeddings'
+/// output) and attention scores (one per layer), and the 1/0 attention mask (B, L). `projection`
+/// maps the student's width to the teacher's (undefined: the same width).
+torch::Tensor intermediate_losses(const IntermediateDistillation& d, const std::vector<torch::Tensor>& student_hidden,
+                                  const std::vector<torch::Tensor>& teacher_hidden,
+                                  const std::vector<torch::Tensor>& student_scores,
+                                  const std::vector<torch::Tensor>& teacher_scores, const torch::Tensor& attention_mask,
+                                  torch::nn::Linear projection);
+
 class DistillationModel final : public TaskModel {
  public:
   /// kind: Classification, TokenClassification or SpanExtraction (std::invalid_argument otherwise).
+  /// intermediate: TinyBERT's terms (the teacher must then be an EncoderTaskModel; std::invalid_argument
+  /// for a layer past either model's, or attention scores between different head counts).
   DistillationModel(std::shared_ptr<EncoderTaskModel> student, std::shared_ptr<TaskModel> teacher, double temperature,
-                    double alpha);
+                    double alpha, std::optional<IntermediateDistillation> intermediate = std::nullopt);
 
   ModelOutput forward(const Batch& batch, const torch::Tensor& word_embedding_delta = {}) override;
   torch::nn::Embedding word_embeddings() override { return student_->word_embeddings(); }
@@ -44,11 +77,15 @@ class DistillationModel final : public TaskModel {
 
   const std::shared_ptr<EncoderTaskModel>& student() const { return student_; }
   const std::shared_ptr<TaskModel>& teacher() const { return teacher_; }
+  const std::optional<IntermediateDistillation>& intermediate() const { return intermediate_; }
+  bool has_projection() const { return !projection_.is_empty(); }
 
  private:
   std::shared_ptr<EncoderTaskModel> student_;
   std::shared_ptr<TaskModel> teacher_;
   double temperature_, alpha_;
+  std::optional<IntermediateDistillation> intermediate_;
+  torch::nn::Linear projection_{nullptr};  // distill_projection: H_s -> H_t when they differ
 };
 
 }  // namespace unif::models

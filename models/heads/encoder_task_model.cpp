@@ -16,7 +16,7 @@ EncoderOutput EncoderTaskModel::encode(const Batch& batch, const torch::Tensor& 
                                        bool first_token_only, LayerTap* tap) {
   if (!batch.input_ids.defined()) throw std::invalid_argument("Batch has no input_ids");
   return encoder_->encode(batch.input_ids, batch.token_type_ids, batch.attention_mask, word_embedding_delta,
-                          first_token_only, tap);
+                          first_token_only, tap ? tap : layer_tap_);
 }
 
 torch::Tensor EncoderTaskModel::weighted(const torch::Tensor& example_losses, const Batch& batch) {

@@ -41,6 +41,10 @@ class EncoderTaskModel : public TaskModel {
   /// Optional modules a checkpoint may hold beside the head (a token classifier's `crf.*`): called
   /// with the checkpoint's tensor names before its weights load, so that those find their module.
   virtual void adopt_checkpoint_modules(const std::vector<std::string>& names) {}
+  /// A tap (layer_tap.h) the encoder reports to on the next forward passes, for a caller that
+  /// wraps the head (layer-wise distillation reads every layer's output); nullptr: none. A head's
+  /// own tap (early exit) comes first.
+  void set_layer_tap(LayerTap* tap) { layer_tap_ = tap; }
 
  protected:
   /// The encoder on the batch, word_embedding_delta (B, L, H_emb) or undefined added to its word
@@ -55,6 +59,7 @@ class EncoderTaskModel : public TaskModel {
   const Architecture* arch_;
   std::shared_ptr<EncoderModel> encoder_;
   LossOptions loss_;
+  LayerTap* layer_tap_ = nullptr;
 };
 
 /// Copies every parameter and buffer of `from` into `to` (same names and shapes; new storage on

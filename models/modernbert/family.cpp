@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/attention_capture.h"
 #include "models/layers/activations.h"
 #include "models/layers/linear.h"
 #include "models/full_precision.h"
@@ -195,6 +196,7 @@ torch::Tensor ModernBertAttentionImpl::forward(const torch::Tensor& hidden, cons
   const int64_t queries = q.size(2);
   torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) * std::pow(static_cast<double>(d), -0.5);
   scores = scores + (additive_mask.size(-2) > queries ? additive_mask.narrow(-2, 0, queries) : additive_mask);
+  offer_attention_scores(scores);
   const torch::Tensor probs = attention_dropout(torch::softmax(full_precision(scores), -1)).to(v.scalar_type());
   torch::Tensor context = torch::matmul(probs, v).transpose(1, 2).reshape({b, queries, width});
   if (packing) context = packing->pack(context);

@@ -42,6 +42,7 @@
 #include "framework/engines/local_engine.h"
 #include "framework/text/bert_tokenizer.h"
 #include "models/heads/crf.h"
+#include "models/heads/distillation.h"
 #include "models/heads/sequence_classification.h"
 #include "models/heads/token_classification.h"
 #include "framework/text/encoding.h"
@@ -459,6 +460,39 @@ TEST_CASE("classification with early-exit branches: 1, 2, 3 replicas equal one d
     const auto local = local_step(*proto, f.batch, f.z);
     REQUIRE(local.grads.count("branches.0.classifier.weight"));
     for (int64_t n : {1, 2, 3}) {
+      INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
+      require_same_step(parallel_step(*proto, n, f.batch, f.z), local);
+    }
+  }
+}
+
+// distill.intermediate (TinyBERT): each row's hidden-state, attention and embedding terms are
+// normalised by its own real tokens, so shards padded differently give the same sum; the projection
+// to the teacher's width is a dense parameter of the wrapper.
+TEST_CASE("distillation with TinyBERT's layer-wise terms: 1, 2, 3 replicas equal one device", "[parallel][distill]") {
+  const auto f = fixture_batch();
+  torch::manual_seed(9);
+  auto teacher_options = models::EncoderConfig()
+                             .vocab_size(f.batch.input_ids.max().item<int64_t>() + 1)
+                             .hidden_size(48)
+                             .num_hidden_layers(4)
+                             .num_attention_heads(4)
+                             .intermediate_size(64)
+                             .max_position_embeddings(64)
+                             .hidden_dropout_prob(0.0)
+                             .attention_probs_dropout_prob(0.0)
+                             .initializer_range(0.2);
+  auto teacher = models::make_encoder_task_model(unif::Task::Classification, teacher_options, 2);
+  for (bool sparse : {true, false}) {
+    auto student = std::dynamic_pointer_cast<models::EncoderTaskModel>(fixture_model(sparse));
+    models::IntermediateDistillation d;
+    d.layers = models::uniform_layer_map(student->options().num_hidden_layers(), 4);
+    auto proto = std::make_shared<models::DistillationModel>(student, teacher, 2.0, 0.5, d);
+    REQUIRE(proto->has_projection());
+    proto->train();
+    const auto local = local_step(*proto, f.batch, f.z);
+    REQUIRE(local.grads.count("distill_projection.weight"));
+    for (int64_t n : {2, 3}) {
       INFO((sparse ? "sparse" : "dense") << ", " << n << " replicas");
       require_same_step(parallel_step(*proto, n, f.batch, f.z), local);
     }

@@ -16,6 +16,7 @@
 #include "framework/checkpoint/pretrained.h"
 #include "framework/checkpoint/safetensors.h"
 #include "models/architectures.h"
+#include "models/heads/distillation.h"
 #include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -321,4 +322,73 @@ TEST_CASE("MPNet: a checkpoint lacking its relative-position bias, or of another
       from_fixture->encoder().encode(ref.at("inputs.input_ids"), {}, ref.at("inputs.attention_mask"), {}, false);
   CHECK(torch::equal(a.last_hidden_state, b.last_hidden_state));
   CHECK(worst_excess(a.last_hidden_state, ref.at("encoder.hidden_states.2"), 1e-5, 1e-5) <= 0);
+}
+
+// TinyBERT's layer-wise terms between two families that share a vocabulary (DistilBERT student,
+// ELECTRA teacher: the same vocab.txt, so the fixtures' batch is one batch of ids): the hidden-state
+// and embedding terms by hand from HF's output_hidden_states of each, the attention term from the
+// scores q·kᵀ/√d computed here from each layer's input and its query and key weights.
+TEST_CASE("distill.intermediate: TinyBERT's terms by hand from HF's hidden states of two families",
+          "[parity][families][distill]") {
+  const TensorMap sref = framework::read_safetensors(kFamilies / "distilbert" / "reference.safetensors").tensors;
+  const TensorMap tref = framework::read_safetensors(kFamilies / "electra" / "reference.safetensors").tensors;
+  REQUIRE(torch::equal(sref.at("inputs.input_ids"), tref.at("inputs.input_ids")));
+  framework::PretrainedOptions po;
+  po.task = Task::Classification;
+  po.num_labels = 3;
+  auto student = framework::load_pretrained(kFamilies / "distilbert", po).model;
+  auto teacher = framework::load_pretrained(kFamilies / "electra", po).model;
+  models::IntermediateDistillation d;
+  d.layers = {{1, 1}, {2, 2}};
+  d.hidden_weight = 0.5;
+  d.attention_weight = 2.0;
+  d.embedding_weight = 0.25;
+  models::DistillationModel model(student, teacher, 2.0, /*alpha=*/0.0, d);
+  CHECK_FALSE(model.has_projection());  // both 32 wide
+  model.eval();
+  models::Batch batch;
+  batch.input_ids = tref.at("inputs.input_ids");
+  batch.token_type_ids = tref.at("inputs.token_type_ids");
+  batch.attention_mask = tref.at("inputs.attention_mask");
+  batch.labels = torch::tensor({0, 1, 2}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor got = model.forward(batch).example_losses - student->forward(batch).example_losses;
+
+  const torch::Tensor mask = batch.attention_mask.to(torch::kDouble), n = mask.sum(1);
+  auto hidden = [&](const TensorMap& ref, int64_t i) {
+    return ref.at("encoder.hidden_states." + std::to_string(i)).to(torch::kDouble);
+  };
+  auto hidden_term = [&](int64_t i) {
+    return ((hidden(sref, i) - hidden(tref, i)).pow(2).sum(-1) * mask).sum(1) / (n * 32);
+  };
+  const auto sp = student->named_parameters(), tp = teacher->named_parameters();
+  auto scores = [&](const torch::Tensor& x, const torch::Tensor& wq, const torch::Tensor& bq, const torch::Tensor& wk,
+                    const torch::Tensor& bk) {  // (B, 4, L, L)
+    auto heads = [](const torch::Tensor& y) { return y.view({y.size(0), y.size(1), 4, 8}).permute({0, 2, 1, 3}); };
+    const torch::Tensor q = heads(x.matmul(wq.to(torch::kDouble).t()) + bq.to(torch::kDouble));
+    const torch::Tensor k = heads(x.matmul(wk.to(torch::kDouble).t()) + bk.to(torch::kDouble));
+    return q.matmul(k.transpose(-1, -2)) / std::sqrt(8.0);
+  };
+  const torch::Tensor pair = (mask.unsqueeze(2) * mask.unsqueeze(1)).unsqueeze(1);
+  torch::Tensor want = 0.25 * hidden_term(0);
+  for (int64_t l = 1; l <= 2; ++l) {
+    const std::string s = "distilbert.transformer.layer." + std::to_string(l - 1) + ".attention.";
+    const std::string t = "electra.encoder.layer." + std::to_string(l - 1) + ".attention.self.";
+    const torch::Tensor a = scores(hidden(sref, l - 1), sp[s + "q_lin.weight"], sp[s + "q_lin.bias"],
+                                   sp[s + "k_lin.weight"], sp[s + "k_lin.bias"]);
+    const torch::Tensor b = scores(hidden(tref, l - 1), tp[t + "query.weight"], tp[t + "query.bias"],
+                                   tp[t + "key.weight"], tp[t + "key.bias"]);
+    const torch::Tensor att = ((a - b).pow(2) * pair).sum({1, 2, 3}) / (4 * n * n);
+    want = want + 0.5 * hidden_term(l) + 2.0 * att;
+  }
+  INFO("got " << got << " want " << want);
+  CHECK(want.min().item<double>() > 0);
+  CHECK(torch::allclose(got.to(torch::kDouble), want, 1e-4, 1e-6));
+
+  // The uniform map, and the bad maps.
+  using Map = std::vector<std::pair<int64_t, int64_t>>;
+  CHECK(models::uniform_layer_map(2, 4) == Map{{1, 2}, {2, 4}});
+  CHECK(models::uniform_layer_map(4, 6) == Map{{1, 1}, {2, 3}, {3, 4}, {4, 6}});
+  d.layers = {{3, 1}};
+  CHECK_THROWS_WITH(models::DistillationModel(student, teacher, 2.0, 0.0, d), Catch::Contains("past the student"));
 }

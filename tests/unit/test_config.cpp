@@ -1007,6 +1007,31 @@ TEST_CASE("task embedding: each class of bad embedding setting is an error namin
              Catch::Contains("adversarial.method: expected none for task embedding, got fgm"));
 }
 
+TEST_CASE("distill.intermediate: absent, uniform when given, pairs, and bad values", "[unit][config]") {
+  CHECK_FALSE(parse_config("distill: {teacher: t}\n", "c.yaml").distill.intermediate.on());
+  const RunConfig given = parse_config("distill: {teacher: t, intermediate: {attention_weight: 0}}\n", "c.yaml");
+  CHECK(given.distill.intermediate.layers == LayerMap::Uniform);
+  CHECK(given.distill.intermediate.attention_weight == 0.0);
+  const RunConfig pairs = parse_config("distill: {teacher: t, intermediate: {layers: [[1, 2], [2, 4]]}}\n", "c.yaml");
+  CHECK(pairs.distill.intermediate.layers == LayerMap::Pairs);
+  CHECK(pairs.distill.intermediate.layer_pairs == std::vector<int64_t>{1, 2, 2, 4});
+  // Written and read back the same.
+  CHECK(parse_config(to_yaml(pairs), "w.yaml").distill == pairs.distill);
+  CHECK(parse_config(to_yaml(given), "w.yaml").distill == given.distill);
+  CHECK_THAT(error_of("distill: {teacher: t, intermediate: {layers: [[0, 1]]}}"),
+             Catch::Contains("distill.intermediate.layers: expected uniform or a non-empty list"));
+  CHECK_THAT(error_of("distill: {teacher: t, intermediate: {layers: [1, 2]}}"),
+             Catch::Contains("distill.intermediate.layers: expected uniform"));
+  CHECK_THAT(error_of("distill: {teacher: t, intermediate: {layers: every}}"),
+             Catch::Contains("distill.intermediate.layers"));
+  CHECK_THAT(error_of("distill: {teacher: t, intermediate: {hidden_weight: -1}}"),
+             Catch::Contains("distill.intermediate.hidden_weight"));
+  CHECK_THAT(error_of("distill: {intermediate: {layers: uniform}}"),
+             Catch::Contains("expected distill.teacher with distill.intermediate"));
+  CHECK_THAT(error_of("distill: {teacher: t, intermediate: {hidden: 1}}"),
+             Catch::Contains("distill.intermediate.hidden"));
+}
+
 TEST_CASE("model.early_exit: classification only, without a teacher", "[unit][config]") {
   const RunConfig ok = parse_config("task: classification\nmodel: {early_exit: true}\n", "c.yaml");
   CHECK(ok.model.early_exit);
