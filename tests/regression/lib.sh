@@ -1,5 +1,7 @@
 # Shared by the shell regression tests (sourced).
 #
+# test_setup
+#   A temp folder $tmp, removed on exit, and ok/fail lines (fail counts in $fails).
 # stop_midway SIGNAL FILE LIMIT_S LOG COMMAND [ARGS...]
 #   Starts COMMAND (a shell function whose unif call reads `$EXEC "$UNIF" ...`) in the background
 #   with EXEC=exec, so that the background job IS the unif process: a signal sent to a subshell
@@ -37,3 +39,11 @@ find_hf_python() {
     fi
   done
 }
+
+test_setup() {
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  fails=0
+}
+ok() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }

@@ -11,11 +11,8 @@
 set -u
 UNIF=$1
 cd "$2"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-ok() { echo "ok   $*"; }
+. tests/regression/lib.sh
+test_setup
 
 head -n 60 data/weibo_ner_zh/dev.jsonl > "$tmp/dev.jsonl"
 "$UNIF" train configs/token_classification.yaml --set model.crf=true --set "output_dir=$tmp/run" \
@@ -82,7 +79,6 @@ dev = [json.loads(l) for l in open(sys.argv[2]) if '"split":"dev"' in l]
 assert abs(got["f1"] - dev[-1]["f1"]) < 1e-9, (got["f1"], dev[-1]["f1"])
 PY
 
-. tests/regression/lib.sh
 find_hf_python
 if [ -n "$HF_PY" ]; then
   "$HF_PY" - "$tmp/run/final" "$tmp/dev.jsonl" "$tmp/pred.jsonl" <<'PY' && ok "HF loads the directory; Viterbi on its emissions and crf.* gives unif's tags" || fail "HF's reading"

@@ -10,11 +10,8 @@
 set -u
 UNIF=$1
 cd "$2"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-ok() { echo "ok   $*"; }
+. tests/regression/lib.sh
+test_setup
 
 "$UNIF" train configs/classification.yaml --set "output_dir=$tmp/teacher" --set training.epochs=1 \
   --set training.resume=never > "$tmp/teacher.log" 2>&1 || { cat "$tmp/teacher.log"; echo "FAIL the teacher"; exit 1; }

@@ -12,11 +12,8 @@
 set -u
 UNIF=$1
 cd "$2"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-ok() { echo "ok   $*"; }
+. tests/regression/lib.sh
+test_setup
 
 head -n 80 data/cmrc2018_zh_v2/train.jsonl > "$tmp/train.jsonl"  # 40 questions, each also unanswerable
 head -n 24 data/cmrc2018_zh_v2/dev.jsonl > "$tmp/dev.jsonl"
@@ -117,7 +114,6 @@ assert dev and "NoAns_f1" in dev[-1], dev
 PY
 "$UNIF" eval --model "$tmp/ver/final" --data "$tmp/dev.jsonl" > /dev/null 2> "$tmp/ver_eval.err" && ok "unif eval reads the verifier's directory" ||
   { cat "$tmp/ver_eval.err"; fail "unif eval with a verifier"; }
-. tests/regression/lib.sh
 find_hf_python
 if [ -n "$HF_PY" ]; then
   "$HF_PY" -c "
