@@ -19,8 +19,10 @@ void EarlyExitBranchImpl::reset() {
   init_bert_weights(*this, initializer_range);
 }
 
-torch::Tensor EarlyExitBranchImpl::forward(const torch::Tensor& first) {
-  return linear(classifier, torch::tanh(linear(dense, first)));
+torch::Tensor EarlyExitBranchImpl::forward(const torch::Tensor& hidden, const torch::Tensor& attention_mask) {
+  const torch::Tensor mask = attention_mask.to(hidden.scalar_type()).unsqueeze(-1);  // (B, L, 1)
+  const torch::Tensor pooled = (hidden * mask).sum(1) / mask.sum(1).clamp_min(1.0);
+  return linear(classifier, torch::tanh(linear(dense, pooled)));
 }
 
 torch::Tensor normalized_entropy(const torch::Tensor& logits) {

@@ -2,7 +2,9 @@
 // trained by self-distillation from the model's own head, so that inference can answer at the
 // first layer confident enough.
 //
-// A branch reads its layer's first position: dense (H -> H) -> tanh -> classifier (H -> C), saved
+// A branch reads the mean of its layer's outputs over the real tokens (a family-agnostic summary:
+// a lower layer's first position carries little of the sentence in models trained with mean
+// pooling): dense (H -> H) -> tanh -> classifier (H -> C), saved
 // as `branches.<i>.dense` / `branches.<i>.classifier` (branch i follows layer i + 1). Its loss is
 // KL(p_head || p_branch) with the head's distribution held fixed (FastBERT's self-distillation, one
 // temperature). Confidence is FastBERT's normalized entropy: H(p) / ln C, in [0, 1].
@@ -18,8 +20,8 @@ class EarlyExitBranchImpl : public torch::nn::Cloneable<EarlyExitBranchImpl> {
  public:
   EarlyExitBranchImpl(int64_t hidden_size, int64_t num_labels, double initializer_range);
   void reset() override;
-  /// first (B, H): the layer's first position -> logits (B, C).
-  torch::Tensor forward(const torch::Tensor& first);
+  /// hidden (B, L, H), attention_mask (B, L) 1/0 -> logits (B, C) of the masked mean.
+  torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& attention_mask);
 
   int64_t hidden_size, num_labels;
   double initializer_range;

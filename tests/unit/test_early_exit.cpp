@@ -48,7 +48,7 @@ std::vector<torch::Tensor> branch_logits(EncoderForSequenceClassificationImpl& m
   std::vector<torch::Tensor> out;
   for (int64_t i = 1; i < kLayers; ++i)
     out.push_back(model.branches[static_cast<size_t>(i - 1)]->as<unif::models::EarlyExitBranchImpl>()->forward(
-        tap.hidden_states[static_cast<size_t>(i)].select(1, 0)));
+        tap.hidden_states[static_cast<size_t>(i)], batch.attention_mask));
   return out;
 }
 
