@@ -61,8 +61,7 @@ torch::Tensor EncoderForSequenceClassificationImpl::head_losses(const torch::Ten
 ModelOutput EncoderForSequenceClassificationImpl::forward_with_exits(const Batch& batch,
                                                                      const torch::Tensor& word_embedding_delta) {
   const int64_t layers = options().num_hidden_layers(), rows = batch.input_ids.size(0);
-  const torch::Tensor mask =
-      batch.attention_mask.defined() ? batch.attention_mask : torch::ones_like(batch.input_ids);
+  const torch::Tensor mask = batch.attention_mask.defined() ? batch.attention_mask : torch::ones_like(batch.input_ids);
   auto branch = [&](int64_t layer, const torch::Tensor& hidden) {  // layer 1 .. layers - 1
     auto* b = branches[static_cast<size_t>(layer - 1)]->as<EarlyExitBranchImpl>();
     return full_precision(b->forward(hidden, mask));
