@@ -87,8 +87,8 @@ torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, cons
     for (size_t j = 0; j < inner.size(); ++j) {
       auto* layer = inner[j]->as<AlbertLayerImpl>();
       const bool last = i + 1 == layers && j + 1 == inner.size();
-      if (last) tap_layer(tap, layers, layers, {});
       if (packing && first_token_only && last) {
+        tap_layer(tap, layers, layers, {});
         const torch::Tensor padded = packing->pad(x);
         return layer->forward(padded, additive_mask, padded.narrow(1, 0, 1).contiguous());
       }
