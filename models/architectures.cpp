@@ -101,7 +101,8 @@ std::optional<Task> task_from_hf(const std::vector<std::string>& hf_architecture
   for (const auto& a : architectures()) {
     const std::string prefix = a.class_prefix;
     if (name.compare(0, prefix.size(), prefix) == 0)
-      if (auto task = task_from_hf_head(name.substr(prefix.size()), problem_type, num_labels)) return task;
+      if (auto task = task_from_hf_head(name.substr(prefix.size()), problem_type, num_labels))
+        if (*task != Task::ReplacedTokenDetection || a.replaced_token_detection) return task;
   }
   return std::nullopt;
 }

@@ -85,6 +85,9 @@ struct Architecture {
   int64_t position_padding_idx = -1;
   bool token_type_ids = false;   // the model reads token types (a pair's second segment is type 1)
   bool sequence_pooler = false;  // sequence heads read the encoder's pooler (BERT, ALBERT)
+  /// <class_prefix>ForPreTraining is a replaced-token discriminator (ELECTRA's; task
+  /// replaced_token_detection, models/electra/pretraining.h); other families' are not ours to read.
+  bool replaced_token_detection = false;
   /// The family's encoder, HF-initialised (default torch generator); std::invalid_argument on bad options.
   std::shared_ptr<EncoderModel> (*make_encoder)(const EncoderConfig& options, bool add_pooling_layer) = nullptr;
   /// The family's sequence-classification head, its modules registered on `owner`.

@@ -15,6 +15,14 @@ struct Batch {
   ///   token_classification (B, L) int64 with -100 = ignored; span_extraction (B, 2) int64 (start, end).
   torch::Tensor labels;
   torch::Tensor sample_weights;  // (B) float, optional (undefined = all 1)
+  /// (B, L) float64 in [0, 1), optional: what a model that samples draws from (replaced-token
+  /// detection's generator, one uniform per position), drawn by the data pipeline as a function of
+  /// (seed, epoch, example), so that every split of a batch over replicas samples alike.
+  torch::Tensor uniforms;
+  /// Replaced-token detection: the global batch's masked tokens over its real tokens, M / T, which
+  /// scales the discriminator's share of l_b so that sum_b l_b / M = MLM + λ·RTD with both terms
+  /// means over the global batch (Z = M, SPEC §5). 0: this batch's own ratio.
+  double token_ratio = 0;
 
   int64_t size() const { return input_ids.defined() ? input_ids.size(0) : 0; }
 };

@@ -94,7 +94,8 @@ std::pair<std::string, std::string> sample_data(Task task) {
     case Task::Regression: return {"data/stsb_en/train.jsonl", "data/stsb_en/dev.jsonl"};
     case Task::TokenClassification: return {"data/weibo_ner_zh/train.jsonl", "data/weibo_ner_zh/dev.jsonl"};
     case Task::SpanExtraction: return {"data/cmrc2018_zh/train.jsonl", "data/cmrc2018_zh/dev.jsonl"};
-    case Task::MaskedLm: return {"data/sib200_zh/train.jsonl", "data/sib200_zh/dev.jsonl"};
+    case Task::MaskedLm:
+    case Task::ReplacedTokenDetection: return {"data/sib200_zh/train.jsonl", "data/sib200_zh/dev.jsonl"};
     // SNLI (anchor, positive, hard negative) triplets; STS-B dev pairs with their scores.
     case Task::Embedding: return {"data/snli_en/triplets.jsonl", "data/stsb_en/dev.jsonl"};
   }
@@ -137,7 +138,7 @@ std::string first_present(const nlohmann::json& r, std::initializer_list<const c
 /// The text and label fields of `file` for `task`, found by their names (the names HF datasets and
 /// the common corpora use), else by their values.
 Fields find_fields(Task task, const fs::path& file) {
-  if (task == Task::MaskedLm && file.extension() == ".txt") return {{"text"}, "label", {}, {}};
+  if (task_spec(task).input == TaskInput::MlmText && file.extension() == ".txt") return {{"text"}, "label", {}, {}};
   framework::RecordFields rf;
   rf.task = to_string(task);
   rf.conll_ok = task_spec(task).input == TaskInput::Tokens;
@@ -218,11 +219,11 @@ Fields find_fields(Task task, const fs::path& file) {
                               ? first_present(first, {"label", "score", "target", "labels", "y", "similarity_score"})
                               : first_present(first, {"label", "labels", "intent", "category", "class", "target",
                                                       "sentiment", "topic", "y"});
-      if (label.empty() && task != Task::MaskedLm)
+      if (label.empty() && task_spec(task).input != TaskInput::MlmText)
         throw UserError(listed +
                         "; cannot tell which holds the label: name it 'label', or write data.label_field "
                         "yourself");
-      if (task == Task::MaskedLm) label = "label";
+      if (task_spec(task).input == TaskInput::MlmText) label = "label";
       for (const auto& pair : std::vector<std::pair<const char*, const char*>>{{"text_a", "text_b"},
                                                                                {"sentence1", "sentence2"},
                                                                                {"premise", "hypothesis"},
@@ -230,7 +231,7 @@ Fields find_fields(Task task, const fs::path& file) {
                                                                                {"text1", "text2"},
                                                                                {"sentence_a", "sentence_b"},
                                                                                {"question", "sentence"}})
-        if (task != Task::MaskedLm && first.contains(pair.first) && first.contains(pair.second)) {
+        if (task_spec(task).input != TaskInput::MlmText && first.contains(pair.first) && first.contains(pair.second)) {
           f.text = {pair.first, pair.second};
           break;
         }
@@ -277,6 +278,10 @@ std::string init_config(const std::string& task_name, const std::string& model, 
                         const std::string& command) {
   const Task task = framework::parse_task(task_name);  // UserError listing the tasks
   std::error_code ec;
+  if (task == Task::ReplacedTokenDetection && model.empty())
+    throw UserError(
+        "unif init replaced_token_detection: name the ELECTRA discriminator to start from with --model DIR "
+        "(e.g. google/electra-small-discriminator's directory); the bundled tiny model is a BERT");
 
   // ---- the model ----
   // The directory as read (`$UNIF_HOME/...` and `~/` expanded), and as written in the config: a
@@ -374,13 +379,13 @@ std::string init_config(const std::string& task_name, const std::string& model, 
     y << line("  ", "dev", "null", "a held-out file: evaluated during training; picks best/");
   else
     y << line("  ", "dev", yaml_scalar(dev), "evaluated during training; picks best/");
-  if (task == Task::MaskedLm && fs::path(train).extension() == ".txt") {
+  if (task_spec(task).input == TaskInput::MlmText && fs::path(train).extension() == ".txt") {
     y << line("  ", "text_fields", "[text]", "unused for .txt (one text a line)");
   } else if (!fields.text.empty()) {
     std::string found;
     for (const auto& n : fields.names) found += (found.empty() ? "" : ", ") + n;
     y << line("  ", "text_fields", yaml_list(fields.text), "the file's fields: " + found);
-    if (task != Task::MaskedLm) y << line("  ", "label_field", yaml_scalar(fields.label));
+    if (task_spec(task).input != TaskInput::MlmText) y << line("  ", "label_field", yaml_scalar(fields.label));
   }
   if (!fields.labels.empty()) {
     std::string list;
@@ -432,7 +437,8 @@ Command add_init(CLI::App& app) {
   auto model = std::make_shared<std::string>();
   auto data = std::make_shared<std::string>();
   cmd->add_option("task", *task,
-                  "classification | multilabel | regression | token_classification | span_extraction | masked_lm");
+                  "classification | multilabel | regression | token_classification | span_extraction | masked_lm | "
+                  "embedding | replaced_token_detection");
   cmd->add_option("--model", *model, "HF model directory (model.pretrained); default: the bundled tiny model");
   cmd->add_option("--data", *data,
                   "training data file (.jsonl, .tsv, .csv; .conll/.bio/.iob for token_classification): data.train, "
@@ -442,7 +448,7 @@ Command add_init(CLI::App& app) {
     if (task->empty())
       throw UserError(
           "unif init TASK: name the task, one of classification | multilabel | regression | "
-          "token_classification | span_extraction | masked_lm");
+          "token_classification | span_extraction | masked_lm | embedding | replaced_token_detection");
     std::string command = "unif init " + *task;
     if (!model->empty()) command += " --model " + *model;
     if (!data->empty()) command += " --data " + *data;

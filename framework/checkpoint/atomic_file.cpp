@@ -43,8 +43,12 @@ void sync_path(const std::filesystem::path& path) {
 
 void sync_dir_and_files(const std::filesystem::path& dir) {
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.is_regular_file(ec)) sync_path(e.path());
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.is_regular_file(ec))
+      sync_path(e.path());
+    else if (e.is_directory(ec) && !e.is_symlink(ec))
+      sync_dir_and_files(e.path());  // a save of several models: each in its folder
+  }
   if (ec) throw UserError("cannot sync " + dir.string() + ": " + ec.message());
   sync_path(dir);
 }

@@ -22,7 +22,7 @@ void write_text_file_atomic(const std::filesystem::path& file, const std::string
 /// naming `path` on failure; a file system that cannot sync (EINVAL, ENOTSUP) is not an error.
 void sync_path(const std::filesystem::path& path);
 
-/// sync_path on every regular file directly in `dir`, then on `dir` itself.
+/// sync_path on every regular file in `dir` and (the same way) in its folders, then on `dir` itself.
 void sync_dir_and_files(const std::filesystem::path& dir);
 
 /// Test hook: `observer` is called with every path sync_path syncs, in order; empty = none.

@@ -68,35 +68,55 @@ HfConfig read_hf_config(const std::filesystem::path& file) {
   return hf_config_from_json(read_config_object(file), file.string());
 }
 
+namespace {
+
+// Sets each field of `fields` over `raw` after the family (model_type of `fields`, else of `raw`)
+// has read and type-checked it; `key` names the fields in messages ("model.config").
+void set_config_fields(json& raw, const json& fields, const std::string& key) {
+  for (const auto& k : kTaskKeys)
+    if (fields.contains(k))
+      throw UserError(key + "." + k +
+                      ": the head and its labels come from `task` and the data (data.labels), not from " + key);
+  const models::Architecture& arch = family_of(fields.contains("model_type") ? fields : raw, key);
+  // The fields alone, read by the family: each value's type is checked and the family's fields collected.
+  std::set<std::string> known{"model_type"};
+  try {
+    models::EncoderConfig scratch;
+    arch.read_config(models::HfJson(fields, &known), scratch);
+  } catch (const std::invalid_argument& e) { throw UserError(key + ": " + e.what()); }
+  const std::vector<std::string> names(known.begin(), known.end());
+  for (const auto& [name, value] : fields.items()) {
+    if (known.count(name) == 0) {
+      std::string list;
+      for (const auto& f : names) list += (list.empty() ? "" : ", ") + f;
+      throw UserError(key + "." + name + ": not a field unif reads from a " + arch.model_type + " config.json" +
+                      did_you_mean(name, names) + "; its fields: " + list);
+    }
+    raw[name] = value;
+  }
+}
+
+}  // namespace
+
 HfConfig read_hf_config(const std::filesystem::path& file, const json& overrides) {
   if (!overrides.is_object() || overrides.empty()) return file.empty() ? HfConfig{} : read_hf_config(file);
   json raw = file.empty() ? json::object() : read_config_object(file);
   if (!file.empty() && overrides.contains("model_type"))
     throw UserError("model.config.model_type: the family is " + file.string() +
                     "'s; model.config overrides that model's fields (drop model_type)");
-  for (const auto& key : kTaskKeys)
-    if (overrides.contains(key))
-      throw UserError("model.config." + key +
-                      ": the head and its labels come from `task` and the data (data.labels), not from model.config");
-  const models::Architecture& arch = family_of(overrides.contains("model_type") ? overrides : raw, "model.config");
-  // The overrides alone, read by the family: each value's type is checked and the family's fields collected.
-  std::set<std::string> known{"model_type"};
-  try {
-    models::EncoderConfig scratch;
-    arch.read_config(models::HfJson(overrides, &known), scratch);
-  } catch (const std::invalid_argument& e) { throw UserError(std::string("model.config: ") + e.what()); }
-  const std::vector<std::string> fields(known.begin(), known.end());
-  for (const auto& [key, value] : overrides.items()) {
-    if (known.count(key) == 0) {
-      std::string list;
-      for (const auto& f : fields) list += (list.empty() ? "" : ", ") + f;
-      throw UserError("model.config." + key + ": not a field unif reads from a " + arch.model_type + " config.json" +
-                      did_you_mean(key, fields) + "; its fields: " + list);
-    }
-    raw[key] = value;
-  }
+  set_config_fields(raw, overrides, "model.config");
   return hf_config_from_json(
       std::move(raw), file.empty() ? std::string("model.config") : file.string() + " with model.config's fields");
+}
+
+HfConfig with_config_fields(const HfConfig& base, const json& fields, const std::string& key) {
+  json raw = hf_config_json(base);
+  if (fields.is_object() && !fields.empty()) {
+    if (fields.contains("model_type") && fields.at("model_type") != raw.at("model_type"))
+      throw UserError(key + ".model_type: the family is " + raw.at("model_type").dump() + " (drop model_type)");
+    set_config_fields(raw, fields, key);
+  }
+  return hf_config_from_json(std::move(raw), key);
 }
 
 HfConfig hf_config_from_json(json raw, const std::string& source) {
@@ -156,7 +176,7 @@ HfConfig hf_config_from_json(json raw, const std::string& source) {
   return cfg;
 }
 
-void write_hf_config(const std::filesystem::path& file, const HfConfig& cfg) {
+json hf_config_json(const HfConfig& cfg) {
   json j = cfg.raw.is_object() ? cfg.raw : json::object();
   const auto& arch = models::architecture(cfg.bert.model_type());
   j["model_type"] = arch.model_type;
@@ -184,6 +204,11 @@ void write_hf_config(const std::filesystem::path& file, const HfConfig& cfg) {
     j["label2id"] = label2id;
   }
   j["num_labels"] = cfg.id2label.empty() ? cfg.num_labels : static_cast<int64_t>(cfg.id2label.size());
+  return j;
+}
+
+void write_hf_config(const std::filesystem::path& file, const HfConfig& cfg) {
+  const json j = hf_config_json(cfg);
   std::string text;
   try {
     text = j.dump(2) + "\n";

@@ -37,6 +37,14 @@ HfConfig hf_config_from_json(nlohmann::json raw, const std::string& source);
 /// model's family.
 HfConfig read_hf_config(const std::filesystem::path& file, const nlohmann::json& overrides);
 
+/// `base` (as hf_config_json gives it) with each field of `fields` set over it, read again: for
+/// a config made from another (ELECTRA's generator from its discriminator). `key` names the fields
+/// in messages ("model.generator.config"); UserError as read_hf_config with overrides.
+HfConfig with_config_fields(const HfConfig& base, const nlohmann::json& fields, const std::string& key);
+
+/// The config.json object write_hf_config writes: `raw` overlaid with the typed fields.
+nlohmann::json hf_config_json(const HfConfig& cfg);
+
 /// Writes `raw` overlaid with the typed fields (BertConfig keys, id2label/label2id, num_labels,
 /// model_type "bert"), keys sorted and indented like HF, through a temporary
 /// file renamed into place. Throws unif::UserError on an IO failure.

@@ -20,7 +20,16 @@
 
 namespace unif {
 
-enum class Task { Classification, Multilabel, Regression, TokenClassification, SpanExtraction, MaskedLm, Embedding };
+enum class Task {
+  Classification,
+  Multilabel,
+  Regression,
+  TokenClassification,
+  SpanExtraction,
+  MaskedLm,
+  Embedding,
+  ReplacedTokenDetection
+};
 
 /// What one example's text fields are (and so the default text_fields / label_field, the number of
 /// fields, the token types a model needs).
@@ -28,7 +37,7 @@ enum class TaskInput {
   Text,             // 1 text, or 2 (a sentence pair); label field `label`
   Tokens,           // 1 field holding a token list; label field `tags` (one tag per token)
   QuestionContext,  // the question field, then the context field; label field `answers`
-  MlmText,          // 1 text field, no labels (masks are drawn from the text)
+  MlmText,          // 1 text field, no labels (masks are drawn from the text; framework/data/mlm.h)
   Texts,            // 2+ text fields, each encoded alone (anchor, positive, negatives); label field `score`
 };
 
@@ -39,7 +48,7 @@ enum class TaskLabels {
   Value,     // one number; no label set
   TagList,   // a list of tag names, one per token; a label set
   Answers,   // SQuAD-style answers; no label set
-  None,      // masked_lm: no labels
+  None,      // masked_lm, replaced_token_detection: no labels
   Score,     // embedding: an optional number (similarity-scored pairs); absent for in-batch-negative losses
 };
 
@@ -67,7 +76,7 @@ struct TaskSpec {
   PredictKind output;
 };
 
-inline constexpr std::array<TaskSpec, 7> kTaskSpecs{{
+inline constexpr std::array<TaskSpec, 8> kTaskSpecs{{
     {Task::Classification, "classification", "ForSequenceClassification", "single_label_classification",
      TaskInput::Text, TaskLabels::OneClass, LossNormalizer::Examples, true, true, true, false, PredictKind::Label},
     {Task::Multilabel, "multilabel", "ForSequenceClassification", "multi_label_classification", TaskInput::Text,
@@ -82,13 +91,17 @@ inline constexpr std::array<TaskSpec, 7> kTaskSpecs{{
      LossNormalizer::LabeledTokens, false, false, true, false, PredictKind::Masks},
     {Task::Embedding, "embedding", "Model", "", TaskInput::Texts, TaskLabels::Score, LossNormalizer::Examples, false,
      false, false, false, PredictKind::Embedding},
+    // ELECTRA pretraining: Z counts the generator's masked tokens; the discriminator's term is scaled
+    // to its real tokens (models/electra/pretraining.h). Its outputs are two model directories.
+    {Task::ReplacedTokenDetection, "replaced_token_detection", "ForPreTraining", "", TaskInput::MlmText,
+     TaskLabels::None, LossNormalizer::LabeledTokens, false, false, false, false, PredictKind::Masks},
 }};
 
 /// The row of `task`.
 constexpr const TaskSpec& task_spec(Task task) { return kTaskSpecs[static_cast<std::size_t>(task)]; }
 
 /// "classification" | "multilabel" | "regression" | "token_classification" | "span_extraction" | "masked_lm" |
-/// "embedding"
+/// "embedding" | "replaced_token_detection"
 inline std::string to_string(Task task) { return task_spec(task).name; }
 
 /// The task named `name` (to_string's inverse); nullopt for any other name. framework::parse_task

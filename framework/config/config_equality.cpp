@@ -51,6 +51,8 @@ bool operator==(const AdversarialConfig& a, const AdversarialConfig& b) { return
 bool operator==(const SpanConfig& a, const SpanConfig& b) { return equal_fields(a, b); }
 bool operator==(const EmbeddingConfig& a, const EmbeddingConfig& b) { return equal_fields(a, b); }
 bool operator==(const CrfConfig& a, const CrfConfig& b) { return equal_fields(a, b); }
+bool operator==(const GeneratorConfig& a, const GeneratorConfig& b) { return equal_fields(a, b); }
+bool operator==(const ElectraPretrainingConfig& a, const ElectraPretrainingConfig& b) { return equal_fields(a, b); }
 bool operator==(const RunConfig& a, const RunConfig& b) { return equal_fields(a, b); }
 
 }  // namespace unif::framework

@@ -65,6 +65,15 @@ struct Fields<BertOverrides> {
 };
 
 template <>
+struct Fields<GeneratorConfig> {
+  using S = GeneratorConfig;
+  template <class V>
+  static void visit(V& v) {
+    v("config", &S::config);  // ElectraConfig fields of the generator, passed through
+  }
+};
+
+template <>
 struct Fields<ModelConfig> {
   using S = ModelConfig;
   template <class V>
@@ -85,6 +94,7 @@ struct Fields<ModelConfig> {
     v("normalize", &S::normalize);         // null = the pretrained directory's
     v("crf", &S::crf);                     // token_classification
     v("early_exit", &S::early_exit);       // classification
+    v("generator", &S::generator);         // replaced_token_detection
   }
 };
 
@@ -293,6 +303,15 @@ struct Fields<DistillConfig> {
 };
 
 template <>
+struct Fields<ElectraPretrainingConfig> {
+  using S = ElectraPretrainingConfig;
+  template <class V>
+  static void visit(V& v) {
+    v("rtd_weight", &S::rtd_weight, kNonNegativeNumber);
+  }
+};
+
+template <>
 struct Fields<RunConfig> {
   using S = RunConfig;  // `source` is not a key: it says where the value came from
   template <class V>
@@ -309,6 +328,7 @@ struct Fields<RunConfig> {
     v("distill", &S::distill);
     v("embedding", &S::embedding);
     v("crf", &S::crf);
+    v("electra", &S::electra);
   }
 };
 

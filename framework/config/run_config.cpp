@@ -526,7 +526,7 @@ void check(Section& s, RunConfig& c, const RunConfig&) {
                                               "classification, token_classification and span_extraction");
   using M = AdversarialMethod;
   const M method = c.adversarial.method;
-  if ((c.task == Task::MaskedLm || c.task == Task::Embedding) && method != M::None)
+  if ((task_spec(c.task).input == TaskInput::MlmText || c.task == Task::Embedding) && method != M::None)
     s.context().report("adversarial.method",
                        "expected " + name_of(M::None) + " for task " + to_string(c.task) + ", got " + name_of(method) +
                            (c.task == Task::Embedding ? " (an in-batch-negative loss is not a sum of per-example "
@@ -541,6 +541,10 @@ void check(Section& s, RunConfig& c, const RunConfig&) {
   if (c.model.early_exit && c.task != Task::Classification)
     s.context().report("model.early_exit", "expected false for task " + to_string(c.task) +
                                                ": the exits read a class distribution's entropy (task classification)");
+  if (!c.model.generator.config.empty() && c.task != Task::ReplacedTokenDetection)
+    s.context().report("model.generator.config",
+                       "expected {} for task " + to_string(c.task) +
+                           ": the generator is ELECTRA pretraining's (task replaced_token_detection)");
   if (c.model.early_exit && !c.distill.teacher.empty())
     s.context().report("distill.teacher",
                        "expected null with model.early_exit: the exits learn from the model's own head");

@@ -53,6 +53,13 @@ struct BertOverrides {
   bool empty() const;
 };
 
+/// `model.generator` (task replaced_token_detection): the ELECTRA generator trained beside the
+/// discriminator. `config`: ElectraConfig fields set over the discriminator's with a quarter of its
+/// hidden size (models/electra/pretraining.h, generator_options); {} = those defaults.
+struct GeneratorConfig {
+  nlohmann::json config = nlohmann::json::object();
+};
+
 struct ModelConfig {
   std::string pretrained;         // HF-format or sentence-transformers dir; "" = none (YAML null);
                                   // a leading $UNIF_HOME or ~/ is expanded (hf_dir.h); a Hub id
@@ -82,6 +89,8 @@ struct ModelConfig {
   /// classification: FastBERT's early exit, a classifier after every layer trained by
   /// self-distillation from the model's head (models/heads/early_exit.h).
   bool early_exit = false;
+  /// replaced_token_detection: the generator (ElectraForMaskedLM) trained with the discriminator.
+  GeneratorConfig generator;
 };
 
 /// text_fields/label_field defaults depend on the task when the YAML leaves them out:
@@ -252,6 +261,11 @@ struct CrfConfig {
   bool constrained = true;  // forbid the moves the labels' BIO / BIOES scheme disallows
 };
 
+/// `electra` (task replaced_token_detection): loss = MLM + rtd_weight · RTD (ELECTRA's λ).
+struct ElectraPretrainingConfig {
+  double rtd_weight = 50.0;
+};
+
 struct RunConfig {
   Task task = Task::Classification;
   std::string output_dir = "runs/demo";
@@ -265,6 +279,7 @@ struct RunConfig {
   DistillConfig distill;
   EmbeddingConfig embedding;
   CrfConfig crf;
+  ElectraPretrainingConfig electra;
   std::filesystem::path source;  // the file (or source name) read; not part of the value
 };
 
@@ -326,6 +341,8 @@ bool operator==(const AdversarialConfig& a, const AdversarialConfig& b);
 bool operator==(const SpanConfig& a, const SpanConfig& b);
 bool operator==(const EmbeddingConfig& a, const EmbeddingConfig& b);
 bool operator==(const CrfConfig& a, const CrfConfig& b);
+bool operator==(const GeneratorConfig& a, const GeneratorConfig& b);
+bool operator==(const ElectraPretrainingConfig& a, const ElectraPretrainingConfig& b);
 bool operator==(const LossConfig& a, const LossConfig& b);
 bool operator==(const EarlyStoppingConfig& a, const EarlyStoppingConfig& b);
 bool operator==(const FreezeConfig& a, const FreezeConfig& b);

@@ -93,7 +93,10 @@ models::Batch collate_texts(const std::vector<EncodedExample>& encoded, const st
       }
     labeled = labeled && examples[static_cast<size_t>(e.example)].has_label;
   }
-  models::Batch batch{ids, torch::zeros({B, C, L}, i64), mask, {}, {}};
+  models::Batch batch;
+  batch.input_ids = ids;
+  batch.token_type_ids = torch::zeros({B, C, L}, i64);
+  batch.attention_mask = mask;
   if (labeled && B > 0) {
     batch.labels = torch::empty({B}, torch::kFloat32);
     auto a = batch.labels.accessor<float, 1>();
@@ -128,7 +131,10 @@ models::Batch collate(Task task, const std::vector<EncodedExample>& encoded, con
     labeled = labeled && ex.has_label;
     weighted = weighted || ex.weight != 1.0;
   }
-  models::Batch batch{ids, types, mask, {}, {}};
+  models::Batch batch;
+  batch.input_ids = ids;
+  batch.token_type_ids = types;
+  batch.attention_mask = mask;
   if (weighted) {
     batch.sample_weights = torch::empty({B}, torch::kFloat32);
     for (int64_t b = 0; b < B; ++b)

@@ -167,6 +167,8 @@ models::Batch collate_mlm(const std::vector<EncodedExample>& encoded, const std:
   auto labels = torch::full({B, L}, -100, i64);
   auto ids_a = ids.accessor<int64_t, 2>(), mask_a = mask.accessor<int64_t, 2>(),
        labels_a = labels.accessor<int64_t, 2>();
+  torch::Tensor uniforms;
+  if (masking.uniforms) uniforms = torch::zeros({B, L}, torch::kFloat64);
   std::vector<int64_t> row_ids, row_labels;
   for (int64_t b = 0; b < B; ++b) {
     const auto index = indices[static_cast<size_t>(b)];
@@ -176,8 +178,19 @@ models::Batch collate_mlm(const std::vector<EncodedExample>& encoded, const std:
       labels_a[b][static_cast<int64_t>(l)] = row_labels[l];
       mask_a[b][static_cast<int64_t>(l)] = 1;
     }
+    if (masking.uniforms) {  // a stream of its own: the masks are those of masked_lm
+      Stream rng = stream_for(masking.seed ^ 0x53616D706C6573ULL, epoch, index);  // "Samples"
+      auto u = uniforms.accessor<double, 2>();
+      for (size_t l = 0; l < row_ids.size(); ++l) u[b][static_cast<int64_t>(l)] = rng.uniform();
+    }
   }
-  return models::Batch{ids, types, mask, labels, {}};
+  models::Batch batch;
+  batch.input_ids = ids;
+  batch.token_type_ids = types;
+  batch.attention_mask = mask;
+  batch.labels = labels;
+  batch.uniforms = uniforms;
+  return batch;
 }
 
 }  // namespace unif::framework

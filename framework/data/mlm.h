@@ -29,6 +29,9 @@ struct MlmMasking {
   int64_t mask_id = -1;    // [MASK]
   int64_t vocab_size = 0;  // random replacements are drawn from [0, vocab_size)
   uint64_t seed = 0;
+  /// Also a uniform in [0, 1) per position (Batch::uniforms) from its own stream of (seed, epoch,
+  /// example index): what replaced-token detection's generator samples with.
+  bool uniforms = false;
   bool enabled() const { return mask_id >= 0; }
 };
 
@@ -55,7 +58,7 @@ int64_t masked_tokens(const std::vector<EncodedExample>& encoded, const MlmMaski
 size_t whole_word_budget(size_t n, double probability);
 
 /// The examples at `indices` as a padded batch with masked input_ids and labels (B, L), -100 at
-/// unselected positions and padding.
+/// unselected positions and padding; with masking.uniforms, Batch::uniforms (B, L) too.
 models::Batch collate_mlm(const std::vector<EncodedExample>& encoded, const std::vector<int64_t>& indices,
                           const MlmMasking& masking, int64_t epoch);
 

@@ -79,6 +79,8 @@ models::Batch slice_batch(const models::Batch& b, const Shard& s) {
   out.attention_mask = rows(b.attention_mask, s);
   out.labels = rows(b.labels, s);
   out.sample_weights = rows(b.sample_weights, s);
+  out.uniforms = rows(b.uniforms, s);
+  out.token_ratio = b.token_ratio;
   return out;
 }
 

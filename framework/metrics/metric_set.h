@@ -14,11 +14,12 @@ namespace unif::framework {
 using MetricSet = std::map<std::string, double>;
 
 /// Which family of metrics a task reports.
-enum class MetricKind { classification, multilabel, regression, token, span, masked_lm, embedding };
+enum class MetricKind { classification, multilabel, regression, token, span, masked_lm, embedding, replaced_token };
 
 /// The key of the metric that chooses `best/` (higher is better):
 /// classification "accuracy", multilabel "micro_f1", regression "pearson", token "f1", span "f1",
-/// masked_lm "perplexity" (lower is better), embedding "spearman_cosine" (similarity-scored dev pairs).
+/// masked_lm "perplexity" (lower is better), embedding "spearman_cosine" (similarity-scored dev pairs),
+/// replaced_token "loss" (lower is better: MLM + rtd_weight · RTD).
 std::string main_metric(MetricKind kind);
 
 /// The dev metrics of a kind, as evaluation reports them ("loss" included; masked_lm: loss and
@@ -34,7 +35,8 @@ bool lower_is_better(const std::string& name);
 MetricKind metric_kind(Task task);
 
 /// Maps the config's `task` (SPEC §3: classification | multilabel | regression |
-/// token_classification | span_extraction | masked_lm) to its MetricKind. UserError for any other name.
+/// token_classification | span_extraction | masked_lm | embedding | replaced_token_detection) to its MetricKind.
+/// UserError for any other name.
 MetricKind metric_kind_for_task(const std::string& task);
 
 }  // namespace unif::framework

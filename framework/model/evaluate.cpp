@@ -18,6 +18,7 @@
 #include "framework/metrics/squad_v2.h"
 #include "framework/parallel/device_transfer.h"
 #include "framework/text/unicode.h"
+#include "models/electra/pretraining.h"
 #include "models/heads/loss.h"
 
 namespace unif::framework {
@@ -182,19 +183,46 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
   model.eval();
   Evaluation ev;
   const auto n = static_cast<int64_t>(data.encoded.size());
-  if (task == Task::MaskedLm) {  // the fixed evaluation masks; no logits kept (M x V each batch)
+  if (task_spec(task).input == TaskInput::MlmText) {
+    // The fixed evaluation masks; no logits kept (masked_lm: M x V each batch). Replaced-token
+    // detection sums its per-example statistics, its discriminator term scaled by the dev set's M / T.
+    const bool pretraining = metric_kind(task) == MetricKind::replaced_token;
+    double tokens = 0;
+    for (const auto& e : data.encoded) tokens += static_cast<double>(e.input_ids.size());
+    const double ratio = tokens > 0 ? static_cast<double>(masked_tokens(data.encoded, data.mlm)) / tokens : 0.0;
     double loss_sum = 0.0, z = 0.0;
+    torch::Tensor stats;
     for (int64_t start = 0; start < n; start += batch_size) {
       std::vector<int64_t> idx;
       for (int64_t i = start; i < std::min(n, start + batch_size); ++i) idx.push_back(i);
       auto batch = to_device(collate_mlm(data.encoded, idx, data.mlm, kEvalEpoch), device);  // the model's device
-      loss_sum += model.forward(batch).example_losses.sum().item<double>();
+      batch.token_ratio = ratio;
+      const auto out = model.forward(batch);
+      loss_sum += out.example_losses.sum().item<double>();
       z += loss_normalizer(task, batch);
+      if (pretraining) {
+        const auto sums = out.logits.to(torch::kCPU, torch::kFloat64).sum(0);
+        stats = stats.defined() ? stats + sums : sums;
+      }
     }
     if (was_training) model.train();
     if (z > 0) {
       ev.metrics["loss"] = loss_sum / z;
-      ev.metrics["perplexity"] = std::exp(loss_sum / z);
+      if (!pretraining) ev.metrics["perplexity"] = std::exp(loss_sum / z);
+    }
+    if (pretraining && stats.defined()) {
+      using P = models::ElectraPretrainingModel;
+      const auto at = [&](int64_t k) { return stats[k].item<double>(); };
+      const double masked = at(P::kStatMasked), real = at(P::kStatTokens);
+      if (masked > 0) {
+        ev.metrics["mlm_loss"] = at(P::kStatMlmLoss) / masked;
+        ev.metrics["mlm_accuracy"] = at(P::kStatMlmCorrect) / masked;
+      }
+      if (real > 0) {
+        ev.metrics["rtd_loss"] = at(P::kStatRtdLoss) / real;
+        ev.metrics["rtd_accuracy"] = at(P::kStatRtdCorrect) / real;
+        ev.metrics["rtd_replaced_share"] = at(P::kStatReplaced) / real;
+      }
     }
     return ev;
   }
@@ -344,7 +372,8 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
       ev.metrics["cmrc_f1"] = cmrc.at("f1");
       break;
     }
-    case MetricKind::masked_lm: break;  // handled above
+    case MetricKind::masked_lm:
+    case MetricKind::replaced_token: break;  // handled above
     case MetricKind::embedding: {
       // Similarity-scored pairs: the cosine of the two texts' embeddings against the score
       // (sentence-transformers' EmbeddingSimilarityEvaluator).
@@ -389,7 +418,8 @@ std::optional<Report> evaluation_report(Task task, const TaskData& data, const L
     case MetricKind::regression:
     case MetricKind::span:
     case MetricKind::embedding:
-    case MetricKind::masked_lm: break;
+    case MetricKind::masked_lm:
+    case MetricKind::replaced_token: break;
   }
   return std::nullopt;
 }

@@ -96,58 +96,58 @@ void publish_dir(const fs::path& tmp, const fs::path& dir) {
 
 }  // namespace
 
-void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, const HfConfig& hf,
-                    const TokenizerFiles& tokenizer, const ModelMeta& meta,
-                    const std::function<void(const fs::path&)>& extra) {
+void write_model_files(const fs::path& dir, const models::EncoderTaskModel& model, const HfConfig& hf,
+                       const TokenizerFiles& tokenizer, const ModelMeta& meta) {
+  save_pretrained(dir, model, hf);
+  // The tokenizer's files under the names HF looks for (a WordPiece vocabulary given as
+  // model.vocab may have another name; it is the first file, the others keep theirs).
+  const auto& arch = model.architecture();
+  for (size_t i = 0; i < tokenizer.files.size(); ++i) {
+    const fs::path& file = tokenizer.files[i];
+    const fs::path name = i == 0 && tokenizer_kind(arch.tokenizer).vocab_file ? fs::path("vocab.txt") : file.filename();
+    fs::copy_file(file, dir / name, fs::copy_options::overwrite_existing);
+  }
+  write_model_meta(dir / "unif.yaml", meta);
+  if (const auto* embedder = dynamic_cast<const models::EncoderForEmbeddingImpl*>(&model)) {
+    const auto& o = embedder->embedding_options();
+    SentenceTransformersModules st;
+    st.pooling = name_of(o.pooling);
+    st.normalize = o.normalize;
+    st.max_seq_length = meta.max_seq_length;
+    st.similarity = name_of(o.loss.similarity);
+    write_sentence_transformers(dir, st, model.options().hidden_size());
+  }
+  if (tokenizer_kind(arch.tokenizer).vocab_file || tokenizer.config.empty()) {
+    const std::string lower = tokenizer_kind(arch.tokenizer).vocab_file
+                                  ? std::string("\"do_lower_case\": ") + (meta.do_lower_case ? "true" : "false") + ", "
+                                  : std::string();
+    detail::write_text_file_atomic(dir / "tokenizer_config.json",
+                                   "{" + lower + "\"model_max_length\": " + std::to_string(meta.max_seq_length) +
+                                       ", \"tokenizer_class\": \"" + tokenizer.tokenizer_class + "\"}\n");
+  } else {
+    // The pretrained directory's own (its special tokens' flags, normalization), with the run's length.
+    nlohmann::json j;
+    try {
+      std::ifstream in(tokenizer.config);
+      std::stringstream text;
+      text << in.rdbuf();
+      j = parse_json(text.str());
+    } catch (const JsonInputError& e) { throw UserError(tokenizer.config.string() + ": invalid JSON: " + e.what()); }
+    if (!j.is_object()) throw UserError(tokenizer.config.string() + ": expected a JSON object");
+    j["model_max_length"] = meta.max_seq_length;
+    if (!j.contains("tokenizer_class")) j["tokenizer_class"] = tokenizer.tokenizer_class;
+    detail::write_text_file_atomic(dir / "tokenizer_config.json", j.dump(2) + "\n");
+  }
+}
+
+void save_dir_atomically(const fs::path& dir, const std::function<void(const fs::path&)>& write) {
   fs::path tmp = dir;
   tmp += ".tmp-" + std::to_string(::getpid());
   std::error_code ec;
   fs::remove_all(tmp, ec);
   if (!fs::create_directories(tmp, ec) && ec) throw UserError(tmp.string() + ": cannot create: " + ec.message());
   try {
-    save_pretrained(tmp, model, hf);
-    // The tokenizer's files under the names HF looks for (a WordPiece vocabulary given as
-    // model.vocab may have another name; it is the first file, the others keep theirs).
-    const auto& arch = model.architecture();
-    for (size_t i = 0; i < tokenizer.files.size(); ++i) {
-      const fs::path& file = tokenizer.files[i];
-      const fs::path name =
-          i == 0 && tokenizer_kind(arch.tokenizer).vocab_file ? fs::path("vocab.txt") : file.filename();
-      fs::copy_file(file, tmp / name, fs::copy_options::overwrite_existing);
-    }
-    write_model_meta(tmp / "unif.yaml", meta);
-    if (const auto* embedder = dynamic_cast<const models::EncoderForEmbeddingImpl*>(&model)) {
-      const auto& o = embedder->embedding_options();
-      SentenceTransformersModules st;
-      st.pooling = name_of(o.pooling);
-      st.normalize = o.normalize;
-      st.max_seq_length = meta.max_seq_length;
-      st.similarity = name_of(o.loss.similarity);
-      write_sentence_transformers(tmp, st, model.options().hidden_size());
-    }
-    if (tokenizer_kind(arch.tokenizer).vocab_file || tokenizer.config.empty()) {
-      const std::string lower =
-          tokenizer_kind(arch.tokenizer).vocab_file
-              ? std::string("\"do_lower_case\": ") + (meta.do_lower_case ? "true" : "false") + ", "
-              : std::string();
-      detail::write_text_file_atomic(tmp / "tokenizer_config.json",
-                                     "{" + lower + "\"model_max_length\": " + std::to_string(meta.max_seq_length) +
-                                         ", \"tokenizer_class\": \"" + tokenizer.tokenizer_class + "\"}\n");
-    } else {
-      // The pretrained directory's own (its special tokens' flags, normalization), with the run's length.
-      nlohmann::json j;
-      try {
-        std::ifstream in(tokenizer.config);
-        std::stringstream text;
-        text << in.rdbuf();
-        j = parse_json(text.str());
-      } catch (const JsonInputError& e) { throw UserError(tokenizer.config.string() + ": invalid JSON: " + e.what()); }
-      if (!j.is_object()) throw UserError(tokenizer.config.string() + ": expected a JSON object");
-      j["model_max_length"] = meta.max_seq_length;
-      if (!j.contains("tokenizer_class")) j["tokenizer_class"] = tokenizer.tokenizer_class;
-      detail::write_text_file_atomic(tmp / "tokenizer_config.json", j.dump(2) + "\n");
-    }
-    if (extra) extra(tmp);
+    write(tmp);
     // Durable before it is declared complete: every file, then the directory, then COMPLETE.
     detail::sync_dir_and_files(tmp);
     detail::write_text_file_atomic(tmp / "COMPLETE", "ok\n");
@@ -159,6 +159,15 @@ void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, 
     throw;
   }
   publish_dir(tmp, dir);
+}
+
+void save_model_dir(const fs::path& dir, const models::EncoderTaskModel& model, const HfConfig& hf,
+                    const TokenizerFiles& tokenizer, const ModelMeta& meta,
+                    const std::function<void(const fs::path&)>& extra) {
+  save_dir_atomically(dir, [&](const fs::path& tmp) {
+    write_model_files(tmp, model, hf, tokenizer, meta);
+    if (extra) extra(tmp);
+  });
 }
 
 std::vector<std::string> recover_interrupted_saves(const fs::path& parent) {
@@ -228,6 +237,12 @@ LoadedModel load_model_dir(const fs::path& root, bool unpad_inputs) {
     throw UserError("--model: '" + dir.string() + "' is a run's output_dir, not a model directory: use " +
                     (dir / "final").string() + " (the model at the end of training) or " + (dir / "best").string() +
                     " (the best dev score)");
+  if (!fs::exists(dir / "config.json", ec) && fs::is_directory(dir / "discriminator", ec) &&
+      fs::is_directory(dir / "generator", ec))
+    throw UserError("--model: '" + dir.string() + "' holds ELECTRA pretraining's two models: use " +
+                    (dir / "generator").string() +
+                    " (a masked-LM model: predict fills [MASK], eval reports perplexity), " + "or fine-tune " +
+                    (dir / "discriminator").string() + " (model.pretrained)");
   LoadedModel lm;
   lm.hf = read_hf_config(dir / "config.json");
   const bool ours = fs::exists(dir / "unif.yaml", ec);
@@ -248,6 +263,10 @@ LoadedModel load_model_dir(const fs::path& root, bool unpad_inputs) {
     if (task_spec(lm.meta.task).input == TaskInput::QuestionContext) lm.meta.truncate_method = "longer-FO";
     lm.meta.do_lower_case = read_do_lower_case(dir).value_or(true);
   }
+  if (lm.meta.task == Task::ReplacedTokenDetection)
+    throw UserError("--model: '" + dir.string() +
+                    "' is an ELECTRA discriminator (ElectraForPreTraining): it is fine-tuned (model.pretrained), "
+                    "not evaluated or served alone");
   if (has_label_set(lm.meta.task)) {
     if (lm.meta.labels.empty())
       for (int64_t i = 0; i < lm.hf.num_labels; ++i) lm.meta.labels.push_back("LABEL_" + std::to_string(i));

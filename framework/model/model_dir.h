@@ -48,6 +48,17 @@ void check_segments(Task task, const std::vector<std::string>& text_fields, cons
 HfConfig describe_model(const models::EncoderTaskModel& model, const std::vector<std::string>& labels,
                         const HfConfig& base);
 
+/// The files of one model directory (weights, config.json, tokenizer files, unif.yaml, a
+/// sentence-transformers embedder's modules) into `dir` (created), without COMPLETE: what
+/// save_model_dir writes, for a caller that saves several models in one directory.
+void write_model_files(const std::filesystem::path& dir, const models::EncoderTaskModel& model, const HfConfig& hf,
+                       const TokenizerFiles& tokenizer, const ModelMeta& meta);
+
+/// Makes `dir` by write(tmp) into a temporary directory, then COMPLETE and an atomic replace, as
+/// save_model_dir says below. UserError naming `dir` on a failed write.
+void save_dir_atomically(const std::filesystem::path& dir,
+                         const std::function<void(const std::filesystem::path&)>& write);
+
 /// Writes the model files into `dir` (created); `extra` may add more files before COMPLETE is
 /// written. Everything goes to `<dir>.tmp-<pid>` first and is fsynced (files, then the directory)
 /// before COMPLETE is written; then `dir` is replaced atomically (renameat2 RENAME_EXCHANGE, else

@@ -22,9 +22,11 @@ MlmMasking mlm_masking(const RunConfig& cfg, const Tokenizer& tokenizer) {
   m.probability = cfg.model.mlm_probability;
   m.whole_word = cfg.model.whole_word_mask;
   m.seed = static_cast<uint64_t>(cfg.seed);
+  m.uniforms = cfg.task == Task::ReplacedTokenDetection;  // the generator samples with them
   const std::string& mask = tokenizer.specials().mask;
   m.vocab_size = tokenizer.vocab_size();
-  if (tokenizer.find_id(mask) < 0) throw UserError("task masked_lm: the vocabulary has no " + mask + " token");
+  if (tokenizer.find_id(mask) < 0)
+    throw UserError("task " + to_string(cfg.task) + ": the vocabulary has no " + mask + " token");
   m.mask_id = tokenizer.token_to_id(mask);
   return m;
 }
@@ -35,7 +37,7 @@ TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& label
   TaskData d;
   d.file = file;
   d.span = span;
-  if (task == Task::MaskedLm) {
+  if (task_spec(task).input == TaskInput::MlmText) {
     d.examples = read_mlm_examples(file, data);
     d.encoded = encode_mlm_examples(d.examples, tokenizer, max_seq_length);
     d.mlm = mlm;

@@ -33,6 +33,8 @@ models::Batch to_device(const models::Batch& b, const torch::Device& device) {
   out.attention_mask = to_device(b.attention_mask, device);
   out.labels = to_device(b.labels, device);
   out.sample_weights = to_device(b.sample_weights, device);
+  out.uniforms = to_device(b.uniforms, device);
+  out.token_ratio = b.token_ratio;
   return out;
 }
 

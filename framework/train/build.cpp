@@ -19,6 +19,7 @@
 #include "framework/model/model_dir.h"
 #include "framework/model/retrieval_eval.h"
 #include "framework/model/tokenizer_files.h"
+#include "framework/train/electra_pretraining.h"
 #include "framework/text/tokenizer_kinds.h"
 #include "models/architectures.h"
 #include "models/heads/distillation.h"
@@ -119,10 +120,19 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   if (!cfg.model.pretrained.empty() && !fs::is_directory(cfg.model.pretrained))
     throw UserError("model.pretrained: '" + cfg.model.pretrained + "' is not a directory");
   // A sentence-transformers save: its BERT lives in the Transformer module's folder.
-  const fs::path pretrained = cfg.model.pretrained.empty() ? fs::path() : resolve_hf_dir(cfg.model.pretrained);
+  // ELECTRA pretraining may go on from a previous run's pair (its discriminator/ and generator/).
+  const auto [pretrained_dir, generator_dir] = cfg.task == Task::ReplacedTokenDetection
+                                                   ? pretraining_dirs(cfg.model.pretrained)
+                                                   : std::pair<fs::path, fs::path>{cfg.model.pretrained, fs::path()};
+  const fs::path pretrained = pretrained_dir.empty() ? fs::path() : resolve_hf_dir(pretrained_dir);
   // The model's family (config.json's model_type; BERT without a pretrained model) picks the tokenizer.
   HfConfig hf = read_hf_config(pretrained.empty() ? fs::path() : pretrained / "config.json", cfg.model.config);
   const models::Architecture& arch = models::architecture(hf.bert.model_type());
+  if (cfg.task == Task::ReplacedTokenDetection && !arch.replaced_token_detection)
+    throw UserError(std::string("task replaced_token_detection: ELECTRA models only (model_type electra), and ") +
+                    (pretrained.empty() ? std::string("the model") : pretrained.string()) + " is a " + arch.model_type +
+                    " model: start from an ELECTRA discriminator (model.pretrained) or set "
+                    "model.config.model_type: electra");
   if (pretrained.empty() && !tokenizer_kind(arch.tokenizer).vocab_file)
     throw UserError(std::string("model.config.model_type: a ") + arch.model_type +
                     " model reads its tokenizer files from its directory; start from one (model.pretrained)");
@@ -138,7 +148,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   // Data first: the label set sizes the head.
   TrainerParts parts;
   SpanConfig span = cfg.span;  // span.unanswerable: set below from the training questions
-  if (cfg.task == Task::MaskedLm) {
+  if (task_spec(cfg.task).input == TaskInput::MlmText) {
     const auto masking = mlm_masking(cfg, *tokenizer);
     parts.train = load_task_data(cfg.task, cfg.data, parts.labels, cfg.data.train, *tokenizer, cfg.model.max_seq_length,
                                  cfg.model.truncate_method, false, cfg.span, masking);
@@ -271,6 +281,10 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   }
   auto meta = model_meta(cfg, parts.labels.names);
   meta.span.unanswerable = span.unanswerable;
+  if (cfg.task == Task::ReplacedTokenDetection) {
+    add_electra_pretraining(cfg, model, hf, generator_dir, tokenizer_files, meta, parts);
+    return parts;
+  }
   const auto hf_base = hf;
   const auto labels = parts.labels.names;
   // A checkpoint (save with `extra`) also keeps the wrapper's own parameters (distill.intermediate's

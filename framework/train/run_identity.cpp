@@ -66,10 +66,14 @@ json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn:
   id["training.group_by_length"] = cfg.training.group_by_length;
   id["training.optimizer.name"] = name_of(cfg.training.optimizer.name);
   id["adversarial.method"] = name_of(cfg.adversarial.method);
-  id["training.best_metric"] = best_metric_name(cfg);  // the saved best value is of this metric
-  if (cfg.task == Task::MaskedLm) {                    // which tokens are masked, each epoch
+  id["training.best_metric"] = best_metric_name(cfg);     // the saved best value is of this metric
+  if (task_spec(cfg.task).input == TaskInput::MlmText) {  // which tokens are masked, each epoch
     id["model.mlm_probability"] = cfg.model.mlm_probability;
     id["model.whole_word_mask"] = cfg.model.whole_word_mask;
+  }
+  if (cfg.task == Task::ReplacedTokenDetection) {  // the generator and the loss it trains with
+    id["model.generator.config"] = cfg.model.generator.config;
+    id["electra.rtd_weight"] = cfg.electra.rtd_weight;
   }
   if (cfg.task == Task::TokenClassification) {  // the loss and the decoding; forbidden moves are fixed
     id["model.crf"] = cfg.model.crf;

@@ -454,16 +454,23 @@ std::vector<models::Batch> Trainer::State::next_batches(double& z) {
   const auto n = static_cast<int64_t>(parts.train.encoded.size());
   std::vector<models::Batch> micro;
   z = 0;
+  const bool masked_text = task_spec(cfg.task).input == TaskInput::MlmText;
+  double tokens = 0;  // real tokens of the step's masked texts
   for (int64_t k = 0; k < t.grad_accum_steps && st.batch_in_epoch < batches_per_epoch; ++k, ++st.batch_in_epoch) {
     std::vector<int64_t> idx(order.begin() + st.batch_in_epoch * t.batch_size,
                              order.begin() + std::min(n, (st.batch_in_epoch + 1) * t.batch_size));
-    if (cfg.task == Task::MaskedLm)  // masks of this epoch (mlm.h): any device count, exact resume
+    if (masked_text) {  // masks of this epoch (mlm.h): any device count, exact resume
       micro.push_back(to_device(collate_mlm(parts.train.encoded, idx, parts.train.mlm, st.epoch), home));
-    else
+      tokens += micro.back().attention_mask.sum().item<double>();
+    } else {
       micro.push_back(
           to_device(collate(cfg.task, parts.train.encoded, parts.train.examples, idx, parts.labels.size()), home));
+    }
     z += loss_normalizer(cfg.task, micro.back(), parts.class_weights);
   }
+  // The step's masked tokens over its real tokens (Batch::token_ratio), which every replica needs.
+  if (masked_text && tokens > 0)
+    for (auto& b : micro) b.token_ratio = z / tokens;
   return micro;
 }
 
@@ -610,7 +617,7 @@ int Trainer::State::account_step(const OptimizerStep::Report& report, bool empty
                             true);
   } else if (empty) {
     log->info("step {}: nothing to predict in this batch (no {} token): no update", st.step + 1,
-              cfg.task == Task::MaskedLm ? "masked" : "labelled");
+              task_spec(cfg.task).input == TaskInput::MlmText ? "masked" : "labelled");
   } else {
     skips_in_a_row = 0;
   }

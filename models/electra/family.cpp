@@ -122,6 +122,7 @@ Architecture electra_architecture() {
   a.positions = PositionScheme::Absolute;
   a.token_type_ids = true;
   a.sequence_pooler = false;
+  a.replaced_token_detection = true;
   a.make_encoder = make_electra_encoder;
   a.make_sequence_head = make_electra_sequence_head;
   a.make_lm_head = make_electra_lm_head;

@@ -2,6 +2,7 @@
 #include "models/heads/factory.h"
 
 #include "models/architectures.h"
+#include "models/electra/pretraining.h"
 #include "models/heads/distillation.h"
 #include "models/heads/embedding_model.h"
 #include "models/heads/masked_lm.h"
@@ -20,6 +21,11 @@ std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const Encod
     case Task::SpanExtraction: return std::make_shared<EncoderForQuestionAnsweringImpl>(options);
     case Task::MaskedLm: return std::make_shared<EncoderForMaskedLMImpl>(options);
     case Task::Embedding: return std::make_shared<EncoderForEmbeddingImpl>(options);
+    case Task::ReplacedTokenDetection:  // the discriminator; its generator: ElectraPretrainingModel
+      if (!architecture(options.model_type()).replaced_token_detection)
+        throw std::invalid_argument("task replaced_token_detection: ELECTRA models only (model_type electra), got " +
+                                    options.model_type());
+      return std::make_shared<ElectraForPreTrainingImpl>(options);
   }
   throw std::invalid_argument("unknown Task");
 }
@@ -27,6 +33,7 @@ std::shared_ptr<EncoderTaskModel> make_encoder_task_model(Task kind, const Encod
 const Architecture* architecture_of(const TaskModel& model) {
   if (const auto* m = dynamic_cast<const EncoderTaskModel*>(&model)) return &m->architecture();
   if (const auto* d = dynamic_cast<const DistillationModel*>(&model)) return &d->student()->architecture();
+  if (const auto* p = dynamic_cast<const ElectraPretrainingModel*>(&model)) return &p->discriminator()->architecture();
   return nullptr;
 }
 

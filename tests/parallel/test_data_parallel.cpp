@@ -41,6 +41,7 @@
 #include "framework/engines/devices.h"
 #include "framework/engines/local_engine.h"
 #include "framework/text/bert_tokenizer.h"
+#include "models/electra/pretraining.h"
 #include "models/heads/crf.h"
 #include "models/heads/distillation.h"
 #include "models/heads/sequence_classification.h"
@@ -552,6 +553,53 @@ TEST_CASE("masked_lm with the tied decoder: 1 2 3 replicas equal one device (spa
       INFO((sparse ? "sparse" : "dense") << " lookups, " << n << " replicas");
       require_same_step(parallel_step(*proto, n, batch, z), local);
     }
+  }
+}
+
+// ELECTRA pretraining: each replica samples its shard's replacements from the batch's own uniforms,
+// and the discriminator's term is scaled by the global batch's M / T (Batch::token_ratio), so the
+// step is the one-device step. Without the global ratio each shard would weigh its term by its own.
+TEST_CASE("replaced_token_detection: 1 2 3 replicas equal one device (samples keyed to the data)",
+          "[parallel][electra]") {
+  const fs::path dir = fs::path(UNIF_TEST_FIXTURES) / "electra_rtd";
+  auto [batch, unused] = token_batch(7, 12, 5);
+  torch::manual_seed(13);
+  auto picked = (torch::rand({7, 12}) < 0.3) & (batch.attention_mask == 1);
+  batch.labels =
+      torch::where(picked, torch::randint(0, 120, {7, 12}, torch::kLong), torch::full({7, 12}, -100, torch::kLong));
+  batch.uniforms = torch::rand({7, 12}, torch::kFloat64);
+  const double z = static_cast<double>(picked.sum().item<int64_t>());
+  batch.token_ratio = z / batch.attention_mask.sum().item<double>();
+  REQUIRE(z > 5);
+  for (bool sparse : {true, false}) {
+    framework::PretrainedOptions options;
+    options.task = unif::Task::ReplacedTokenDetection;
+    options.sparse_embeddings = sparse;
+    auto disc_config = framework::read_hf_config(dir / "discriminator" / "config.json");
+    disc_config.bert.hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
+    auto disc = framework::load_pretrained(dir / "discriminator", disc_config, options).model;
+    options.task = unif::Task::MaskedLm;
+    auto gen_config = framework::read_hf_config(dir / "generator" / "config.json");
+    gen_config.bert.hidden_dropout_prob(0.0).attention_probs_dropout_prob(0.0);
+    auto gen = framework::load_pretrained(dir / "generator", gen_config, options).model;
+    auto proto = std::make_shared<models::ElectraPretrainingModel>(
+        std::dynamic_pointer_cast<models::ElectraForPreTrainingImpl>(disc),
+        std::dynamic_pointer_cast<models::EncoderForMaskedLMImpl>(gen), 50.0);
+    proto->train();
+    const auto local = local_step(*proto, batch, z);
+    CHECK(local.pass.output.loss_count == static_cast<int64_t>(z));
+    REQUIRE(local.grads.count("generator.generator_lm_head.bias"));
+    REQUIRE(local.grads.count("discriminator_predictions.dense_prediction.weight"));
+    for (int64_t n : {1, 2, 3}) {
+      INFO((sparse ? "sparse" : "dense") << " lookups, " << n << " replicas");
+      require_same_step(parallel_step(*proto, n, batch, z), local);
+    }
+    // Each shard's own M / T instead: the discriminator's gradient is not the one-device one.
+    models::Batch own = batch;
+    own.token_ratio = 0;
+    const auto shards = parallel_step(*proto, 3, own, z);
+    const auto& name = "discriminator_predictions.dense_prediction.weight";
+    CHECK(worst_excess(shards.grads.at(name), local.grads.at(name)) > 0);
   }
 }
 

@@ -446,7 +446,8 @@ TEST_CASE("strings holding a carriage return survive unif.yaml and config.yaml",
 TEST_CASE("an unknown key is an error with a did-you-mean", "[unit][config]") {
   CHECK(error_of("trainig:\n  batch_size: 8\n") ==
         "cfg.yaml: trainig: unknown key 'trainig' (did you mean 'training'?); known keys here: task, "
-        "output_dir, seed, model, data, training, parallel, adversarial, span, distill, embedding, crf (line 1)");
+        "output_dir, seed, model, data, training, parallel, adversarial, span, distill, embedding, crf, electra (line "
+        "1)");
   CHECK_THAT(error_of("training:\n  batchsize: 8\n"),
              Catch::StartsWith("cfg.yaml: training.batchsize: unknown key 'batchsize' (did you mean 'batch_size'?)") &&
                  Catch::EndsWith("(line 2)"));
@@ -593,7 +594,8 @@ TEST_CASE("an out-of-range value names the key and the range", "[unit][config]")
 TEST_CASE("a value outside an enumeration lists the choices", "[unit][config]") {
   CHECK(error_of("task: clasification") ==
         "cfg.yaml: task: expected one of classification | multilabel | regression | token_classification | "
-        "span_extraction | masked_lm | embedding, got 'clasification' (did you mean 'classification'?) (line 1)");
+        "span_extraction | masked_lm | embedding | replaced_token_detection, got 'clasification' (did you mean "
+        "'classification'?) (line 1)");
   CHECK_THAT(error_of("model: {truncate_method: lifo}"),
              Catch::Contains("model.truncate_method: expected one of LIFO | FIFO | longer-FO | longest_first, got "
                              "'lifo' (did you mean 'LIFO'?)"));
@@ -1043,6 +1045,30 @@ TEST_CASE("model.early_exit: classification only, without a teacher", "[unit][co
              Catch::Contains("distill.teacher: expected null with model.early_exit"));
   CHECK_THAT(error_of("task: classification\nmodel: {early_exit: maybe}"),
              Catch::Contains("model.early_exit: expected true or false"));
+}
+
+TEST_CASE("replaced_token_detection: its keys, and each class of bad setting an error naming its key",
+          "[unit][config]") {
+  const RunConfig ok = parse_config(
+      "task: replaced_token_detection\nmodel: {generator: {config: {hidden_size: 64, num_attention_heads: 1}}}\n"
+      "electra: {rtd_weight: 20}\n",
+      "c.yaml");
+  CHECK(ok.task == Task::ReplacedTokenDetection);
+  CHECK(ok.model.generator.config.at("hidden_size") == 64);
+  CHECK(ok.electra.rtd_weight == 20.0);
+  CHECK(parse_config("task: replaced_token_detection\n", "c.yaml").electra.rtd_weight == 50.0);
+  CHECK_THAT(error_of("task: masked_lm\nmodel: {generator: {config: {hidden_size: 64}}}"),
+             Catch::Contains("model.generator.config: expected {} for task masked_lm"));
+  CHECK_THAT(error_of("task: replaced_token_detection\nadversarial: {method: fgm}"),
+             Catch::Contains("adversarial.method: expected none for task replaced_token_detection"));
+  CHECK_THAT(error_of("task: replaced_token_detection\nelectra: {rtd_weight: -1}"),
+             Catch::Contains("electra.rtd_weight"));
+  CHECK_THAT(error_of("task: replaced_token_detection\nmodel: {generator: {config: [64]}}"),
+             Catch::Contains("model.generator.config: expected a mapping of HF config fields"));
+  CHECK_THAT(error_of("task: replaced_token_detection\ndistill: {teacher: runs/t}"),
+             Catch::Contains("distill.teacher: expected null for task replaced_token_detection"));
+  CHECK_THAT(error_of("task: replaced_token_detection\nelectra: {rtd_wieght: 2}"),
+             Catch::Contains("did you mean 'rtd_weight'"));
 }
 
 TEST_CASE("model.crf: each class of bad CRF setting is an error naming its key", "[unit][config]") {

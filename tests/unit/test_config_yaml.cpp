@@ -71,6 +71,8 @@ model:
   whole_word_mask: false
   crf: false
   early_exit: false
+  generator:
+    config: {}
 data:
   train: ~
   dev: ~
@@ -154,6 +156,8 @@ embedding:
   matryoshka_weights: []
 crf:
   constrained: true
+electra:
+  rtd_weight: 50.0
 )";
   CHECK(to_yaml(RunConfig{}) == expected);
   CHECK(to_yaml(parse_config("", "c.yaml")) == expected);
@@ -266,6 +270,8 @@ model:
   whole_word_mask: true
   crf: false
   early_exit: false
+  generator:
+    config: {}
 data:
   train: a.jsonl
   dev: b.jsonl
@@ -353,6 +359,8 @@ embedding:
   matryoshka_weights: [1.0, 0.5]
 crf:
   constrained: false
+electra:
+  rtd_weight: 50.0
 )";
   const RunConfig c = parse_config(input, "all.yaml");
   CHECK(to_yaml(c) == expected);

@@ -342,7 +342,8 @@ models::Batch task_batch(unif::Task kind, uint64_t seed) {
       batch.labels = torch::randint(1, 100, {b, l}, torch::kLong).masked_fill(~picked, -100);
       break;
     }
-    case Task::Embedding: break;  // its batches hold (B, C, L) texts: not one of this test's cases
+    case Task::Embedding: break;               // its batches hold (B, C, L) texts: not one of this test's cases
+    case Task::ReplacedTokenDetection: break;  // an ELECTRA pair (test_electra_pretraining.cpp)
   }
   return batch;
 }

@@ -29,7 +29,8 @@ TEST_CASE("task table: one row per task, in enum order, names round trip", "[uni
     CHECK(to_string(t.task) == t.name);
   }
   CHECK(task_names() == std::vector<std::string>{"classification", "multilabel", "regression", "token_classification",
-                                                 "span_extraction", "masked_lm", "embedding"});
+                                                 "span_extraction", "masked_lm", "embedding",
+                                                 "replaced_token_detection"});
   CHECK_FALSE(find_task("ner").has_value());
   CHECK(user_error_of([] { framework::parse_task("clasification"); }).find("unknown task 'clasification'") !=
         std::string::npos);
@@ -40,6 +41,7 @@ TEST_CASE("task table: one row per task, in enum order, names round trip", "[uni
   CHECK(framework::main_metric(framework::metric_kind(Task::TokenClassification)) == "f1");
   CHECK(framework::main_metric(framework::metric_kind(Task::SpanExtraction)) == "f1");
   CHECK(framework::main_metric(framework::metric_kind(Task::MaskedLm)) == "perplexity");
+  CHECK(framework::main_metric(framework::metric_kind(Task::ReplacedTokenDetection)) == "loss");
   for (const auto& t : kTaskSpecs) CHECK(framework::metric_kind_for_task(t.name) == framework::metric_kind(t.task));
   // Defaults of the data section and the head size.
   CHECK(default_fields(Task::TokenClassification).text_fields == std::vector<std::string>{"tokens"});
@@ -65,9 +67,16 @@ TEST_CASE("architecture table: bert's row; an unknown model type names the suppo
   CHECK(models::hf_class_name(bert, Task::TokenClassification) == "BertForTokenClassification");
   CHECK(models::hf_class_name(bert, Task::SpanExtraction) == "BertForQuestionAnswering");
   CHECK(models::hf_class_name(bert, Task::MaskedLm) == "BertForMaskedLM");
-  // Every head's name and problem_type read back as its task.
-  for (const auto& t : kTaskSpecs)
-    CHECK(models::task_from_hf({models::hf_class_name(bert, t.task)}, t.problem_type, 1) == t.task);
+  // Every head's name and problem_type read back as its task; BertForPreTraining (MLM + next
+  // sentence) is no replaced-token discriminator: ELECTRA's ForPreTraining alone is.
+  for (const auto& t : kTaskSpecs) {
+    INFO(t.name);
+    if (t.task == Task::ReplacedTokenDetection)
+      CHECK_FALSE(models::task_from_hf({models::hf_class_name(bert, t.task)}, t.problem_type, 1).has_value());
+    else
+      CHECK(models::task_from_hf({models::hf_class_name(bert, t.task)}, t.problem_type, 1) == t.task);
+  }
+  CHECK(models::task_from_hf({"ElectraForPreTraining"}, "", 2) == Task::ReplacedTokenDetection);
 }
 
 TEST_CASE("architecture table: MPNet's row, its classes and its input length", "[unit][tables][mpnet]") {
