@@ -747,8 +747,12 @@ std::vector<std::string> purpose_problems(const RunConfig& c, Purpose purpose) {
 
 // Whether an HF directory holds a tokenizer of any family (the family's own loader names what is
 // missing when the files do not fit its model_type).
-bool holds_tokenizer(const std::string& pretrained) {
+bool holds_tokenizer(const std::string& pretrained, Task task) {
   try {
+    // ELECTRA pretraining may go on from a previous run's pair (discriminator/ and generator/).
+    if (task == Task::ReplacedTokenDetection &&
+        has_tokenizer_files(std::filesystem::path(pretrained) / "discriminator"))
+      return true;
     return has_tokenizer_files(resolve_hf_dir(pretrained));
   } catch (const UserError&) { return false; }
 }
@@ -766,7 +770,7 @@ std::vector<std::string> path_problems(const RunConfig& c, Purpose purpose) {
                     relative_hint(c.model.pretrained) +
                     "; expected an HF model directory (config.json, vocab.txt, model weights) or a Hub id "
                     "(org/name)");
-    else if (!c.model.pretrained.empty() && c.model.vocab.empty() && !holds_tokenizer(c.model.pretrained))
+    else if (!c.model.pretrained.empty() && c.model.vocab.empty() && !holds_tokenizer(c.model.pretrained, c.task))
       out.push_back(src + "model.pretrained: '" + c.model.pretrained + "' has no tokenizer files (" +
                     tokenizer_files_text() + "); set model.vocab to the model's WordPiece vocabulary");
     else

@@ -2,8 +2,10 @@
 #include "models/electra/pretraining.h"
 
 #include <algorithm>
+#include <mutex>
 #include <stdexcept>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn/functional/loss.h>
 
 #include "models/electra/family.h"
@@ -199,7 +201,20 @@ void copy_by_name(const std::vector<torch::OrderedDict<std::string, torch::Tenso
 }  // namespace
 
 std::shared_ptr<EncoderForMaskedLMImpl> ElectraPretrainingModel::standalone_generator() const {
+  // Building the copy draws initial weights from the global generator, overwritten at once: its
+  // state is put back, so that a save does not move the run's random stream (dropout), and a run
+  // resumed from a checkpoint draws what the uninterrupted one drew.
+  at::Generator global = at::detail::getDefaultCPUGenerator();
+  at::Tensor state;
+  {
+    std::lock_guard<std::mutex> lock(global.mutex());
+    state = global.get_state();
+  }
   auto g = std::make_shared<EncoderForMaskedLMImpl>(generator_->options());
+  {
+    std::lock_guard<std::mutex> lock(global.mutex());
+    global.set_state(state);
+  }
   copy_by_name({generator_->named_parameters(), discriminator_->named_parameters()}, g->named_parameters());
   copy_by_name({generator_->named_buffers(), discriminator_->named_buffers()}, g->named_buffers());
   g->train(generator_->is_training());
