@@ -153,11 +153,13 @@ size_t count_lines(const fs::path& p) {
 }
 
 // The final models of the runs in `one` and `two` agree within |a-b| <= 1e-6 + 1e-5|b|, and the
-// runs really trained (more than 10 tensors moved from the fixture: embeddings, encoder, head).
-void same_final_model(const fs::path& one, const fs::path& two) {
-  const auto a = framework::read_safetensors(one / "final" / "model.safetensors").tensors;
-  const auto b = framework::read_safetensors(two / "final" / "model.safetensors").tensors;
-  const auto start = framework::read_safetensors(kFixture / "model.safetensors").tensors;
+// runs really trained (more than 10 tensors moved from `start`'s: embeddings, encoder, head).
+// `model`: the model directory under final/ ("" = final/ itself).
+void same_final_model(const fs::path& one, const fs::path& two, const std::string& model = "",
+                      const fs::path& start_dir = kFixture) {
+  const auto a = framework::read_safetensors(one / "final" / model / "model.safetensors").tensors;
+  const auto b = framework::read_safetensors(two / "final" / model / "model.safetensors").tensors;
+  const auto start = framework::read_safetensors(start_dir / "model.safetensors").tensors;
   REQUIRE(a.size() == b.size());
   size_t moved = 0;
   for (const auto& [name, value] : a) {
@@ -204,7 +206,8 @@ fs::path write_embedding_config(const fs::path& dir, const std::string& name, co
 using ConfigWriter = fs::path (*)(const fs::path&, const std::string&, const fs::path&);
 
 void one_vs_two_processes(const std::vector<std::string>& sets, bool agent = false,
-                          ConfigWriter make_config = write_config) {
+                          ConfigWriter make_config = write_config,
+                          const std::vector<std::pair<std::string, fs::path>>& models = {{"", kFixture}}) {
   TempDir tmp;
   const auto one_cfg = make_config(tmp.path, "one", tmp.path / "one");
   const auto two_cfg = make_config(tmp.path, "two", tmp.path / "two");
@@ -240,7 +243,7 @@ void one_vs_two_processes(const std::vector<std::string>& sets, bool agent = fal
   // The log says the run is distributed: processes, backend, rank, the per-rank share of the batch.
   CHECK(read_file(r0.log).find("distributed: 2 processes, backend gloo, this is rank 0") != std::string::npos);
 
-  same_final_model(tmp.path / "one", tmp.path / "two");
+  for (const auto& [model, start] : models) same_final_model(tmp.path / "one", tmp.path / "two", model, start);
 }
 
 }  // namespace
@@ -403,6 +406,37 @@ TEST_CASE("2 processes = 1 process: masked_lm with the tied decoder and sparse l
           "[parallel][distributed][mlm]") {
   one_vs_two_processes({"task=masked_lm", "data.text_fields=[text_a]", "data.labels=null", "model.mlm_probability=0.3",
                         "training.batch_size=5", "training.max_steps=2", "training.optimizer.lr=0.1"});
+}
+
+// replaced_token_detection on tests/fixtures/electra_rtd's discriminator with a fresh generator
+// (dropout 0): 10 BANKING77 queries. The masks and the generator's uniforms are functions of the
+// example, and every rank scales its discriminator term by the global batch's M / T.
+fs::path write_rtd_config(const fs::path& dir, const std::string& name, const fs::path& out) {
+  const fs::path data = dir / "texts.jsonl";
+  if (!fs::exists(data)) {
+    std::ifstream in(fs::path(UNIF_SOURCE_DIR) / "data" / "banking77_en" / "dev.jsonl");
+    std::ofstream o(data);
+    std::string line;
+    for (int i = 0; i < 10 && std::getline(in, line); ++i) o << line << "\n";
+  }
+  const std::string yaml =
+      "task: replaced_token_detection\noutput_dir: " + out.string() +
+      "\nmodel: {pretrained: " + (fs::path(UNIF_TEST_FIXTURES) / "electra_rtd" / "discriminator").string() +
+      ", max_seq_length: 24, mlm_probability: 0.3, config: {hidden_dropout_prob: 0.0, attention_probs_dropout_prob: "
+      "0.0}}\ndata: {train: " +
+      data.string() +
+      ", text_fields: [text]}\ntraining: {batch_size: 5, max_steps: 2, log_every: 1, optimizer: {name: sgd, lr: "
+      "0.1, weight_decay: 0.0}, schedule: {name: constant, warmup_ratio: 0.0}}\nparallel: {devices: [cpu]}\n";
+  const auto file = dir / (name + ".yaml");
+  std::ofstream(file) << yaml;
+  return file;
+}
+
+TEST_CASE("2 processes = 1 process: ELECTRA pretraining (samples keyed to the data, the global M / T)",
+          "[parallel][distributed][electra]") {
+  const fs::path fixture = fs::path(UNIF_TEST_FIXTURES) / "electra_rtd";
+  one_vs_two_processes({}, false, write_rtd_config,
+                       {{"discriminator", fixture / "discriminator"}, {"generator", fixture / "generator"}});
 }
 
 TEST_CASE("2 processes x 2 replicas = 1 process with batch 1: rank 1 never has an example (dense, sparse)",
