@@ -6,14 +6,19 @@
 //   build/bin/bench_train_step [--steps N] [--warmup N] [--batch B] [--seq L] [--dropout P]
 //                              [--hidden H] [--layers N] [--heads A] [--intermediate I] [--vocab V]
 //                              [--precision fp32|bf16|fp16] [--device cpu|cuda:N] [--profile trace.json]
+//                              [--checkpointing]
 //   e.g. all-MiniLM-L6-v2's shape: --hidden 384 --layers 6 --heads 12 --intermediate 1536 --vocab 30522
 //
-// Prints the time of each phase (forward, backward, clip, optimizer, zero_grad) besides the step.
+// Prints the time of each phase (forward, backward, clip, optimizer, zero_grad) besides the step,
+// and the process's peak memory: resident set size on a CPU, the caching allocator's peak on a GPU.
+// --checkpointing: training.gradient_checkpointing (each layer run again in backward).
 // --profile writes one measured step's operator trace (Torch's legacy profiler, chrome://tracing
 // format); bench/profile_summary.py sums it per operator.
 //
 // Achieved GFLOP/s counts 6 * N_nonembedding * tokens (forward + backward of every weight matrix)
 // plus attention 12 * layers * B * L^2 * H (QK^T and AV, forward + backward).
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -58,10 +63,17 @@ int main(int argc, char** argv) {
   int steps = 10, warmup = 2;
   int64_t B = 16, L = 128, H = 256, layers = 4, heads = 4, inter = 1024, vocab = 21128;
   double dropout = 0.1;
+  bool checkpointing = false;
   std::string profile;
   Precision precision = Precision::FP32;
   torch::Device device = torch::kCPU;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--checkpointing")) {  // a flag: no value
+      checkpointing = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) break;
     if (!std::strcmp(argv[i], "--steps"))
       steps = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup"))
@@ -99,7 +111,8 @@ int main(int argc, char** argv) {
       .max_position_embeddings(512)
       .sparse_embeddings(true)
       .hidden_dropout_prob(dropout)
-      .attention_probs_dropout_prob(dropout);
+      .attention_probs_dropout_prob(dropout)
+      .gradient_checkpointing(checkpointing);
   auto model = models::make_encoder_task_model(unif::Task::Classification, opt, 7);
   model->to(device);
   model->train();
@@ -175,6 +188,10 @@ int main(int argc, char** argv) {
   std::printf("  step: %.1f ms   %.1f samples/s   %.0f tokens/s\n", dt * 1e3, B / dt, tokens / dt);
   std::printf("  phases (ms): forward %.1f  backward %.1f  clip %.1f  optimizer %.1f  zero_grad %.1f\n", ms[0], ms[1],
               ms[2], ms[3], ms[4]);
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("  gradient checkpointing: %s   peak resident memory: %.0f MiB\n", checkpointing ? "on" : "off",
+              static_cast<double>(usage.ru_maxrss) / 1024.0);
   std::printf("  achieved: %.1f GFLOP/s   matmul %d^3 float32: %.1f GFLOP/s   ratio: %.0f%%\n", flops / dt / 1e9,
               device.is_cuda() ? 8192 : 1024, peak, 100.0 * flops / dt / 1e9 / peak);
   return 0;

@@ -96,6 +96,9 @@ class EncoderConfig {
   /// only (concatenated), attention on the padded rectangle (models/packing.h; every family but
   /// DeBERTa-v2). The outputs at padded positions are then zeros, not HF's values there.
   TORCH_ARG(bool, unpad_inputs) = false;
+  /// Not an HF field (HF's model attribute of the name): while training, each encoder layer keeps
+  /// no activations and is run again in backward (models/layers/checkpoint.h).
+  TORCH_ARG(bool, gradient_checkpointing) = false;
 
  public:
   static constexpr int64_t kMaxSize = config_checks::kMaxSize;

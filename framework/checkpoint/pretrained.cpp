@@ -174,6 +174,7 @@ PretrainedModel load_pretrained(const fs::path& given, HfConfig config, const Pr
   models::EncoderConfig bert = config.bert;
   bert.sparse_embeddings(options.sparse_embeddings);
   bert.unpad_inputs(options.unpad_inputs);
+  bert.gradient_checkpointing(options.gradient_checkpointing);
   // Before any tensor is allocated: the checkpoint's shapes (its header) against the config's, and
   // what the config asks for against the memory (a checkpoint may lack some of its tensors).
   check_checkpoint_shapes(bert, config_file, weights_file(dir));

@@ -27,8 +27,9 @@ struct PretrainedOptions {
   /// Strict: a missing encoder/embedding key is a UserError. A missing head (classifier, qa_outputs,
   /// pooler) is always only reported and left freshly initialised.
   bool strict = true;
-  bool sparse_embeddings = false;  // EncoderConfig::sparse_embeddings of the built model
-  bool unpad_inputs = true;        // EncoderConfig::unpad_inputs (model.unpadded)
+  bool sparse_embeddings = false;       // EncoderConfig::sparse_embeddings of the built model
+  bool unpad_inputs = true;             // EncoderConfig::unpad_inputs (model.unpadded)
+  bool gradient_checkpointing = false;  // EncoderConfig::gradient_checkpointing (training.gradient_checkpointing)
   /// Leave out head weights (classifier, qa_outputs) whose shape differs from the built head, e.g.
   /// a 2-label checkpoint fine-tuned on 7 labels; they are reported missing and freshly initialised.
   bool fresh_mismatched_head = false;

@@ -1,6 +1,4 @@
-// Precision names and AutocastGuard: see precision.h. LibTorch 2.4 replaced the per-backend autocast
-// functions (set_cpu_enabled, set_autocast_cpu_dtype, ...) with ones taking a device type; both are
-// wrapped here, the only place that differs.
+// Precision names and AutocastGuard: see precision.h (the autocast switches: autocast_state.h).
 #include "framework/common/precision.h"
 
 #include <algorithm>
@@ -11,54 +9,10 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
-#include <torch/version.h>
 
-#define UNIF_AUTOCAST_BY_DEVICE (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
+#include "framework/common/autocast_state.h"
 
 namespace unif {
-
-namespace {
-
-bool autocast_enabled(c10::DeviceType d) {
-#if UNIF_AUTOCAST_BY_DEVICE
-  return at::autocast::is_autocast_enabled(d);
-#else
-  return d == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
-#endif
-}
-
-void set_autocast_enabled(c10::DeviceType d, bool on) {
-#if UNIF_AUTOCAST_BY_DEVICE
-  at::autocast::set_autocast_enabled(d, on);
-#else
-  if (d == c10::DeviceType::CPU)
-    at::autocast::set_cpu_enabled(on);
-  else
-    at::autocast::set_enabled(on);
-#endif
-}
-
-c10::ScalarType autocast_dtype(c10::DeviceType d) {
-#if UNIF_AUTOCAST_BY_DEVICE
-  return at::autocast::get_autocast_dtype(d);
-#else
-  return d == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype() : at::autocast::get_autocast_gpu_dtype();
-#endif
-}
-
-void set_autocast_dtype(c10::DeviceType d, c10::ScalarType t) {
-#if UNIF_AUTOCAST_BY_DEVICE
-  at::autocast::set_autocast_dtype(d, t);
-#else
-  if (d == c10::DeviceType::CPU)
-    at::autocast::set_autocast_cpu_dtype(t);
-  else
-    at::autocast::set_autocast_gpu_dtype(t);
-#endif
-}
-
-}  // namespace
 
 std::string to_string(Precision p) { return name_of(p); }
 
@@ -135,10 +89,10 @@ AutocastGuard::AutocastGuard(Precision p, c10::DeviceType device) : device_(devi
   if (p == Precision::FP32) return;
   if (device != c10::DeviceType::CPU && device != c10::DeviceType::CUDA)
     throw std::invalid_argument("autocast: only CPU and CUDA devices are supported");
-  previous_enabled_ = autocast_enabled(device);
-  previous_dtype_ = autocast_dtype(device);
-  set_autocast_enabled(device, true);
-  set_autocast_dtype(device, scalar_type(p));
+  previous_enabled_ = autocast::enabled(device);
+  previous_dtype_ = autocast::dtype(device);
+  autocast::set_enabled(device, true);
+  autocast::set_dtype(device, scalar_type(p));
   at::autocast::increment_nesting();
   active_ = true;
 }
@@ -146,8 +100,8 @@ AutocastGuard::AutocastGuard(Precision p, c10::DeviceType device) : device_(devi
 AutocastGuard::~AutocastGuard() {
   if (!active_) return;
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  set_autocast_enabled(device_, previous_enabled_);
-  set_autocast_dtype(device_, previous_dtype_);
+  autocast::set_enabled(device_, previous_enabled_);
+  autocast::set_dtype(device_, previous_dtype_);
 }
 
 }  // namespace unif

@@ -195,6 +195,7 @@ struct Fields<TrainingConfig> {
     v("max_grad_norm", &S::max_grad_norm, kNonNegativeNumber);
     v("layerwise_lr_decay", &S::layerwise_lr_decay, kUnitLeftOpen);
     v("precision", &S::precision);
+    v("gradient_checkpointing", &S::gradient_checkpointing);
     v("shuffle", &S::shuffle);
     v("group_by_length", &S::group_by_length);
     v("log_every", &S::log_every, kPositiveInt);

@@ -162,6 +162,9 @@ struct TrainingConfig {
   /// fp32 | bf16 | fp16 (SPEC §7): the forward under autocast in bf16 / fp16, weights, gradients and
   /// optimizer state in float32; fp16 with dynamic loss scaling, on CUDA devices only.
   Precision precision = Precision::FP32;
+  /// Each encoder layer keeps no activations in training and is run again in backward
+  /// (models/layers/checkpoint.h): less memory, about one more forward's compute; same gradients.
+  bool gradient_checkpointing = false;
   bool shuffle = true;
   bool group_by_length = false;  // batches of similar lengths (needs shuffle); see batching.h
   int64_t log_every = 10;        // steps, >= 1

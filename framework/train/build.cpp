@@ -204,6 +204,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
   apply_overrides(hf.bert, cfg.model.bert);
   hf.bert.sparse_embeddings(cfg.model.sparse_embeddings);
   hf.bert.unpad_inputs(cfg.model.unpadded);
+  hf.bert.gradient_checkpointing(cfg.training.gradient_checkpointing);
   try {
     hf.bert.validate();
   } catch (const std::invalid_argument& e) { throw UserError(std::string("model.bert: ") + e.what()); }
@@ -237,6 +238,7 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
     po.num_labels = num_labels;
     po.sparse_embeddings = cfg.model.sparse_embeddings;
     po.unpad_inputs = cfg.model.unpadded;
+    po.gradient_checkpointing = cfg.training.gradient_checkpointing;
     po.fresh_mismatched_head = true;
     if (cfg.model.config.is_object() && !cfg.model.config.empty())
       po.config_source = (pretrained / "config.json").string() + " with model.config's fields";

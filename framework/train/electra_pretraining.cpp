@@ -48,6 +48,7 @@ void add_electra_pretraining(const RunConfig& cfg, std::shared_ptr<models::Encod
     po.task = Task::MaskedLm;
     po.sparse_embeddings = cfg.model.sparse_embeddings;
     po.unpad_inputs = cfg.model.unpadded;
+    po.gradient_checkpointing = cfg.training.gradient_checkpointing;
     auto loaded = load_pretrained(generator_dir, po);
     generator = std::dynamic_pointer_cast<models::EncoderForMaskedLMImpl>(loaded.model);
     generator_hf = loaded.config;
@@ -59,7 +60,9 @@ void add_electra_pretraining(const RunConfig& cfg, std::shared_ptr<models::Encod
     base.id2label.clear();
     base.problem_type.clear();
     generator_hf = with_config_fields(base, cfg.model.generator.config, "model.generator.config");
-    generator_hf.bert.sparse_embeddings(cfg.model.sparse_embeddings).unpad_inputs(cfg.model.unpadded);
+    generator_hf.bert.sparse_embeddings(cfg.model.sparse_embeddings)
+        .unpad_inputs(cfg.model.unpadded)
+        .gradient_checkpointing(cfg.training.gradient_checkpointing);
     try {
       generator = std::make_shared<models::EncoderForMaskedLMImpl>(generator_hf.bert);
     } catch (const std::invalid_argument& e) { throw UserError(std::string("model.generator.config: ") + e.what()); }

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/layers/checkpoint.h"
 #include "models/layers/activations.h"
 #include "models/bert/attention.h"
 #include "models/bert/bert_model.h"
@@ -92,9 +93,15 @@ torch::Tensor AlbertTransformerImpl::forward(const torch::Tensor& embedded, cons
         const torch::Tensor padded = packing->pad(x);
         return layer->forward(padded, additive_mask, padded.narrow(1, 0, 1).contiguous());
       }
-      x = packing                    ? layer->forward_packed(x, *packing, additive_mask)
-          : first_token_only && last ? layer->forward(x, additive_mask, x.narrow(1, 0, 1).contiguous())
-                                     : layer->forward(x, additive_mask);
+      if (first_token_only && last)
+        x = layer->forward(x, additive_mask, x.narrow(1, 0, 1).contiguous());
+      else
+        x = checkpoint_layer(options.gradient_checkpointing(), *layer,
+                             [layer, packing, additive_mask](const std::vector<torch::Tensor>& in) {
+                               return packing ? layer->forward_packed(in[0], *packing, additive_mask)
+                                              : layer->forward(in[0], additive_mask);
+                             },
+                             {x});
     }
     if (tap_layer(tap, i + 1, layers, [&] { return packing ? packing->pad(x) : x; })) break;
   }

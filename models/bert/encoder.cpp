@@ -1,6 +1,7 @@
 // BertEncoder: see encoder.h.
 #include "models/bert/encoder.h"
 
+#include "models/layers/checkpoint.h"
 #include "models/packing.h"
 
 namespace unif::models {
@@ -30,7 +31,11 @@ torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor
         const torch::Tensor padded = p->pad(x);
         return block->forward(padded, additive_mask, padded.narrow(1, 0, 1).contiguous());
       }
-      x = block->forward_packed(x, *p, additive_mask);
+      x = checkpoint_layer(options.gradient_checkpointing(), *block,
+                           [block, pk = *p, additive_mask](const std::vector<torch::Tensor>& in) {
+                             return block->forward_packed(in[0], pk, additive_mask);
+                           },
+                           {x});
       if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return p->pad(x); })) break;
     }
     return p->pad(x);
@@ -41,7 +46,10 @@ torch::Tensor BertEncoderImpl::forward(torch::Tensor hidden, const torch::Tensor
       tap_layer(tap, layers, layers, {});
       return block->forward(hidden, additive_mask, hidden.narrow(1, 0, 1).contiguous());
     }
-    hidden = block->forward(hidden, additive_mask);
+    hidden = checkpoint_layer(
+        options.gradient_checkpointing(), *block,
+        [block, additive_mask](const std::vector<torch::Tensor>& in) { return block->forward(in[0], additive_mask); },
+        {hidden});
     if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return hidden; })) break;
   }
   return hidden;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/layers/checkpoint.h"
 #include "models/attention_capture.h"
 #include "models/layers/activations.h"
 #include "models/bert/family.h"
@@ -264,7 +265,13 @@ torch::Tensor DebertaV2EncoderImpl::forward(const torch::Tensor& embedded, const
   tap_input(tap, [&] { return x; });
   const auto layers = static_cast<int64_t>(layer->size());
   for (int64_t i = 0; i < layers; ++i) {
-    x = layer[static_cast<size_t>(i)]->as<DebertaV2LayerImpl>()->forward(x, mask, relative_pos, rel);
+    auto* block = layer[static_cast<size_t>(i)]->as<DebertaV2LayerImpl>();
+    // The relative embeddings are an input: their gradient comes back through the checkpoint.
+    x = checkpoint_layer(options.gradient_checkpointing(), *block,
+                         [block, mask, relative_pos](const std::vector<torch::Tensor>& in) {
+                           return block->forward(in[0], mask, relative_pos, in[1]);
+                         },
+                         {x, rel});
     if (tap_layer(tap, i + 1, layers, [&] { return x; })) break;
   }
   return x;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/layers/checkpoint.h"
 #include "models/layers/activations.h"
 #include "models/bert/attention.h"
 #include "models/bert/bert_model.h"
@@ -122,7 +123,11 @@ EncoderOutput DistilBertModelImpl::encode(const torch::Tensor& input_ids, const 
         out.last_hidden_state = block->forward(padded, mask, padded.narrow(1, 0, 1).contiguous());
         return out;
       }
-      x = block->forward_packed(x, *p, mask);
+      x = checkpoint_layer(options.gradient_checkpointing(), *block,
+                           [block, pk = *p, mask](const std::vector<torch::Tensor>& in) {
+                             return block->forward_packed(in[0], pk, mask);
+                           },
+                           {x});
       if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return p->pad(x); })) break;
     }
     out.last_hidden_state = p->pad(x);
@@ -132,8 +137,11 @@ EncoderOutput DistilBertModelImpl::encode(const torch::Tensor& input_ids, const 
   for (size_t i = 0; i < n; ++i) {
     auto* block = transformer->layer[i]->as<DistilBertBlockImpl>();
     // first_token_only: the last block computes position 0 alone (a head reading it only).
-    x = first_token_only && i + 1 == n ? block->forward(x, mask, x.narrow(1, 0, 1).contiguous())
-                                       : block->forward(x, mask);
+    x = first_token_only && i + 1 == n
+            ? block->forward(x, mask, x.narrow(1, 0, 1).contiguous())
+            : checkpoint_layer(
+                  options.gradient_checkpointing(), *block,
+                  [block, mask](const std::vector<torch::Tensor>& in) { return block->forward(in[0], mask); }, {x});
     if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return x; })) break;
   }
   out.last_hidden_state = x;

@@ -27,6 +27,8 @@ class DropoutImpl : public torch::nn::Cloneable<DropoutImpl> {
   /// Masks from `generator` from now on (nullopt: the global generator again).
   void set_generator(std::optional<at::Generator> generator) { generator_ = std::move(generator); }
   double p() const { return p_; }
+  /// The generator the masks come from; nullopt: the global one.
+  const std::optional<at::Generator>& generator() const { return generator_; }
 
  private:
   double p_;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/layers/checkpoint.h"
 #include "models/attention_capture.h"
 #include "models/layers/activations.h"
 #include "models/layers/linear.h"
@@ -315,7 +316,12 @@ EncoderOutput ModernBertModelImpl::encode(const torch::Tensor& input_ids, const 
           final_norm(layer->forward_first(packing ? packing->pad(x) : x, rope.first, rope.second, mask));
       return out;
     }
-    x = layer->forward(x, rope.first, rope.second, mask, packing ? &*packing : nullptr);
+    x = checkpoint_layer(
+        options.gradient_checkpointing(), *layer,
+        [layer, cos = rope.first, sin = rope.second, mask, packing](const std::vector<torch::Tensor>& in) {
+          return layer->forward(in[0], cos, sin, mask, packing ? &*packing : nullptr);
+        },
+        {x});
     if (tap_layer(tap, index, n, [&] { return packing ? packing->pad(x) : x; })) break;
   }
   out.last_hidden_state = packing ? packing->pad(final_norm(x)) : final_norm(x);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/layers/checkpoint.h"
 #include "models/bert/family.h"
 #include "models/hf_fields.h"
 #include "models/hf_json.h"
@@ -166,7 +167,11 @@ torch::Tensor MPNetEncoderImpl::forward(torch::Tensor hidden, const torch::Tenso
     for (size_t i = 0; i < n; ++i) {
       auto* block = layer[i]->as<MPNetLayerImpl>();
       if (first_token_only && i + 1 == n) return last_first_token(block, p->pad(x));
-      x = block->forward_packed(x, *p, additive);
+      // The position bias is an input: its table's gradient comes back through the checkpoint.
+      x = checkpoint_layer(
+          options.gradient_checkpointing(), *block,
+          [block, pk = *p](const std::vector<torch::Tensor>& in) { return block->forward_packed(in[0], pk, in[1]); },
+          {x, additive});
       if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return p->pad(x); })) break;
     }
     return p->pad(x);
@@ -174,7 +179,9 @@ torch::Tensor MPNetEncoderImpl::forward(torch::Tensor hidden, const torch::Tenso
   for (size_t i = 0; i < n; ++i) {
     auto* block = layer[i]->as<MPNetLayerImpl>();
     if (first_token_only && i + 1 == n) return last_first_token(block, hidden);
-    hidden = block->forward(hidden, additive);
+    hidden = checkpoint_layer(options.gradient_checkpointing(), *block,
+                              [block](const std::vector<torch::Tensor>& in) { return block->forward(in[0], in[1]); },
+                              {hidden, additive});
     if (tap_layer(tap, static_cast<int64_t>(i) + 1, layers, [&] { return hidden; })) break;
   }
   return hidden;

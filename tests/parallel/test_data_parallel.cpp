@@ -108,8 +108,8 @@ std::shared_ptr<models::TaskModel> fixture_model(bool sparse) {
 }
 
 // A small random BERT (dropout 0) with any head.
-std::shared_ptr<models::TaskModel> random_model(unif::Task kind, bool sparse, int64_t num_labels,
-                                                double dropout = 0.0) {
+std::shared_ptr<models::TaskModel> random_model(unif::Task kind, bool sparse, int64_t num_labels, double dropout = 0.0,
+                                                bool checkpointing = false) {
   torch::manual_seed(7);
   auto o = models::EncoderConfig()
                .vocab_size(120)
@@ -121,7 +121,8 @@ std::shared_ptr<models::TaskModel> random_model(unif::Task kind, bool sparse, in
                .hidden_dropout_prob(dropout)
                .attention_probs_dropout_prob(dropout)
                .initializer_range(0.2)
-               .sparse_embeddings(sparse);
+               .sparse_embeddings(sparse)
+               .gradient_checkpointing(checkpointing);
   auto model = models::make_encoder_task_model(kind, o, num_labels);
   model->train();
   return model;
@@ -1030,6 +1031,40 @@ TEST_CASE("dropout on 3 replicas repeats exactly from the same global seed (per-
 // (its tied decoder) on 2 and 3 replicas equal one device, sparse and dense word-embedding
 // gradients; FreeLB's perturbation (of the family's word embeddings, width embedding_size for
 // ELECTRA and ALBERT) on 2 replicas equals one device.
+// training.gradient_checkpointing with dropout on: one device and 3 replicas (per-replica dropout
+// generators), every adversarial method (their extra forwards and delta-only passes): the step is
+// bitwise the step without checkpointing.
+TEST_CASE("gradient checkpointing: 1 device and 3 replicas, every method, bitwise the step without it",
+          "[parallel][checkpointing]") {
+  auto [batch, z] = token_batch(7, 12, 5);
+  std::vector<std::pair<std::string, std::function<std::unique_ptr<adversarial::Strategy>()>>> methods{
+      {"none", [] { return std::make_unique<adversarial::NoAdversary>(); }},
+      {"fgm", [] { return std::make_unique<adversarial::Fgm>(0.1); }},
+      {"pgd", [] { return std::make_unique<adversarial::Pgd>(0.1, 0.03, 2); }},
+      {"freelb", [] { return std::make_unique<adversarial::FreeLb>(0.05, 0.03, 2, 0.1); }},
+      {"smart", [] { return std::make_unique<adversarial::Smart>(0.02, 0.01, 1, 1.0); }},
+      {"rdrop", [] { return std::make_unique<adversarial::RDrop>(1.0); }},
+  };
+  for (bool sparse : {true, false}) {
+    auto plain = random_model(unif::Task::TokenClassification, sparse, 5, 0.1, false);
+    auto ckpt = random_model(unif::Task::TokenClassification, sparse, 5, 0.1, true);
+    for (const auto& [name, make] : methods)
+      for (int64_t replicas : {0, 3}) {
+        INFO(name << (sparse ? " sparse " : " dense ") << replicas << " replicas");
+        auto a = make(), b = make();
+        torch::manual_seed(21);  // one device: dropout from the global generator
+        const auto [ref, ref_loss] = strategy_step(*plain, replicas, *a, batch, z, 2);
+        torch::manual_seed(21);
+        const auto [got, got_loss] = strategy_step(*ckpt, replicas, *b, batch, z, 2);
+        CHECK(got_loss == ref_loss);
+        for (const auto& [key, value] : ref) {
+          INFO(key);
+          CHECK(torch::equal(got.at(key), value));
+        }
+      }
+  }
+}
+
 TEST_CASE("every encoder family: 2 and 3 replicas equal one device (token classification, masked_lm, freelb)",
           "[parallel][families]") {
   const std::string family =

@@ -103,6 +103,7 @@ training:
   max_grad_norm: 1.0
   layerwise_lr_decay: 1.0
   precision: fp32
+  gradient_checkpointing: false
   shuffle: true
   group_by_length: false
   log_every: 10
@@ -203,6 +204,7 @@ training:
   max_grad_norm: 0
   layerwise_lr_decay: 0.9
   precision: bf16
+  gradient_checkpointing: true
   shuffle: true
   group_by_length: true
   log_every: 3
@@ -302,6 +304,7 @@ training:
   max_grad_norm: 0.0
   layerwise_lr_decay: 0.9
   precision: bf16
+  gradient_checkpointing: true
   shuffle: true
   group_by_length: true
   log_every: 3
