@@ -2,7 +2,8 @@
 """HF's twin of bench_train_step: one training step of BertForSequenceClassification (forward,
 backward, global-norm clipping, torch.optim.AdamW with unif's parameter groups, zero_grad) on random
 token ids, with the same shapes and options, timed per phase; --profile writes one step's operator
-trace (chrome format) for bench/profile_summary.py.
+trace (chrome format) for bench/profile_summary.py; --checkpointing: HF's gradient checkpointing.
+Prints the process's peak resident memory.
 
 Runs in bench/hf_compare's virtual environment (transformers on Debian's python3-torch 1.13):
   .cache/hf-venv/bin/python bench/hf_train_step.py --hidden 384 --layers 6 --heads 12 \
@@ -12,6 +13,7 @@ the environment sets it (hf_compare runs HF with PASSIVE).
 """
 import argparse
 import os
+import resource
 import sys
 import time
 
@@ -29,6 +31,7 @@ def main():
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--profile", default="")
+    p.add_argument("--checkpointing", action="store_true", help="model.gradient_checkpointing_enable()")
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
                    help="bf16: the forward under torch.autocast('cpu', bfloat16), as unif's training.precision")
     a = p.parse_args()
@@ -38,6 +41,8 @@ def main():
                      num_attention_heads=a.heads, intermediate_size=a.intermediate, max_position_embeddings=512,
                      hidden_dropout_prob=a.dropout, attention_probs_dropout_prob=a.dropout, num_labels=7)
     model = BertForSequenceClassification(cfg)
+    if a.checkpointing:
+        model.gradient_checkpointing_enable()
     model.train()
     opt = torch.optim.AdamW(param_groups(model, 0.01), lr=1e-4)
     n_nonemb = sum(w.numel() for n, w in model.named_parameters() if "embeddings." not in n)
@@ -93,6 +98,8 @@ def main():
     print("  non-embedding parameters: %d" % n_nonemb)
     print("  step: %.1f ms   %.1f samples/s   %.0f tokens/s" % (dt * 1e3, a.batch / dt, tokens / dt))
     print("  phases (ms): forward %.1f  backward %.1f  clip %.1f  optimizer %.1f  zero_grad %.1f" % tuple(ms))
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print("  gradient checkpointing: %s   peak resident memory: %.0f MiB" % ("on" if a.checkpointing else "off", peak_mib))
     print("  achieved: %.1f GFLOP/s   matmul 1024^3 float32: %.1f GFLOP/s   ratio: %.0f%%" %
           (flops / dt / 1e9, peak, 100.0 * flops / dt / 1e9 / peak))
 

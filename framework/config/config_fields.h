@@ -33,6 +33,8 @@ inline const NumberRule kLearningRate{"a number > 0 that float32 can hold (at mo
                                       [](double v) { return v > 0 && v <= 3.4028234663852886e38; }};
 inline const IntRule kSeqLength{"an integer >= 3 ([CLS] + one token + [SEP])", [](int64_t v) { return v >= 3; }};
 inline const std::vector<std::string> kTruncateMethods{"LIFO", "FIFO", "longer-FO", "longest_first"};
+inline const std::vector<std::string> kLongText{"truncate", "windows"};
+inline const std::vector<std::string> kLongTextPooling{"mean", "max"};
 inline const std::vector<std::string> kHiddenActs{"gelu", "gelu_new", "relu"};  // models::EncoderConfig
 // Sentence embeddings: the names of framework/common/embedding_names.h (the models' enums).
 inline const std::vector<std::string> kPoolings = enum_name_list<Pooling>();
@@ -120,6 +122,9 @@ struct Fields<DataConfig> {
     v("label_field", &S::label_field, kNotNull);
     v("labels", &S::labels, &S::labels_given);  // null: labels_given false
     v("retrieval", &S::retrieval);
+    v("long_text", &S::long_text, kLongText);
+    v("long_text_stride", &S::long_text_stride, kNonNegativeInt);
+    v("long_text_pooling", &S::long_text_pooling, kLongTextPooling);
   }
 };
 

@@ -25,6 +25,9 @@ ModelMeta model_meta(const RunConfig& cfg, std::vector<std::string> labels) {
   m.do_lower_case = cfg.model.do_lower_case;
   m.truncate_method = cfg.model.truncate_method;
   m.span = cfg.span;
+  m.long_text = cfg.data.long_text;
+  m.long_text_stride = cfg.data.long_text_stride;
+  m.long_text_pooling = cfg.data.long_text_pooling;
   return m;
 }
 
@@ -42,6 +45,11 @@ void write_model_meta(const std::filesystem::path& file, const ModelMeta& meta) 
   out << YAML::Key << "do_lower_case" << YAML::Value << meta.do_lower_case;
   out << YAML::Key << "truncate_method" << YAML::Value;
   detail::emit_string(out, meta.truncate_method);
+  if (meta.long_text != "truncate") {  // windows over long texts, as the model was trained
+    out << YAML::Key << "long_text" << YAML::Value << meta.long_text;
+    out << YAML::Key << "long_text_stride" << YAML::Value << meta.long_text_stride;
+    out << YAML::Key << "long_text_pooling" << YAML::Value << meta.long_text_pooling;
+  }
   if (meta.task == Task::SpanExtraction) {
     out << YAML::Key << "span" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "doc_stride" << YAML::Value << meta.span.doc_stride;
@@ -109,6 +117,16 @@ ModelMeta read_model_meta(const std::filesystem::path& file) {
       detail::kTruncateMethods.end())
     throw UserError(file.string() + ": truncate_method: expected LIFO, FIFO, longer-FO or longest_first, got '" +
                     m.truncate_method + "'");
+  get("long_text", m.long_text);
+  get("long_text_stride", m.long_text_stride);
+  get("long_text_pooling", m.long_text_pooling);
+  if (std::find(detail::kLongText.begin(), detail::kLongText.end(), m.long_text) == detail::kLongText.end() ||
+      std::find(detail::kLongTextPooling.begin(), detail::kLongTextPooling.end(), m.long_text_pooling) ==
+          detail::kLongTextPooling.end() ||
+      m.long_text_stride < 0 || m.long_text_stride > m.max_seq_length - 2)
+    throw UserError(file.string() +
+                    ": long_text: expected truncate or windows, long_text_pooling mean or max and "
+                    "long_text_stride in [0, max_seq_length - 2]");
   if (const auto span = root["span"]) {
     if (!span.IsMap()) throw UserError(file.string() + ": span: expected a mapping");
     get_in(span, "doc_stride", m.span.doc_stride);

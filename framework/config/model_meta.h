@@ -19,6 +19,10 @@ struct ModelMeta {
   bool do_lower_case = true;
   std::string truncate_method = "LIFO";
   SpanConfig span;  // span extraction: windows and decoding (unif.yaml `span`)
+  /// data.long_text of the run (written when windows): how predict and eval read long texts.
+  std::string long_text = "truncate";
+  int64_t long_text_stride = 0;
+  std::string long_text_pooling = "mean";
 };
 
 /// The meta of a run's model, from its resolved config and label set.

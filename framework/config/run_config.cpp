@@ -349,6 +349,18 @@ void check(Section& s, ModelConfig& m, const RunConfig&) {
 void check(Section& s, DataConfig& d, const RunConfig& root) {
   const Task task = root.task;
   Context& ctx = s.context();
+  if (d.long_text == "windows") {
+    if (task_spec(task).input != TaskInput::Text || d.text_fields.size() != 1)
+      ctx.report(s.path("long_text"), s.raw("long_text"),
+                 "expected truncate for task " + to_string(task) +
+                     (task_spec(task).input == TaskInput::Text ? " with a text pair" : "") +
+                     ": windows cut one text (classification, multilabel, regression with one text field)");
+    if (d.long_text_stride > root.model.max_seq_length - 2)
+      ctx.report(s.path("long_text_stride"), s.raw("long_text_stride"),
+                 "expected at most model.max_seq_length - 2 (" + std::to_string(root.model.max_seq_length - 2) +
+                     ", a window's text) so that the windows cover the text, got " +
+                     std::to_string(d.long_text_stride));
+  }
   if (d.labels_given) {
     const YAML::Node labels = s.raw("labels");
     std::set<std::string> seen;

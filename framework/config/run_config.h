@@ -111,6 +111,13 @@ struct DataConfig {
   std::vector<std::string> labels;  // explicit label set, in id order
   bool labels_given = false;        // false: YAML null, collect the labels from train (sorted)
   RetrievalFilesConfig retrieval;   // task embedding: ranked at every dev evaluation
+  /// Texts longer than model.max_seq_length (classification, multilabel, regression with one text
+  /// field): truncate (cut, as HF) | windows (windows of max_seq_length whose starts are
+  /// long_text_stride tokens apart, each a training example with the text's label; evaluation and
+  /// prediction pool the windows' logits by long_text_pooling).
+  std::string long_text = "truncate";
+  int64_t long_text_stride = 0;            // 0 = half a window's text (max_seq_length - 2) / 2
+  std::string long_text_pooling = "mean";  // mean | max over the windows' logits
 };
 
 struct OptimizerConfig {

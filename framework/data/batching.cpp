@@ -194,4 +194,22 @@ models::Batch collate(Task task, const std::vector<EncodedExample>& encoded, con
   return batch;
 }
 
+std::vector<torch::Tensor> pool_windows(const std::vector<EncodedExample>& encoded,
+                                        const std::vector<torch::Tensor>& logits, size_t examples, bool max_pooling) {
+  std::vector<std::vector<torch::Tensor>> rows(examples);
+  for (size_t k = 0; k < encoded.size() && k < logits.size(); ++k)
+    rows.at(static_cast<size_t>(encoded[k].example)).push_back(logits[k]);
+  std::vector<torch::Tensor> out(examples);
+  for (size_t x = 0; x < examples; ++x) {
+    if (rows[x].empty()) continue;
+    if (rows[x].size() == 1) {
+      out[x] = rows[x].front();
+      continue;
+    }
+    const auto all = torch::stack(rows[x]);
+    out[x] = max_pooling ? std::get<0>(all.max(0)) : all.mean(0);
+  }
+  return out;
+}
+
 }  // namespace unif::framework

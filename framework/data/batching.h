@@ -36,4 +36,10 @@ std::vector<int64_t> length_grouped_order(const std::vector<int64_t>& lengths, i
 models::Batch collate(Task task, const std::vector<EncodedExample>& encoded, const std::vector<Example>& examples,
                       const std::vector<int64_t>& indices, int64_t num_labels);
 
+/// The windows' logits of each example pooled into one row per example (data.long_text windows,
+/// TextWindows): `logits` per entry of `encoded`, in order; the result per example 0 .. examples - 1
+/// (the mean over its windows, or the elementwise max).
+std::vector<torch::Tensor> pool_windows(const std::vector<EncodedExample>& encoded,
+                                        const std::vector<torch::Tensor>& logits, size_t examples, bool max_pooling);
+
 }  // namespace unif::framework

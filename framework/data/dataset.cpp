@@ -248,10 +248,48 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
   return out;
 }
 
+namespace {
+
+// One text as data.long_text windows (TextWindows): the whole text's encoding, then windows of its
+// pieces between its first and last special token.
+void encode_text_windows(const Example& ex, int64_t index, const Tokenizer& tokenizer, int max_seq_length,
+                         TruncateMethod method, const TextWindows& windows, std::vector<EncodedExample>& out) {
+  const auto whole = encode(tokenizer, ex.texts[0], std::nullopt, 1 << 30, method, false);
+  const auto& ids = whole.input_ids;
+  const auto body = static_cast<size_t>(max_seq_length - 2);
+  const size_t n = ids.size() - 2;  // pieces between the template's two specials
+  const size_t stride = windows.stride > 0 ? static_cast<size_t>(windows.stride) : std::max<size_t>(1, body / 2);
+  for (size_t s = 0;; s += stride) {
+    EncodedExample e;
+    e.example = index;
+    const size_t end = std::min(n, s + body);
+    e.input_ids.push_back(ids.front());
+    e.input_ids.insert(e.input_ids.end(), ids.begin() + 1 + static_cast<std::ptrdiff_t>(s),
+                       ids.begin() + 1 + static_cast<std::ptrdiff_t>(end));
+    e.input_ids.push_back(ids.back());
+    e.token_type_ids.assign(e.input_ids.size(), 0);
+    out.push_back(std::move(e));
+    if (end >= n) break;
+  }
+}
+
+}  // namespace
+
 std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples, const Tokenizer& tokenizer,
-                                            int max_seq_length, TruncateMethod method, const SpanConfig& span) {
+                                            int max_seq_length, TruncateMethod method, const SpanConfig& span,
+                                            const TextWindows& windows) {
   const TaskInput input = task_spec(task).input;
   if (input == TaskInput::QuestionContext) return encode_span_examples(examples, tokenizer, max_seq_length, span);
+  if (windows.on && input == TaskInput::Text) {
+    std::vector<EncodedExample> out;
+    for (size_t i = 0; i < examples.size(); ++i) {
+      if (examples[i].texts.size() != 1)
+        throw UserError("data.long_text: windows cut one text; an example has " +
+                        std::to_string(examples[i].texts.size()) + " text fields");
+      encode_text_windows(examples[i], static_cast<int64_t>(i), tokenizer, max_seq_length, method, windows, out);
+    }
+    return out;
+  }
   std::vector<EncodedExample> out(examples.size());
   for (size_t i = 0; i < examples.size(); ++i) {
     const auto& ex = examples[i];
@@ -279,6 +317,7 @@ std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example
       auto enc = encode(tokenizer, ex.texts[0], b, max_seq_length, method, false);
       e.input_ids = std::move(enc.input_ids);
       e.token_type_ids = std::move(enc.token_type_ids);
+      e.truncated = enc.truncated;
     }
   }
   return out;

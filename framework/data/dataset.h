@@ -58,6 +58,21 @@ struct EncodedExample {
   int64_t start_position = 0, end_position = 0;  // answer pieces (inclusive); 0/0 = [CLS]: not in window
   // Embedding: every text field encoded alone, [CLS] text [SEP] each (input_ids is the first).
   std::vector<std::vector<int64_t>> columns;
+  bool truncated = false;  // a text task's input cut to max_seq_length (predict says so)
+};
+
+/// data.long_text windows of one-text sequence tasks (classification, multilabel, regression): a text
+/// longer than max_seq_length becomes windows `[CLS] pieces[s, s + W) [SEP]` (W = max_seq_length - 2,
+/// the family's own specials) whose starts s are `stride` pieces apart, the last reaching the end;
+/// evaluation and prediction pool the windows' logits (mean or max) into the text's.
+struct TextWindows {
+  bool on = false;
+  int64_t stride = 0;  // 0: W / 2
+  bool max_pooling = false;
+  /// From the config keys (data.long_text, long_text_stride, long_text_pooling).
+  static TextWindows of(const std::string& long_text, int64_t stride, const std::string& pooling) {
+    return {long_text == "windows", stride, pooling == "max"};
+  }
 };
 
 /// The record's optional numeric `weight` field (1 when absent or null); UserError naming file and
@@ -90,8 +105,10 @@ std::vector<Example> make_examples(Task task, const DataConfig& cfg, const Label
 
 /// Encodes every example with the tokenizer (no padding; batches pad dynamically). Span
 /// extraction yields one entry per context window (see span_dataset.h; `span` sets the windows);
-/// every other task exactly one entry per example, in example order.
+/// a one-text sequence task with `windows` on one entry per window of a long text; every other
+/// task exactly one entry per example, in example order.
 std::vector<EncodedExample> encode_examples(Task task, const std::vector<Example>& examples, const Tokenizer& tokenizer,
-                                            int max_seq_length, TruncateMethod method, const SpanConfig& span = {});
+                                            int max_seq_length, TruncateMethod method, const SpanConfig& span = {},
+                                            const TextWindows& windows = {});
 
 }  // namespace unif::framework

@@ -18,6 +18,7 @@ struct TaskData {
   std::vector<EncodedExample> encoded;  // one per example; span extraction: one per context window
   SpanConfig span;                      // span extraction: decoding (max_answer_length, n_best_size, metric)
   MlmMasking mlm;                       // masked_lm: how masks are drawn (training: per epoch; eval: fixed)
+  TextWindows windows;                  // data.long_text windows: evaluation pools each text's windows
 };
 
 }  // namespace unif::framework

@@ -53,6 +53,15 @@ std::vector<LabelScore> ranked(const std::vector<std::string>& names, const std:
 
 }  // namespace
 
+namespace {
+
+// The model's data.long_text, as unif.yaml records it.
+fw::TextWindows windows_of(const fw::ModelMeta& meta) {
+  return fw::TextWindows::of(meta.long_text, meta.long_text_stride, meta.long_text_pooling);
+}
+
+}  // namespace
+
 json Prediction::to_json() const {
   json j;
   if (!error.empty()) {
@@ -101,6 +110,8 @@ json Prediction::to_json() const {
       }
       case PredictKind::Embedding: j = {{"embedding", embedding}}; break;
     }
+    if (truncated) j["truncated"] = true;  // the model saw the text's first max_seq_length tokens
+    if (windows > 1) j["windows"] = windows;
   }
   if (!input.is_null()) j["input"] = input;
   return j;
@@ -218,7 +229,8 @@ PreparedRecord Predictor::State::prepare(const fw::Record& given, const std::str
   const auto method = fw::parse_truncate_method(lm.meta.truncate_method);
   // Token classification: every word gets a tag from the model, in windows when the input is long.
   in->encoded = tokens_task ? fw::encode_word_windows(*lm.tokenizer, in->examples, max_len, method)
-                            : fw::encode_examples(task, in->examples, *lm.tokenizer, max_len, method, lm.meta.span);
+                            : fw::encode_examples(task, in->examples, *lm.tokenizer, max_len, method, lm.meta.span,
+                                                  windows_of(lm.meta));
   p.input = in->examples.front().record;
   in->forward = true;
   in->rows = static_cast<int64_t>(in->encoded.size());
@@ -259,6 +271,7 @@ ForwardOutputs Predictor::State::forward(const std::vector<PreparedRecord>& reco
   }
   fw::TaskData data;
   data.span = lm.meta.span;
+  data.windows = windows_of(lm.meta);
   std::vector<int64_t> first_example(n, -1);  // the record's first example in `data`
   std::vector<size_t> record_of;              // per example of `data`: its record
   for (size_t i = 0; i < n; ++i) {
@@ -288,12 +301,21 @@ ForwardOutputs Predictor::State::forward(const std::vector<PreparedRecord>& reco
       ev = fw::evaluate(*lm.model, task, data, labels, batch, {}, true, workers.get());
     }
     c10::InferenceMode inference;
-    for (size_t k = 0; k < data.encoded.size(); ++k) {
-      const auto x = data.encoded[k].example;
-      const size_t i = record_of[static_cast<size_t>(x)];
-      if (x != first_example[i]) continue;
-      out->logits[i].push_back(ev.logits[k].cpu());
-      if (!ev.exit_layers.empty()) out->exit_layers[i] = ev.exit_layers[k];
+    if (data.windows.on && task_spec(task).input == TaskInput::Text) {  // one pooled row per text
+      for (size_t i = 0; i < n; ++i) {
+        if (first_example[i] < 0) continue;
+        const auto x = static_cast<size_t>(first_example[i]);
+        out->logits[i].push_back(ev.logits.at(x).cpu());
+        if (!ev.exit_layers.empty()) out->exit_layers[i] = ev.exit_layers[x];
+      }
+    } else {
+      for (size_t k = 0; k < data.encoded.size(); ++k) {
+        const auto x = data.encoded[k].example;
+        const size_t i = record_of[static_cast<size_t>(x)];
+        if (x != first_example[i]) continue;
+        out->logits[i].push_back(ev.logits[k].cpu());
+        if (!ev.exit_layers.empty()) out->exit_layers[i] = ev.exit_layers[k];
+      }
     }
     if (task == Task::SpanExtraction)
       for (size_t i = 0; i < n; ++i)
@@ -335,6 +357,10 @@ Prediction Predictor::State::postprocess(const PreparedRecord& record, const For
     return p;
   }
   const auto& row = logits.at(0);
+  if (task_spec(task).input == TaskInput::Text) {
+    p.truncated = in.encoded.size() == 1 && in.encoded.front().truncated;
+    p.windows = static_cast<int64_t>(in.encoded.size());
+  }
   switch (task_spec(task).output) {
     case PredictKind::Label: {
       p.label = labels.names.at(static_cast<size_t>(row.argmax().item<int64_t>()));

@@ -126,7 +126,11 @@ struct Prediction {
   std::vector<double> probs, logits;
   std::vector<LabelScore> scores;
   int64_t exit_layer = 0;  // classification with an exit threshold: the layer that answered (1-based)
-  int64_t top_k = 0;       // how many of `scores` to_json() writes as "top" (PredictorOptions::top_k)
+  // classification, multilabel, regression: the text was cut to max_seq_length (data.long_text
+  // truncate), written as "truncated": true; windows: how many the text made, written when > 1.
+  bool truncated = false;
+  int64_t windows = 0;
+  int64_t top_k = 0;  // how many of `scores` to_json() writes as "top" (PredictorOptions::top_k)
   // regression
   double value = 0.0;
   // token classification: a tag per word (nullopt: a word without any word piece, which the model

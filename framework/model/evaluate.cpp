@@ -182,7 +182,7 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
   const bool was_training = model.is_training();
   model.eval();
   Evaluation ev;
-  const auto n = static_cast<int64_t>(data.encoded.size());
+  auto n = static_cast<int64_t>(data.encoded.size());  // entries; with long_text windows, then examples
   if (task_spec(task).input == TaskInput::MlmText) {
     // The fixed evaluation masks; no logits kept (masked_lm: M x V each batch). Replaced-token
     // detection sums its per-example statistics, its discriminator term scaled by the dev set's M / T.
@@ -293,6 +293,20 @@ Evaluation evaluate(models::TaskModel& model, Task task, const TaskData& data, c
   }
   if (was_training) model.train();
   if (n > 0 && exit_layers.front() > 0) ev.exit_layers = std::move(exit_layers);
+  if (data.windows.on && task_spec(task).input == TaskInput::Text) {
+    // data.long_text windows: each text's logits pooled from its windows (for the metrics and
+    // predictions; the loss above is the windows'); an exit layer per text, its deepest window's.
+    ev.logits = pool_windows(data.encoded, ev.logits, data.examples.size(), data.windows.max_pooling);
+    if (!ev.exit_layers.empty()) {
+      std::vector<int64_t> deepest(data.examples.size(), 0);
+      for (int64_t i = 0; i < n; ++i) {
+        auto& d = deepest[static_cast<size_t>(data.encoded[static_cast<size_t>(i)].example)];
+        d = std::max(d, ev.exit_layers[static_cast<size_t>(i)]);
+      }
+      ev.exit_layers = std::move(deepest);
+    }
+    n = static_cast<int64_t>(data.examples.size());
+  }
   if (task == Task::SpanExtraction) {
     std::vector<std::vector<const EncodedExample*>> windows(data.examples.size());
     std::vector<std::vector<torch::Tensor>> logits(data.examples.size());

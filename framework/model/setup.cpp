@@ -57,8 +57,9 @@ TaskData load_task_data(Task task, const DataConfig& data, const LabelSet& label
       records.front().fields.contains(data.text_fields[2]))
     fields = data;
   d.examples = make_examples(task, fields, labels, file, records, require_labels);
+  d.windows = TextWindows::of(data.long_text, data.long_text_stride, data.long_text_pooling);
   d.encoded = encode_examples(task, d.examples, tokenizer, static_cast<int>(max_seq_length),
-                              parse_truncate_method(truncate_method), span);
+                              parse_truncate_method(truncate_method), span, d.windows);
   return d;
 }
 

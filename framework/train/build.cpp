@@ -186,8 +186,15 @@ TrainerParts build_trainer_parts(const RunConfig& cfg) {
                               std::to_string(span.null_score_diff_threshold) + ")");
     }
     parts.train.span = span;
-    parts.train.encoded = encode_examples(cfg.task, parts.train.examples, *tokenizer,
-                                          static_cast<int>(cfg.model.max_seq_length), method, span);
+    // data.long_text windows: every window a training example with its text's label.
+    parts.train.windows = TextWindows::of(cfg.data.long_text, cfg.data.long_text_stride, cfg.data.long_text_pooling);
+    parts.train.encoded =
+        encode_examples(cfg.task, parts.train.examples, *tokenizer, static_cast<int>(cfg.model.max_seq_length), method,
+                        span, parts.train.windows);
+    if (parts.train.windows.on && parts.train.encoded.size() > parts.train.examples.size())
+      parts.notes.push_back("data.long_text: windows: " + std::to_string(parts.train.examples.size()) +
+                            " training texts make " + std::to_string(parts.train.encoded.size()) +
+                            " windows of at most " + std::to_string(cfg.model.max_seq_length) + " tokens");
     for (auto& line :
          label_report(cfg.task, cfg.data, parts.labels, cfg.data.train, train_records, parts.train.examples))
       parts.notes.push_back(std::move(line));

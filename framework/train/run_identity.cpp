@@ -16,7 +16,8 @@ const std::set<std::string> kPathKeys{"model.pretrained", "model.vocab", "data.t
 // written before they were checked, and is not refused for their absence.
 const std::set<std::string> kAddedLater{
     "model.mlm_probability", "model.whole_word_mask", "training.best_metric", "model.crf",
-    "crf.constrained",       "span.verifier",         "model.early_exit"};
+    "crf.constrained",       "span.verifier",         "model.early_exit",     "data.long_text",
+    "data.long_text_stride"};
 
 std::string same_file_form(const std::string& path) {
   if (path.empty()) return path;
@@ -80,6 +81,10 @@ json run_identity(const RunConfig& cfg, const LabelSet& labels, const torch::nn:
     id["crf.constrained"] = cfg.crf.constrained;
   }
   if (cfg.task == Task::Classification) id["model.early_exit"] = cfg.model.early_exit;  // what trains
+  if (task_spec(cfg.task).input == TaskInput::Text) {  // the training entries: texts or their windows
+    id["data.long_text"] = cfg.data.long_text;
+    id["data.long_text_stride"] = cfg.data.long_text_stride;
+  }
   if (cfg.task == Task::SpanExtraction) {
     id["span.doc_stride"] = cfg.span.doc_stride;
     id["span.max_query_length"] = cfg.span.max_query_length;

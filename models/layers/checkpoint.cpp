@@ -11,6 +11,7 @@
 #include <torch/csrc/autograd/functions/utils.h>
 
 #include "framework/common/autocast_state.h"
+#include "models/attention_capture.h"
 #include "models/layers/dropout.h"
 
 namespace unif::models {
@@ -87,7 +88,10 @@ class CheckpointBackward : public torch::autograd::Node {
 torch::Tensor checkpoint_layer(bool on, torch::nn::Module& module,
                                std::function<torch::Tensor(const std::vector<torch::Tensor>&)> layer,
                                std::vector<torch::Tensor> inputs) {
-  if (!on || !module.is_training() || !torch::GradMode::is_enabled()) return layer(inputs);
+  // Attention scores captured for layer-wise distillation are read with their gradients: those
+  // layers run as they are.
+  if (!on || !module.is_training() || !torch::GradMode::is_enabled() || AttentionCapture::active())
+    return layer(inputs);
   auto node = std::shared_ptr<CheckpointBackward>(new CheckpointBackward(), torch::autograd::deleteNode);
   variable_list edges;
   for (const auto& t : inputs) {

@@ -24,10 +24,10 @@
 namespace unif::models {
 
 /// `layer(inputs)`, checkpointed when `on`, `module` is training and gradients are recorded (else run
-/// as it is). inputs[0] is the layer's hidden state; further inputs are tensors made outside the
-/// layer that may carry gradients (DeBERTa's relative embeddings, MPNet's position bias): anything
-/// else the closure reads must hold no gradient and is captured by value (masks, positions).
-/// `module` holds the layer's parameters and Dropout modules.
+/// as it is; also while attention scores are captured for layer-wise distillation, attention_capture.h). inputs[0] is
+/// the layer's hidden state; further inputs are tensors made outside the layer that may carry gradients (DeBERTa's
+/// relative embeddings, MPNet's position bias): anything else the closure reads must hold no gradient and is captured
+/// by value (masks, positions). `module` holds the layer's parameters and Dropout modules.
 torch::Tensor checkpoint_layer(bool on, torch::nn::Module& module,
                                std::function<torch::Tensor(const std::vector<torch::Tensor>&)> layer,
                                std::vector<torch::Tensor> inputs);

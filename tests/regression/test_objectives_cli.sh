@@ -10,6 +10,8 @@
 #     same step (the counter is in the checkpoint); resuming a stopped run ends at once.
 #  3. distillation: a 1-layer student from a 2-layer teacher trains and saves the student only; a
 #     teacher with another label set (the fixture's neg/pos head) is an `error:` (exit 2).
+#  4. gradient checkpointing: a classification run (dropout on, 2 replicas) with
+#     training.gradient_checkpointing ends with the weights of the run without it, bitwise.
 # Usage: test_objectives_cli.sh UNIF_BINARY SOURCE_DIR
 set -eu
 UNIF=$1
@@ -106,4 +108,13 @@ code=$?
 set -e
 [ $code -eq 2 ] && grep -q '^error: .*distill.teacher.*label set' "$tmp/bad.err" ||
   { cat "$tmp/bad.err"; fail "a teacher with another label set: exit $code"; }
-echo "objectives CLI: masked_lm (txt, jsonl, wwm, eval, fill-mask, fine-tune), early stopping (+resume), distill: ok"
+
+# ---- 4. gradient checkpointing -------------------------------------------------------------------
+for ck in false true; do
+  "$UNIF" train configs/demo.yaml --set "output_dir=$tmp/ck_$ck" --set training.max_steps=4 \
+    --set "parallel.devices=[cpu, cpu]" --set 'model.bert={hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1}' \
+    --set "training.gradient_checkpointing=$ck" > "$tmp/ck_$ck.log" 2>&1 || { cat "$tmp/ck_$ck.log"; fail "checkpointing $ck"; }
+done
+cmp -s "$tmp/ck_false/final/model.safetensors" "$tmp/ck_true/final/model.safetensors" ||
+  fail "gradient checkpointing changed the trained weights"
+echo "objectives CLI: masked_lm (txt, jsonl, wwm, eval, fill-mask, fine-tune), early stopping (+resume), distill, gradient checkpointing: ok"
