@@ -100,9 +100,11 @@ for given in "$tmp/home/models/tiny" '$UNIF_HOME/models/tiny'; do
 done
 init_and_train regression "label_field: label" -- regression --data data/stsb_en/dev.jsonl
 
-expect bad_task 2 "unknown task 'clasification': expected one of classification \| multilabel \| regression \| token_classification \| span_extraction \| masked_lm \| embedding \(did you mean 'classification'\?\)" -- \
+expect bad_task 2 "unknown task 'clasification': expected one of classification \| multilabel \| regression \| token_classification \| span_extraction \| masked_lm \| embedding \| replaced_token_detection \(did you mean 'classification'\?\)" -- \
     "$UNIF" init clasification
 expect no_task 2 "unif init TASK: name the task, one of classification \| multilabel" -- "$UNIF" init
+expect rtd_without_model 2 "unif init replaced_token_detection: name the ELECTRA discriminator to start from with --model" -- \
+    "$UNIF" init replaced_token_detection
 expect missing_data 2 "--data: '$tmp/none.csv' does not exist" -- "$UNIF" init classification --data "$tmp/none.csv"
 expect list_label_for_classification 2 "field 'label' holds a list of labels: that is task multilabel" -- \
     "$UNIF" init classification --data data/nlupp_en/dev.jsonl

@@ -83,6 +83,9 @@ data:
   retrieval:
     queries: ~
     corpus: ~
+  long_text: truncate
+  long_text_stride: 0
+  long_text_pooling: mean
 training:
   batch_size: 32
   eval_batch_size: 0
@@ -284,6 +287,9 @@ data:
   retrieval:
     queries: ~
     corpus: ~
+  long_text: truncate
+  long_text_stride: 0
+  long_text_pooling: mean
 training:
   batch_size: 8
   eval_batch_size: 12
@@ -446,5 +452,5 @@ TEST_CASE("task embedding: model.pooling and model.normalize round trip, null le
   const RunConfig unset = parse_config("task: embedding\nmodel: {pooling: null, normalize: null}\n", "e.yaml");
   CHECK_FALSE(unset.model.pooling.has_value());
   CHECK_FALSE(unset.model.normalize.has_value());
-  CHECK(to_yaml(unset).find("pooling") == std::string::npos);
+  CHECK(to_yaml(unset).find("\n  pooling:") == std::string::npos);  // model.pooling (not data.long_text_pooling)
 }
