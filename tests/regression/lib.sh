@@ -2,6 +2,8 @@
 #
 # test_setup
 #   A temp folder $tmp, removed on exit, and ok/fail lines (fail counts in $fails).
+# expect_usage_error WHAT PATTERN COMMAND [ARGS...]
+#   COMMAND exits 2 with an `error:` line matching PATTERN: ok, else fail.
 # stop_midway SIGNAL FILE LIMIT_S LOG COMMAND [ARGS...]
 #   Starts COMMAND (a shell function whose unif call reads `$EXEC "$UNIF" ...`) in the background
 #   with EXEC=exec, so that the background job IS the unif process: a signal sent to a subshell
@@ -46,4 +48,14 @@ test_setup() {
   fails=0
 }
 ok() { echo "ok   $*"; }
+
+# expect_usage_error WHAT PATTERN COMMAND [ARGS...]: COMMAND must exit 2 with an `error:` line on
+# stderr matching PATTERN (a grep pattern); an ok or fail line either way.
+expect_usage_error() {
+  _what=$1 _pattern=$2
+  shift 2
+  "$@" > "$tmp/out" 2> "$tmp/err"
+  _rc=$?
+  if [ $_rc = 2 ] && grep -q "^error: .*$_pattern" "$tmp/err"; then ok "$_what"; else fail "$_what (exit $_rc): $(cat "$tmp/err")"; fi
+}
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }

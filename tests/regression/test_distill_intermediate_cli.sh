@@ -52,11 +52,9 @@ cmp -s "$tmp/s/final/model.safetensors" "$tmp/r/final/model.safetensors" &&
   ok "resumed with its projection: final weights bitwise the uninterrupted run's" || fail "a resume changed the weights"
 
 expect_error() {  # expect_error WHAT PATTERN ARGS...
-  what=$1 pattern=$2
+  _w=$1 _p=$2
   shift 2
-  student "$tmp/bad" --set training.resume=overwrite "$@" > "$tmp/out" 2> "$tmp/err"
-  rc=$?
-  if [ $rc = 2 ] && grep -q "^error: .*$pattern" "$tmp/err"; then ok "$what"; else fail "$what (exit $rc): $(cat "$tmp/err")"; fi
+  expect_usage_error "$_w" "$_p" student "$tmp/bad" --set training.resume=overwrite "$@"
 }
 expect_error "a layer past the teacher's" "past the student's 1 layers or the teacher's 2" \
   --set "distill.intermediate.layers=[[1, 3]]"

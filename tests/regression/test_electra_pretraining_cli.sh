@@ -114,11 +114,9 @@ else
 fi
 
 expect_error() {  # expect_error WHAT PATTERN ARGS...
-  what=$1 pattern=$2
+  _w=$1 _p=$2
   shift 2
-  pretrain "$tmp/bad" --set training.resume=overwrite "$@" > "$tmp/out" 2> "$tmp/err"
-  rc=$?
-  if [ $rc = 2 ] && grep -q "^error: .*$pattern" "$tmp/err"; then ok "$what"; else fail "$what (exit $rc): $(cat "$tmp/err")"; fi
+  expect_usage_error "$_w" "$_p" pretrain "$tmp/bad" --set training.resume=overwrite "$@"
 }
 expect_error "a BERT model" "ELECTRA models only (model_type electra), and tests/fixtures/tiny-bert-zh is a bert model" \
   --set model.pretrained=tests/fixtures/tiny-bert-zh --set model.vocab=null --set "model.config={}"

@@ -64,11 +64,9 @@ for x, y in multi:  # the max of each logit is at least the mean
 PY
 
 expect_error() {  # expect_error WHAT PATTERN ARGS...
-  what=$1 pattern=$2
+  _w=$1 _p=$2
   shift 2
-  run "$tmp/bad" "$@" > "$tmp/out" 2> "$tmp/err"
-  rc=$?
-  if [ $rc = 2 ] && grep -q "^error: .*$pattern" "$tmp/err"; then ok "$what"; else fail "$what (exit $rc): $(cat "$tmp/err")"; fi
+  expect_usage_error "$_w" "$_p" run "$tmp/bad" "$@"
 }
 expect_error "windows over a text pair" "data.long_text: expected truncate for task classification with a text pair" \
   --set data.long_text=windows --set "data.text_fields=[text, text]"
