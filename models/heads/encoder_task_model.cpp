@@ -1,7 +1,10 @@
 // Shared head plumbing: see encoder_task_model.h.
 #include "models/heads/encoder_task_model.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "models/architectures.h"
 
@@ -12,11 +15,31 @@ EncoderTaskModel::EncoderTaskModel(const EncoderConfig& options, bool add_poolin
   encoder_ = register_module(arch_->encoder_name, arch_->make_encoder(options, add_pooling_layer));
 }
 
+namespace {
+
+// set_layer_tap's taps of this thread, by model.
+thread_local std::vector<std::pair<const EncoderTaskModel*, LayerTap*>> t_layer_taps;
+
+LayerTap* thread_layer_tap(const EncoderTaskModel* model) {
+  for (const auto& [m, tap] : t_layer_taps)
+    if (m == model) return tap;
+  return nullptr;
+}
+
+}  // namespace
+
+void EncoderTaskModel::set_layer_tap(LayerTap* tap) {
+  t_layer_taps.erase(std::remove_if(t_layer_taps.begin(), t_layer_taps.end(),
+                                    [this](const auto& entry) { return entry.first == this; }),
+                     t_layer_taps.end());
+  if (tap) t_layer_taps.emplace_back(this, tap);
+}
+
 EncoderOutput EncoderTaskModel::encode(const Batch& batch, const torch::Tensor& word_embedding_delta,
                                        bool first_token_only, LayerTap* tap) {
   if (!batch.input_ids.defined()) throw std::invalid_argument("Batch has no input_ids");
   return encoder_->encode(batch.input_ids, batch.token_type_ids, batch.attention_mask, word_embedding_delta,
-                          first_token_only, tap ? tap : layer_tap_);
+                          first_token_only, tap ? tap : thread_layer_tap(this));
 }
 
 torch::Tensor EncoderTaskModel::weighted(const torch::Tensor& example_losses, const Batch& batch) {

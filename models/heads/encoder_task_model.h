@@ -44,7 +44,9 @@ class EncoderTaskModel : public TaskModel {
   /// A tap (layer_tap.h) the encoder reports to on the next forward passes, for a caller that
   /// wraps the head (layer-wise distillation reads every layer's output); nullptr: none. A head's
   /// own tap (early exit) comes first.
-  void set_layer_tap(LayerTap* tap) { layer_tap_ = tap; }
+  /// The tap holds for forward passes on the calling thread only, so that threads running the same
+  /// model at once (evaluation workers) each read their own.
+  void set_layer_tap(LayerTap* tap);
 
  protected:
   /// The encoder on the batch, word_embedding_delta (B, L, H_emb) or undefined added to its word
@@ -59,7 +61,6 @@ class EncoderTaskModel : public TaskModel {
   const Architecture* arch_;
   std::shared_ptr<EncoderModel> encoder_;
   LossOptions loss_;
-  LayerTap* layer_tap_ = nullptr;
 };
 
 /// Copies every parameter and buffer of `from` into `to` (same names and shapes; new storage on

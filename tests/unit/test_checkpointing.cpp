@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/autograd.h>
@@ -112,4 +113,30 @@ TEST_CASE("gradient checkpointing: a gradient of an input only leaves the parame
   // Evaluation (no gradients recorded) runs the layers plainly.
   torch::NoGradGuard no_grad;
   CHECK_FALSE(model->forward(b).example_losses.requires_grad());
+}
+
+// A layer tap holds for the thread that set it: evaluation workers running one model at once (a
+// distillation model's dev pass) each read their own layers, never another's (a tap shared by the
+// model once lost a worker's hidden states to the other worker's pass).
+TEST_CASE("set_layer_tap holds for the calling thread only", "[unit][layer_tap]") {
+  unif::framework::PretrainedOptions o;
+  o.task = unif::Task::Classification;
+  auto model = unif::framework::load_pretrained(fs::path(UNIF_TEST_FIXTURES) / "tiny-bert-zh", o).model;
+  model->eval();
+  unif::models::Batch b;
+  b.input_ids = torch::randint(5, 300, {2, 8}, torch::kLong);
+  b.token_type_ids = torch::zeros({2, 8}, torch::kLong);
+  b.attention_mask = torch::ones({2, 8}, torch::kLong);
+  unif::models::LayerTap mine;
+  mine.keep_hidden_states = true;
+  model->set_layer_tap(&mine);
+  std::thread other([&] { model->forward(b); });  // no tap on that thread
+  other.join();
+  CHECK(mine.hidden_states.empty());
+  model->forward(b);
+  CHECK(mine.hidden_states.size() == static_cast<size_t>(model->options().num_hidden_layers()) + 1);
+  model->set_layer_tap(nullptr);
+  mine.hidden_states.clear();
+  model->forward(b);
+  CHECK(mine.hidden_states.empty());
 }
