@@ -172,8 +172,12 @@ ModelOutput ElectraPretrainingModel::run(const Batch& batch, const torch::Tensor
     stats.select(1, kStatTokens).copy_(real.to(torch::kFloat32).sum(1));
   }
   const auto masked = static_cast<double>(picked.size(0));
-  const double tokens = real.sum().item<double>();
-  const double ratio = batch.token_ratio > 0 ? batch.token_ratio : (tokens > 0 ? masked / tokens : 0.0);
+  // The global batch's M / T when the pipeline gave it; else this batch's own (a device sync).
+  double ratio = batch.token_ratio;
+  if (ratio <= 0) {
+    const double tokens = real.sum().item<double>();
+    ratio = tokens > 0 ? masked / tokens : 0.0;
+  }
   ModelOutput out;
   out.logits = stats;
   out.example_losses = mlm.example_losses + (rtd_weight_ * ratio) * rtd;
